@@ -1,0 +1,49 @@
+#pragma once
+// FrameReader: an incremental parser for a byte stream of frames that does no
+// I/O. Feed it bytes in pieces of any size; it says when a whole frame is in
+// and checks it (header, meta and data length) before it allocates anything
+// for the body. Used by the fuzzer and by tests; the network path reads
+// headers and meta with the same Decode functions and tensor bytes straight
+// into their destination. Not thread-safe.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+#include "wire/frame.h"
+
+namespace pstrain::wire {
+
+class FrameReader {
+ public:
+  enum class State { kNeedMore, kFrame, kError };
+
+  explicit FrameReader(uint64_t max_frame_bytes = kDefaultMaxFrameBytes);
+
+  /// Consumes bytes from the front of *in (advancing it) until a frame is
+  /// complete or the input is used up. kFrame: header(), meta() and data()
+  /// hold the frame until the next Feed. kError: status() says why; the
+  /// reader stays in error (a stream cannot be resynchronized).
+  State Feed(std::string_view* in);
+
+  const FrameHeader& header() const { return header_; }
+  std::string_view meta() const { return meta_; }
+  std::string_view data() const { return data_; }
+  const Status& status() const { return status_; }
+
+ private:
+  uint64_t max_frame_bytes_;
+  std::string buf_;  // header + meta_len bytes gathered so far
+  FrameHeader header_;
+  bool have_header_ = false;
+  uint64_t meta_len_ = 0;
+  bool have_meta_len_ = false;
+  std::string meta_;
+  std::string data_;
+  uint64_t data_len_ = 0;
+  bool frame_ready_ = false;
+  Status status_;
+};
+
+}  // namespace pstrain::wire

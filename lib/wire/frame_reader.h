@@ -19,6 +19,8 @@ class FrameReader {
  public:
   enum class State { kNeedMore, kFrame, kError };
 
+  /// Frames whose body_len exceeds `max_frame_bytes` are refused from their
+  /// header alone. Buffers keep the capacity of the largest frame seen.
   explicit FrameReader(uint64_t max_frame_bytes = kDefaultMaxFrameBytes);
 
   /// Consumes bytes from the front of *in (advancing it) until a frame is
@@ -33,6 +35,9 @@ class FrameReader {
   const Status& status() const { return status_; }
 
  private:
+  // Forgets the frame handed out by the last kFrame; keeps capacity.
+  void Reset();
+
   uint64_t max_frame_bytes_;
   std::string buf_;  // header + meta_len bytes gathered so far
   FrameHeader header_;
@@ -40,6 +45,7 @@ class FrameReader {
   uint64_t meta_len_ = 0;
   bool have_meta_len_ = false;
   std::string meta_;
+  bool have_meta_ = false;  // meta is in and the frame passed ValidateFrame
   std::string data_;
   uint64_t data_len_ = 0;
   bool frame_ready_ = false;

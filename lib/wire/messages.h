@@ -93,8 +93,10 @@ struct Done {
 
 // Encode* clears *meta and writes the message's meta bytes into it; reusing
 // one string keeps its capacity, so steady-state encoding allocates nothing.
+// REQUIRES (PS_CHECK): strings <= kMaxStringBytes, at most
+// kMaxTensorsPerMessage keys or descriptors, shapes of rank <= kMaxTensorRank.
 // Decode* parses exactly `meta` (trailing bytes are kCorruption). For vectors
-// in the output, capacity is reused.
+// in the output, capacity is reused. On error the output is unspecified.
 void EncodeMeta(const Hello& m, std::string* meta);
 void EncodeMeta(const ErrorMsg& m, std::string* meta);
 void EncodeMeta(const GetJob& m, std::string* meta);

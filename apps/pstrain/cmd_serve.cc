@@ -1,0 +1,131 @@
+// pstrain serve: rank 0 (the master and parameter server). Decides the job,
+// serves the workers, then saves and scores the model.
+
+#include <asio/io_context.hpp>
+#include <torch/torch.h>
+
+#include "apps/pstrain/command.h"
+#include "apps/pstrain/flags.h"
+#include "data/dataset.h"
+#include "models/evaluate.h"
+#include "models/model_zoo.h"
+#include "ps/checkpoint.h"
+#include "ps/parameter_server.h"
+#include "ps/service.h"
+#include "ps/tensor_codec.h"
+
+namespace pstrain::apps {
+
+namespace {
+
+struct ServeFlags {
+  WorldFlags world;
+  JobFlags job;
+  LocalFlags local;
+  std::string checkpoint = "pstrain-model.pt";
+};
+
+Result<data::Dataset> LoadTestSet(const ps::JobSpec& spec, const std::string& dir) {
+  auto ds = data::LoadDataset(
+      spec.dataset, dir.empty() ? data::DefaultDataDir(spec.dataset) : dir,
+      data::Split::kTest);
+  if (!ds.ok() && ds.status().code() == StatusCode::kCorruption) {
+    return InvalidArgument(ds.status().message());
+  }
+  return ds;
+}
+
+nlohmann::json EvalFields(const models::EvalResult& r, uint64_t version) {
+  return {{"step", version},
+          {"test_accuracy", r.accuracy},
+          {"test_loss", r.loss},
+          {"samples", r.samples}};
+}
+
+Status SaveModel(const std::string& path, models::Model& model,
+                 const ps::JobSpec& spec, uint64_t version) {
+  ps::NamedTensors tensors;
+  for (const auto& item : model.named_parameters()) {
+    tensors.emplace_back(item.key(), item.value());
+  }
+  nlohmann::json meta = {{"job", ps::ToJson(spec)},
+                         {"version", version},
+                         {"step", version},
+                         {"model", spec.model},
+                         {"dataset", spec.dataset}};
+  return ps::SaveCheckpoint(path, tensors, meta);
+}
+
+std::vector<wire::KeySpec> Fingerprint(models::Model& model) {
+  std::vector<wire::KeySpec> keys;
+  for (const auto& item : model.named_parameters()) {
+    keys.push_back(ps::KeySpecOf(item.key(), item.value()));
+  }
+  return keys;
+}
+
+int Serve(ServeFlags& f) {
+  Status s = ResolveWorld(&f.world, "server");
+  if (s.ok()) s = FinishJobSpec(&f.job, f.world.world.world_size, f.world.world.num_servers);
+  auto log = MakeEventLog(f.local, s.ok() ? f.world.world.rank : 0, "server");
+  if (!s.ok()) return Fail(*log, s);
+  const ps::JobSpec& spec = f.job.spec;
+  SetThreads(f.local.threads);
+  torch::manual_seed(spec.seed);
+  auto model = models::MakeModel(spec.model);
+  if (!model.ok()) return Fail(*log, model.status());
+  auto test = LoadTestSet(spec, f.local.data_dir);
+  if (!test.ok()) return Fail(*log, test.status());
+
+  ps::ParameterServer server(spec, (*model)->parameters());
+  asio::io_context io;
+  ps::ServiceOptions options;
+  options.host = f.world.world.master_addr;
+  options.port = f.world.world.master_port;
+  options.timeout = f.local.timeout();
+  ps::Service service(&io, spec, Fingerprint(**model), &server, log.get(), options);
+  if (Status l = service.Listen(); !l.ok()) {
+    return Fail(*log, InvalidArgument(l.message() + " (--master_port)"));
+  }
+  log->Emit("listen", {{"host", options.host}, {"port", service.port()},
+                       {"world_size", spec.world_size},
+                       {"job", ps::ToJson(spec)}});
+  service.set_on_version([&](uint64_t version) {
+    if (spec.eval_interval > 0 && version % spec.eval_interval == 0) {
+      auto r = models::Evaluate(**model, test->images, test->labels);
+      log->Emit("eval", EvalFields(r, version));
+    }
+  });
+  if (Status r = service.Run(); !r.ok()) return Fail(*log, r);
+
+  if (Status c = SaveModel(f.checkpoint, **model, spec, server.version()); !c.ok()) {
+    return Fail(*log, c);
+  }
+  auto result = models::Evaluate(**model, test->images, test->labels);
+  log->Emit("eval", EvalFields(result, server.version()));
+  nlohmann::json summary = service.Stats();
+  summary.erase("workers");
+  summary["test_accuracy"] = result.accuracy;
+  summary["test_loss"] = result.loss;
+  summary["checkpoint"] = f.checkpoint;
+  summary["mode"] = ps::ModeName(spec.mode);
+  summary["model"] = spec.model;
+  log->Emit("summary", summary);
+  return 0;
+}
+
+}  // namespace
+
+RunFn SetupServe(CLI::App* sub) {
+  auto f = std::make_shared<ServeFlags>();
+  AddWorldFlags(sub, &f->world, /*with_rank=*/true);
+  AddJobFlags(sub, &f->job);
+  AddLocalFlags(sub, &f->local);
+  sub->add_option("--checkpoint", f->checkpoint,
+                  "Where the trained model is saved (a state_dict that "
+                  "torch.load reads; the job spec goes beside it as .json)")
+      ->capture_default_str();
+  return [f] { return Serve(*f); };
+}
+
+}  // namespace pstrain::apps

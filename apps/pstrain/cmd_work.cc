@@ -1,0 +1,49 @@
+// pstrain work: a worker rank. Its flags describe only this machine; the job
+// comes from rank 0 at the handshake.
+
+#include "apps/pstrain/command.h"
+#include "apps/pstrain/flags.h"
+#include "worker/trainer.h"
+
+namespace pstrain::apps {
+
+namespace {
+
+struct WorkFlags {
+  WorldFlags world;
+  LocalFlags local;
+  std::string device = "cpu";
+  std::string model_override;
+};
+
+int Work(WorkFlags& f) {
+  Status s = ResolveWorld(&f.world, "worker");
+  auto log = MakeEventLog(f.local, f.world.world.rank, "worker");
+  if (!s.ok()) return Fail(*log, s);
+  SetThreads(f.local.threads);
+  worker::TrainerOptions o;
+  o.master_addr = f.world.world.master_addr;
+  o.master_port = f.world.world.master_port;
+  o.rank = f.world.world.rank;
+  o.world_size = f.world.world.world_size;
+  o.data_dir = f.local.data_dir;
+  o.device = f.device;
+  o.timeout = f.local.timeout();
+  o.model_override = f.model_override;
+  Status r = worker::RunWorker(o, log.get());
+  return r.ok() ? 0 : Fail(*log, r);
+}
+
+}  // namespace
+
+RunFn SetupWork(CLI::App* sub) {
+  auto f = std::make_shared<WorkFlags>();
+  AddWorldFlags(sub, &f->world, /*with_rank=*/true);
+  AddLocalFlags(sub, &f->local);
+  sub->add_option("--device", f->device, "cpu or cuda")->capture_default_str();
+  // Only for testing the model fingerprint check; hidden from --help.
+  sub->add_option("--model_override", f->model_override)->group("");
+  return [f] { return Work(*f); };
+}
+
+}  // namespace pstrain::apps

@@ -1,0 +1,131 @@
+#include "apps/pstrain/flags.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <ATen/Parallel.h>
+
+extern char** environ;
+
+namespace pstrain::apps {
+
+void AddWorldFlags(CLI::App* app, WorldFlags* f, bool with_rank) {
+  if (with_rank) {
+    f->rank = app->add_option("--rank", f->world.rank,
+                              "Rank of this process (0 = server and master); "
+                              "default: $RANK");
+  }
+  f->world_size = app->add_option(
+      "--world_size", f->world.world_size,
+      "Number of processes: servers plus workers; default: $WORLD_SIZE");
+  f->master_addr = app->add_option("--master_addr", f->world.master_addr,
+                                   "Address of rank 0; default: $MASTER_ADDR "
+                                   "or localhost");
+  f->master_port = app->add_option("--master_port", f->world.master_port,
+                                   "Port of rank 0; default: $MASTER_PORT "
+                                   "or 29500");
+  app->add_option("--num_servers", f->world.num_servers,
+                  "Ranks 0..S-1 serve parameters")
+      ->default_val(1)
+      ->check(CLI::Range(1, 1));
+}
+
+Status ResolveWorld(WorldFlags* f, const std::string& role) {
+  cluster::GivenFlags given;
+  given.rank = f->rank && f->rank->count() > 0;
+  given.world_size = f->world_size->count() > 0;
+  given.master_addr = f->master_addr->count() > 0;
+  given.master_port = f->master_port->count() > 0;
+  PS_RETURN_IF_ERROR(cluster::ApplyLauncherEnv(cluster::EnvironmentMap(environ),
+                                               given, &f->world));
+  if (f->world.world_size < 0) {
+    return InvalidArgument("--world_size is required (or set WORLD_SIZE)");
+  }
+  if (f->rank && f->world.rank < 0) {
+    if (role == "server") {
+      f->world.rank = 0;
+    } else {
+      return InvalidArgument("--rank is required (or set RANK)");
+    }
+  }
+  return cluster::ValidateWorld(f->world, role);
+}
+
+void AddJobFlags(CLI::App* app, JobFlags* f) {
+  auto& s = f->spec;
+  const char* g = "Job (rank 0's flags decide for every process)";
+  app->add_option("--model", s.model, "net, convnet or mlp")->capture_default_str()->group(g);
+  app->add_option("--dataset", s.dataset, "fashion-mnist or mnist")->capture_default_str()->group(g);
+  app->add_option("--mode", f->mode, "sync or async")->capture_default_str()->group(g);
+  app->add_option("--lr", s.lr, "Learning rate of the server's optimizer")->capture_default_str()->group(g);
+  app->add_option("--momentum", s.momentum, "SGD momentum")->capture_default_str()->group(g);
+  app->add_option("--weight_decay", s.weight_decay, "SGD weight decay")->capture_default_str()->group(g);
+  app->add_option("--batch_size", s.batch_size, "Samples per worker per step")->capture_default_str()->group(g);
+  app->add_option("--epochs", s.epochs, "Passes over the training set")->capture_default_str()->group(g);
+  app->add_option("--max_steps", s.max_steps, "Stop each worker after this many steps (0: no limit)")->capture_default_str()->group(g);
+  app->add_option("--seed", s.seed, "Seed of the model, shuffling and dropout")->capture_default_str()->group(g);
+  app->add_option("--eval_interval", s.eval_interval, "Evaluate every N versions (0: at the end only)")->capture_default_str()->group(g);
+  app->add_option("--log_interval", s.log_interval, "Steps between progress events")->capture_default_str()->group(g);
+}
+
+Status FinishJobSpec(JobFlags* f, int world_size, int num_servers) {
+  PS_ASSIGN_OR_RETURN(f->spec.mode, ps::ParseMode(f->mode));
+  f->spec.world_size = world_size;
+  f->spec.num_servers = num_servers;
+  return ps::ValidateJobSpec(f->spec);
+}
+
+void AddLocalFlags(CLI::App* app, LocalFlags* f) {
+  const char* g = "This process";
+  app->add_option("--data_dir", f->data_dir,
+                  "Directory of the data set's IDX files (plain or .gz); "
+                  "default: Debian's, /usr/share/datasets/<dataset>")->group(g);
+  app->add_option("--threads", f->threads, "Compute threads (0: all cores)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber)->group(g);
+  app->add_option("--timeout", f->timeout_seconds,
+                  "Seconds to wait for a peer before giving up")
+      ->capture_default_str()->check(CLI::PositiveNumber)->group(g);
+  app->add_flag("--json", f->json, "JSON Lines events on stdout")->group(g);
+  app->add_flag("--quiet", f->quiet, "No progress lines on stderr")->group(g);
+  // launch prefixes its children's lines itself; hidden from --help.
+  app->add_option("--log_prefix", f->log_prefix)->group("");
+}
+
+void SetThreads(int threads) {
+  if (threads <= 0) return;
+  at::set_num_threads(threads);
+  // Linear layers run in the system BLAS, whose pool libtorch does not size.
+  using SetFn = void (*)(int);
+  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    fn(threads);
+  }
+}
+
+int ExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk: return 0;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kIncompatible: return 2;
+    default: return 1;
+  }
+}
+
+std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& f, int rank,
+                                               const std::string& role) {
+  report::EventLogOptions o;
+  o.json = f.json;
+  o.quiet = f.quiet;
+  o.rank = rank;
+  o.role = role;
+  o.prefix = f.log_prefix;
+  return std::make_unique<report::EventLog>(o);
+}
+
+int Fail(report::EventLog& log, const Status& status) {
+  int code = ExitCodeFor(status);
+  log.Error(status.message(), code);
+  return code;
+}
+
+}  // namespace pstrain::apps

@@ -1,0 +1,69 @@
+#pragma once
+// Flag groups shared by subcommands, and the glue every subcommand needs:
+// launcher environments, thread counts, exit codes, the event log.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cluster/world.h"
+#include "ps/job_spec.h"
+#include "report/event_log.h"
+#include "util/status.h"
+
+namespace pstrain::apps {
+
+/// --rank, --world_size, --master_addr, --master_port (PyTorch's RPC
+/// tutorial's names and defaults) and --num_servers.
+struct WorldFlags {
+  cluster::World world;
+  CLI::Option* rank = nullptr;
+  CLI::Option* world_size = nullptr;
+  CLI::Option* master_addr = nullptr;
+  CLI::Option* master_port = nullptr;
+};
+void AddWorldFlags(CLI::App* app, WorldFlags* flags, bool with_rank);
+/// Fills what flags left unset from torchrun's RANK, WORLD_SIZE, MASTER_ADDR
+/// and MASTER_PORT, then validates for `role` ("server", "worker", "launch").
+Status ResolveWorld(WorldFlags* flags, const std::string& role);
+
+/// The job spec's flags (rank 0's; sent to every worker).
+struct JobFlags {
+  ps::JobSpec spec;
+  std::string mode = "sync";
+};
+void AddJobFlags(CLI::App* app, JobFlags* flags);
+/// Parses --mode and validates the spec; kInvalidArgument naming the flag.
+Status FinishJobSpec(JobFlags* flags, int world_size, int num_servers);
+
+/// Flags about this process only.
+struct LocalFlags {
+  std::string data_dir;  // "" = Debian's place for the data set
+  int threads = 0;       // 0 = all cores
+  double timeout_seconds = 120;
+  bool json = false;
+  bool quiet = false;
+  bool log_prefix = true;  // "pstrain rank 1 (worker): " before human lines
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
+  }
+};
+void AddLocalFlags(CLI::App* app, LocalFlags* flags);
+
+/// Sets libtorch's intra-op threads and OpenBLAS's (the linear layers' BLAS)
+/// to `threads` (0: leave the defaults).
+void SetThreads(int threads);
+
+/// 2 for bad usage or input (kInvalidArgument, kNotFound, kIncompatible),
+/// 1 for a run that failed.
+int ExitCodeFor(const Status& status);
+
+std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& flags,
+                                               int rank, const std::string& role);
+
+/// Reports `status` through `log` and returns its exit code.
+int Fail(report::EventLog& log, const Status& status);
+
+}  // namespace pstrain::apps

@@ -1,0 +1,372 @@
+#include "cluster/launcher.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "cluster/line_relay.h"
+#include "cluster/signal_pipe.h"
+#include "util/check.h"
+
+namespace pstrain::cluster {
+namespace {
+
+using internal::Errno;
+using internal::Fd;
+using internal::SignalPipe;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kPollMillis = 100;
+
+// One of a child's output pipes, open until EOF.
+struct Stream {
+  Fd fd;
+  LineRelay relay;
+};
+
+struct Child {
+  const ChildSpec* spec;
+  pid_t pid;  // -1 when not running (not yet started, or reaped)
+  Stream out, err;
+};
+
+// Relays what the pipe holds now; at EOF or on error ends the last line and
+// closes the pipe.
+void ReadStream(Stream* s) {
+  char buf[16384];
+  ssize_t n = read(s->fd.get(), buf, sizeof(buf));
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return;
+  if (n > 0) {
+    s->relay.Feed(buf, static_cast<size_t>(n));
+    return;
+  }
+  s->relay.Finish();
+  s->fd.Reset();
+}
+
+int ExitCode(int wait_status) {
+  if (WIFEXITED(wait_status))
+    return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status))
+    return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+// Waits for `pid` regardless of signals. Returns its exit code.
+int WaitBlocking(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return ExitCode(status);
+}
+
+struct ExecArgs {
+  char* const* argv;
+  int out_fd, err_fd, status_fd;
+  pid_t parent;
+  const SignalPipe* signals;
+  const sigset_t* mask;
+};
+
+// Runs in the forked child: only async-signal-safe calls until exec.
+[[noreturn]] void ExecChild(const ExecArgs& a) {
+  setpgid(0, 0);
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != a.parent)
+    _exit(127);
+#endif
+  a.signals->ResetInChild();
+  sigprocmask(SIG_SETMASK, a.mask, nullptr);
+  if (dup2(a.out_fd, STDOUT_FILENO) >= 0 &&
+      dup2(a.err_fd, STDERR_FILENO) >= 0) {
+    execv(a.argv[0], a.argv);
+  }
+  int error = errno;
+  ssize_t ignored = write(a.status_fd, &error, sizeof(error));
+  (void)ignored;
+  _exit(127);
+}
+
+// Reads the errno a child sends when exec fails; 0 once exec closed the pipe.
+int ReadExecError(const Fd& status_read) {
+  int error = 0;
+  ssize_t n;
+  while ((n = read(status_read.get(), &error, sizeof(error))) < 0 &&
+         errno == EINTR) {
+  }
+  return n == static_cast<ssize_t>(sizeof(error)) ? error : 0;
+}
+
+std::string Describe(int wait_status) {
+  if (WIFSIGNALED(wait_status)) {
+    return "was killed by signal " + std::to_string(WTERMSIG(wait_status));
+  }
+  return "exited with status " + std::to_string(ExitCode(wait_status));
+}
+
+// Forks a child that execs `args`, with SIGINT, SIGTERM and SIGCHLD blocked
+// across fork so that none of our handlers runs in the child. Returns the
+// pid, or -1 with errno set.
+pid_t ForkExec(ExecArgs args) {
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  for (int sig : {SIGINT, SIGTERM, SIGCHLD})
+    sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+  args.mask = &old_mask;
+  pid_t pid = fork();
+  if (pid == 0)
+    ExecChild(args);
+  int fork_error = errno;
+  if (pid > 0)
+    setpgid(pid, pid);  // the child does it too; either may be first
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  errno = fork_error;
+  return pid;
+}
+
+// Starts `child` with its stdout and stderr on new pipes. kIOError when the
+// pipes, fork or exec fail.
+Status Spawn(const SignalPipe& signals, Child* child) {
+  const ChildSpec& spec = *child->spec;
+  PS_CHECK(!spec.argv.empty()) << "child " << spec.label << " has no argv";
+  std::vector<char*> argv;
+  for (const std::string& arg : spec.argv) {
+    argv.push_back(const_cast<char*>(arg.c_str()));
+  }
+  argv.push_back(nullptr);
+  Fd out_write, err_write, status_read, status_write;
+  PS_RETURN_IF_ERROR(internal::MakePipe(&child->out.fd, &out_write, true));
+  PS_RETURN_IF_ERROR(internal::MakePipe(&child->err.fd, &err_write, true));
+  PS_RETURN_IF_ERROR(internal::MakePipe(&status_read, &status_write, false));
+  pid_t pid = ForkExec({argv.data(), out_write.get(), err_write.get(),
+                        status_write.get(), getpid(), &signals, nullptr});
+  if (pid < 0)
+    return internal::Errno("fork");
+  status_write.Reset();
+  int exec_error = ReadExecError(status_read);
+  if (exec_error == 0) {
+    child->pid = pid;
+    return Status::Ok();
+  }
+  WaitBlocking(pid);
+  return internal::Errno(
+      "cannot start " + spec.label + " (" + spec.argv[0] + ")", exec_error);
+}
+
+// The children of one RunChildren call and the state of their teardown.
+class ChildGroup {
+ public:
+  /// `options` and `*signals` must outlive this group.
+  ChildGroup(const LaunchOptions& options, SignalPipe* signals);
+  ChildGroup(const ChildGroup&) = delete;
+  ChildGroup& operator=(const ChildGroup&) = delete;
+  /// SIGKILLs and reaps the children still running.
+  ~ChildGroup();
+
+  /// Starts the children in order; stops at the first that fails.
+  Status StartAll();
+  /// Relays output and signals until every child has exited. Returns the
+  /// first failing child's exit code, or 0.
+  Result<int> Wait();
+  /// SIGTERM to every running child now, SIGKILL after the grace period.
+  void BeginTeardown();
+
+ private:
+  bool AnyRunning() const;
+  void SignalAll(int sig);
+  std::vector<Stream*> OpenStreams();
+  int PollTimeoutMillis() const;
+  Status PollOnce();
+  void ReapExited();
+  void Drain();
+
+  const LaunchOptions& options_;
+  SignalPipe* const signals_;
+  std::vector<Child> children_;
+  int first_failure_ = 0;
+  std::optional<Clock::time_point> kill_at_;
+  bool killed_ = false;
+};
+
+ChildGroup::ChildGroup(const LaunchOptions& options, SignalPipe* signals)
+    : options_(options), signals_(signals) {
+  for (const ChildSpec& spec : options.children) {
+    std::string prefix = "[" + spec.label + "] ";
+    children_.push_back(Child{
+        &spec, -1,
+        Stream{Fd(),
+               LineRelay(options.out, options.prefix_stdout ? prefix : "")},
+        Stream{Fd(), LineRelay(options.err, prefix)}});
+  }
+}
+
+ChildGroup::~ChildGroup() {
+  for (Child& c : children_) {
+    if (c.pid <= 0)
+      continue;
+    kill(-c.pid, SIGKILL);
+    kill(c.pid, SIGKILL);
+    WaitBlocking(c.pid);
+  }
+}
+
+Status ChildGroup::StartAll() {
+  for (Child& c : children_)
+    PS_RETURN_IF_ERROR(Spawn(*signals_, &c));
+  return Status::Ok();
+}
+
+Result<int> ChildGroup::Wait() {
+  while (AnyRunning()) {
+    PS_RETURN_IF_ERROR(PollOnce());
+    ReapExited();
+    if (kill_at_ && !killed_ && Clock::now() >= *kill_at_) {
+      SignalAll(SIGKILL);
+      killed_ = true;
+    }
+  }
+  Drain();
+  return first_failure_;
+}
+
+void ChildGroup::BeginTeardown() {
+  if (kill_at_)
+    return;
+  SignalAll(SIGTERM);
+  kill_at_ = Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(
+                 std::chrono::duration<double>(options_.kill_grace_seconds));
+}
+
+bool ChildGroup::AnyRunning() const {
+  return std::any_of(children_.begin(), children_.end(),
+                     [](const Child& c) { return c.pid > 0; });
+}
+
+// To the child's process group (its own, from setpgid), else to the child.
+void ChildGroup::SignalAll(int sig) {
+  for (const Child& c : children_) {
+    if (c.pid > 0 && kill(-c.pid, sig) != 0)
+      kill(c.pid, sig);
+  }
+}
+
+std::vector<Stream*> ChildGroup::OpenStreams() {
+  std::vector<Stream*> open;
+  for (Child& c : children_) {
+    if (c.out.fd.get() >= 0)
+      open.push_back(&c.out);
+    if (c.err.fd.get() >= 0)
+      open.push_back(&c.err);
+  }
+  return open;
+}
+
+int ChildGroup::PollTimeoutMillis() const {
+  if (!kill_at_ || killed_)
+    return kPollMillis;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      *kill_at_ - Clock::now());
+  return static_cast<int>(
+      std::clamp<int64_t>(left.count() + 1, 0, kPollMillis));
+}
+
+Status ChildGroup::PollOnce() {
+  std::vector<Stream*> streams = OpenStreams();
+  std::vector<pollfd> fds{{signals_->fd(), POLLIN, 0}};
+  for (Stream* s : streams)
+    fds.push_back({s->fd.get(), POLLIN, 0});
+  if (poll(fds.data(), fds.size(), PollTimeoutMillis()) < 0) {
+    return errno == EINTR ? Status::Ok() : internal::Errno("poll");
+  }
+  if (fds[0].revents != 0) {
+    for (int sig : signals_->Take()) {
+      if (sig != SIGCHLD)
+        SignalAll(sig);  // SIGCHLD only wakes us up
+    }
+  }
+  for (size_t i = 0; i < streams.size(); ++i) {
+    if (fds[i + 1].revents != 0)
+      ReadStream(streams[i]);
+  }
+  return Status::Ok();
+}
+
+void ChildGroup::ReapExited() {
+  for (Child& c : children_) {
+    int status = 0;
+    pid_t reaped = c.pid > 0 ? waitpid(c.pid, &status, WNOHANG) : 0;
+    if (reaped == 0 || (reaped < 0 && errno == EINTR))
+      continue;
+    c.pid = -1;
+    if (reaped < 0)
+      status = 1 << 8;  // ECHILD: reaped elsewhere, status lost
+    if (ExitCode(status) == 0 || first_failure_ != 0)
+      continue;
+    first_failure_ = ExitCode(status);
+    *options_.err << "pstrain launch: " << c.spec->label << " "
+                  << Describe(status) << "; stopping the others\n";
+    options_.err->flush();
+    BeginTeardown();
+  }
+}
+
+// Relays what the exited children left in their pipes, then ends every
+// stream. Reads only what is there now: a grandchild may hold a pipe open.
+void ChildGroup::Drain() {
+  for (int round = 0; round < 1024; ++round) {
+    std::vector<Stream*> streams = OpenStreams();
+    std::vector<pollfd> fds;
+    for (Stream* s : streams)
+      fds.push_back({s->fd.get(), POLLIN, 0});
+    int ready;
+    while ((ready = poll(fds.data(), fds.size(), 0)) < 0 && errno == EINTR) {
+    }
+    if (ready <= 0)
+      break;
+    for (size_t i = 0; i < streams.size(); ++i) {
+      if (fds[i].revents != 0)
+        ReadStream(streams[i]);
+    }
+  }
+  for (Stream* s : OpenStreams()) {
+    s->relay.Finish();
+    s->fd.Reset();
+  }
+}
+
+}  // namespace
+
+Result<int> RunChildren(const LaunchOptions& options) {
+  PS_CHECK(options.out != nullptr && options.err != nullptr);
+  SignalPipe signals;
+  PS_RETURN_IF_ERROR(signals.Install());
+  ChildGroup group(options, &signals);
+  Status started = group.StartAll();
+  if (started.ok())
+    return group.Wait();
+  group.BeginTeardown();
+  static_cast<void>(group.Wait());
+  return started;
+}
+
+int ThreadsPerProcess(int n) {
+  PS_CHECK(n >= 1) << "n = " << n;
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / n);
+}
+
+}  // namespace pstrain::cluster

@@ -1,0 +1,59 @@
+#pragma once
+// Process spawning for `pstrain launch`: runs one child per rank on this
+// machine, relays their output line by line, forwards SIGINT/SIGTERM, and
+// tears the whole group down when one child fails. POSIX only.
+
+#include <iostream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace pstrain::cluster {
+
+struct ChildSpec {
+  /// argv[0] is the executable's path (not searched in PATH).
+  /// REQUIRES: non-empty.
+  std::vector<std::string> argv;
+  /// Names the child in prefixes and messages, e.g. "rank 1".
+  std::string label;
+};
+
+struct LaunchOptions {
+  std::vector<ChildSpec> children;
+  /// Prefix the children's stdout lines with "[label] ". Set false when they
+  /// print JSON Lines on stdout, to pass those through untouched. stderr is
+  /// always prefixed. Default: true.
+  bool prefix_stdout = true;
+  /// Receives the children's stdout lines. Borrowed for the call.
+  std::ostream* out = &std::cout;
+  /// Receives the children's stderr lines. Borrowed for the call.
+  std::ostream* err = &std::cerr;
+  /// Seconds between SIGTERM and SIGKILL when tearing the others down.
+  /// Default: 5.
+  double kill_grace_seconds = 5;
+};
+
+/// Starts every child in its own process group, with stdout and stderr on
+/// pipes, and copies each line they write to out / err, prefixed, whole
+/// lines only (a last line without '\n' is ended at EOF; a line longer than
+/// 64 KiB is cut into 64 KiB lines). Blocks until every child has exited.
+/// While running, SIGINT and SIGTERM sent to this process are forwarded to
+/// every child's process group (the previous handlers are restored before
+/// returning). When a child exits non-zero or is killed by a signal, the
+/// others get SIGTERM, and SIGKILL after kill_grace_seconds; err gets
+/// "pstrain launch: rank 1 exited with status 3; stopping the others".
+/// Returns the first failing child's exit status (128 + signal number when
+/// killed by a signal), or 0 when all exit 0. Returns kIOError when a child
+/// cannot be started (e.g. no such executable; those already started are
+/// torn down first) or a pipe or poll fails.
+/// Not reentrant: at most one call at a time per process (it owns the
+/// SIGINT, SIGTERM and SIGCHLD handlers for its duration).
+Result<int> RunChildren(const LaunchOptions& options);
+
+/// Threads for each of `n` processes sharing this machine's cores:
+/// max(1, hardware_concurrency / n). REQUIRES: n >= 1.
+int ThreadsPerProcess(int n);
+
+}  // namespace pstrain::cluster

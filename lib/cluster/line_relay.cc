@@ -1,0 +1,47 @@
+#include "cluster/line_relay.h"
+
+#include <utility>
+
+#include "util/check.h"
+
+namespace pstrain::cluster {
+
+LineRelay::LineRelay(std::ostream* sink, std::string prefix,
+                     size_t max_line_bytes)
+    : sink_(sink), prefix_(std::move(prefix)), max_line_bytes_(max_line_bytes) {
+  PS_CHECK(sink_ != nullptr && max_line_bytes_ > 0);
+}
+
+void LineRelay::Feed(const char* data, size_t size) {
+  pending_.append(data, size);
+  size_t begin = 0;
+  while (true) {
+    size_t newline = pending_.find('\n', begin);
+    size_t cut = begin + max_line_bytes_;
+    if (newline != std::string::npos && newline <= cut) {
+      WriteLine(begin, newline - begin);
+      begin = newline + 1;
+    } else if (pending_.size() >= cut) {
+      WriteLine(begin, max_line_bytes_);
+      begin = cut;
+    } else {
+      break;
+    }
+  }
+  pending_.erase(0, begin);
+}
+
+void LineRelay::Finish() {
+  if (!pending_.empty())
+    WriteLine(0, pending_.size());
+  pending_.clear();
+}
+
+void LineRelay::WriteLine(size_t begin, size_t size) {
+  *sink_ << prefix_;
+  sink_->write(pending_.data() + begin, static_cast<std::streamsize>(size));
+  *sink_ << '\n';
+  sink_->flush();
+}
+
+}  // namespace pstrain::cluster

@@ -1,0 +1,20 @@
+#include "models/convnet.h"
+
+#include <torch/torch.h>
+
+namespace pstrain::models {
+
+namespace nn = torch::nn;
+
+ConvNet::ConvNet()
+    : conv1_(register_module("conv1", nn::Conv2d(nn::Conv2dOptions(1, 3, 3)))),
+      fc_(register_module("fc", nn::Linear(192, 10))) {}
+
+torch::Tensor ConvNet::forward(torch::Tensor x) {
+  x = torch::relu(torch::max_pool2d(conv1_->forward(x), 3));
+  x = x.view({-1, 192});
+  x = fc_->forward(x);
+  return torch::log_softmax(x, /*dim=*/1);
+}
+
+}  // namespace pstrain::models

@@ -1,0 +1,20 @@
+#include "models/mlp.h"
+
+#include <torch/torch.h>
+
+namespace pstrain::models {
+
+namespace nn = torch::nn;
+
+Mlp::Mlp()
+    : fc1_(register_module("fc1", nn::Linear(784, 256))),
+      fc2_(register_module("fc2", nn::Linear(256, 10))) {}
+
+torch::Tensor Mlp::forward(torch::Tensor x) {
+  x = torch::flatten(x, 1);
+  x = torch::relu(fc1_->forward(x));
+  x = fc2_->forward(x);
+  return torch::log_softmax(x, /*dim=*/1);
+}
+
+}  // namespace pstrain::models

@@ -1,0 +1,143 @@
+#include "net/client.h"
+
+#include <thread>
+
+#include <asio/connect.hpp>
+#include <asio/ip/tcp.hpp>
+
+#include "util/check.h"
+#include "wire/messages.h"
+
+namespace pstrain::net {
+
+using Clock = std::chrono::steady_clock;
+
+Client::Client(ConnectionOptions options) : options_(options) {}
+
+Client::~Client() { Close(); }
+
+Status Client::Connect(const std::string& host, int port,
+                       std::chrono::milliseconds timeout) {
+  asio::ip::tcp::resolver resolver(io_);
+  std::error_code ec;
+  auto endpoints = resolver.resolve(host, std::to_string(port), ec);
+  if (ec) {
+    return InvalidArgument("cannot resolve " + host + ": " + ec.message());
+  }
+  const auto deadline = Clock::now() + timeout;
+  std::string last_error;
+  for (;;) {
+    asio::ip::tcp::socket socket(io_);
+    asio::connect(socket, endpoints, ec);
+    if (!ec) {
+      conn_ = std::make_shared<Connection>(
+          std::move(socket), static_cast<Connection::Handler*>(this), options_);
+      closed_ = false;
+      close_status_ = Status::Ok();
+      conn_->Start();
+      return Status::Ok();
+    }
+    last_error = ec.message();
+    if (Clock::now() + std::chrono::milliseconds(100) > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Timeout("no server at " + host + ":" + std::to_string(port) +
+                 " within " + std::to_string(timeout.count() / 1000) +
+                 " s (" + last_error + ")");
+}
+
+FrameBuffers& Client::NewRequest() {
+  PS_CHECK(conn_ != nullptr) << "NewRequest before Connect";
+  return conn_->NewFrame();
+}
+
+Status Client::Call(FrameBuffers& request, ReplySink* sink,
+                    std::chrono::milliseconds timeout,
+                    wire::MsgType* reply_type) {
+  if (!connected()) {
+    return closed_ && !close_status_.ok()
+               ? close_status_
+               : Unavailable("not connected to the server");
+  }
+  // The request id is assigned here so that replies always match a call.
+  const uint64_t id = next_request_id_++;
+  request.SetRequestId(id);
+  awaited_id_ = id;
+  sink_ = sink;
+  reply_done_ = false;
+  conn_->Send(request);
+  io_.restart();
+  const auto deadline = Clock::now() + timeout;
+  while (!reply_done_ && !closed_) {
+    auto left = deadline - Clock::now();
+    if (left <= Clock::duration::zero()) break;
+    io_.run_one_for(left);
+  }
+  sink_ = nullptr;
+  if (reply_done_) {
+    if (reply_type_ == wire::MsgType::kError) {
+      wire::ErrorMsg err;
+      Status s = wire::DecodeMeta(reply_meta_, &err);
+      if (!s.ok()) return s.WithContext("error reply");
+      return Status(err.code, err.message);
+    }
+    *reply_type = reply_type_;
+    return Status::Ok();
+  }
+  if (closed_) {
+    return close_status_.ok() ? Unavailable("the server closed the connection")
+                              : close_status_;
+  }
+  return Timeout("no reply within " + std::to_string(timeout.count() / 1000) +
+                 " s");
+}
+
+Status Client::OnMeta(Connection&, const wire::FrameHeader& header,
+                      std::string_view meta, uint64_t data_bytes,
+                      std::vector<asio::mutable_buffer>* dst) {
+  // An error with request id 0 is about the connection, not one request
+  // (the server giving up on the job); it answers whatever call is waiting.
+  bool connection_error =
+      header.type == wire::MsgType::kError && header.request_id == 0;
+  if (header.request_id != awaited_id_ && !connection_error) {
+    return Corruption("reply for request " +
+                      std::to_string(header.request_id) + ", expected " +
+                      std::to_string(awaited_id_));
+  }
+  if (header.type == wire::MsgType::kError || sink_ == nullptr) {
+    if (data_bytes != 0) {
+      return Corruption("unexpected " + std::to_string(data_bytes) +
+                        " data bytes in a " + wire::MsgTypeName(header.type));
+    }
+    return Status::Ok();
+  }
+  return sink_->OnMeta(header, meta, data_bytes, dst);
+}
+
+void Client::OnFrame(Connection&, const wire::FrameHeader& header,
+                     std::string_view meta) {
+  reply_type_ = header.type;
+  reply_meta_.assign(meta.data(), meta.size());
+  reply_done_ = true;
+}
+
+void Client::OnClose(Connection&, const Status& why) {
+  closed_ = true;
+  close_status_ = why;
+}
+
+uint64_t Client::bytes_read() const { return conn_ ? conn_->bytes_read() : 0; }
+
+uint64_t Client::bytes_written() const {
+  return conn_ ? conn_->bytes_written() : 0;
+}
+
+void Client::Close() {
+  if (conn_) conn_->Close();
+  // Let the closed connection's pending handlers run and release it.
+  io_.restart();
+  io_.poll();
+  conn_.reset();
+}
+
+}  // namespace pstrain::net

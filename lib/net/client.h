@@ -1,0 +1,84 @@
+#pragma once
+// Client: a blocking request/reply client over one Connection, for workers
+// and tools. Each call runs its own io_context until the reply with the same
+// request id is in or the deadline passes (Asio's blocking-with-timeout
+// pattern), so a silent peer can never hang the caller.
+// Not thread-safe: one thread uses a Client at a time.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <asio/io_context.hpp>
+
+#include "net/connection.h"
+#include "util/status.h"
+
+namespace pstrain::net {
+
+/// Where a reply's data section goes; called once the reply's meta is in.
+class ReplySink {
+ public:
+  virtual ~ReplySink() = default;
+  /// Same contract as Connection::Handler::OnMeta.
+  virtual Status OnMeta(const wire::FrameHeader& header, std::string_view meta,
+                        uint64_t data_bytes,
+                        std::vector<asio::mutable_buffer>* dst) = 0;
+};
+
+class Client : private Connection::Handler {
+ public:
+  explicit Client(ConnectionOptions options = {});
+  ~Client() override;
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// Connects to host:port, retrying every 100 ms while the peer refuses
+  /// (it may not be up yet) until `timeout`. kTimeout names host and port;
+  /// kInvalidArgument for a host that does not resolve.
+  Status Connect(const std::string& host, int port,
+                 std::chrono::milliseconds timeout);
+
+  /// The frame to fill for the next Call.
+  FrameBuffers& NewRequest();
+
+  /// Sends `request` (from NewRequest) and waits up to `timeout` for the
+  /// reply. A kError reply is returned as its Status (code and message as
+  /// the peer sent them). On ok, *reply_type is the reply's type and the
+  /// reply's meta stays readable through reply_meta() until the next Call;
+  /// its data went where `sink` said. kTimeout when no reply came in time,
+  /// kUnavailable when the peer closed.
+  Status Call(FrameBuffers& request, ReplySink* sink,
+              std::chrono::milliseconds timeout, wire::MsgType* reply_type);
+
+  std::string_view reply_meta() const { return reply_meta_; }
+  bool connected() const { return conn_ && !conn_->closed(); }
+  uint64_t bytes_read() const;
+  uint64_t bytes_written() const;
+  void Close();
+
+ private:
+  Status OnMeta(Connection& conn, const wire::FrameHeader& header,
+                std::string_view meta, uint64_t data_bytes,
+                std::vector<asio::mutable_buffer>* dst) override;
+  void OnFrame(Connection& conn, const wire::FrameHeader& header,
+               std::string_view meta) override;
+  void OnClose(Connection& conn, const Status& why) override;
+
+  ConnectionOptions options_;
+  asio::io_context io_;
+  std::shared_ptr<Connection> conn_;
+  uint64_t next_request_id_ = 1;
+  uint64_t awaited_id_ = 0;
+  ReplySink* sink_ = nullptr;
+  bool reply_done_ = false;
+  wire::MsgType reply_type_ = wire::MsgType::kAck;
+  std::string reply_meta_;
+  Status close_status_;
+  bool closed_ = false;
+};
+
+}  // namespace pstrain::net

@@ -1,0 +1,184 @@
+#include "net/connection.h"
+
+#include <asio/error.hpp>
+#include <asio/read.hpp>
+#include <asio/write.hpp>
+
+#include "wire/messages.h"
+
+namespace pstrain::net {
+
+namespace {
+
+std::string RemoteOf(const asio::ip::tcp::socket& socket) {
+  std::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  if (ec) return "?";
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+}  // namespace
+
+Status FromAsioError(const std::error_code& ec, const std::string& what) {
+  if (ec == asio::error::eof || ec == asio::error::connection_reset ||
+      ec == asio::error::connection_refused ||
+      ec == asio::error::connection_aborted || ec == asio::error::broken_pipe) {
+    return Unavailable(what + ": " + ec.message());
+  }
+  return IOError(what + ": " + ec.message());
+}
+
+Connection::Connection(asio::ip::tcp::socket socket, Handler* handler,
+                       ConnectionOptions options)
+    : socket_(std::move(socket)),
+      handler_(handler),
+      options_(options),
+      remote_(RemoteOf(socket_)) {}
+
+void Connection::Start() {
+  std::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  ReadHead();
+}
+
+void Connection::ReadHead() {
+  if (closed_) return;
+  asio::async_read(socket_, asio::buffer(head_, sizeof(head_)),
+                   [self = shared_from_this()](const std::error_code& ec,
+                                               size_t) { self->OnHead(ec); });
+}
+
+void Connection::OnHead(const std::error_code& ec) {
+  if (closed_) return;
+  if (ec) {
+    // A peer closing between frames is an orderly end, not a failure.
+    if (ec == asio::error::eof) return Finish(Status::Ok());
+    return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
+  }
+  bytes_read_ += sizeof(head_);
+  Status s = wire::DecodeFrameHeader(head_, options_.max_frame_bytes, &header_);
+  if (!s.ok()) return Fail(s, 0, true);
+  uint64_t meta_len = wire::DecodeFixed32(head_ + wire::kFrameHeaderBytes);
+  if (meta_len > wire::kMaxMetaBytes ||
+      wire::kMetaLenBytes + meta_len > header_.body_len) {
+    return Fail(Corruption("frame meta_len " + std::to_string(meta_len) +
+                           " does not fit body_len " +
+                           std::to_string(header_.body_len)),
+                header_.request_id, true);
+  }
+  meta_.resize(meta_len);
+  asio::async_read(socket_, asio::buffer(meta_),
+                   [self = shared_from_this()](const std::error_code& ec,
+                                               size_t) {
+                     self->OnMetaRead(ec);
+                   });
+}
+
+void Connection::OnMetaRead(const std::error_code& ec) {
+  if (closed_) return;
+  if (ec) return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
+  bytes_read_ += meta_.size();
+  uint64_t data_bytes = header_.body_len - wire::kMetaLenBytes - meta_.size();
+  data_dst_.clear();
+  Status s = handler_->OnMeta(*this, header_, meta_, data_bytes, &data_dst_);
+  if (s.ok()) {
+    uint64_t total = 0;
+    for (const auto& b : data_dst_) total += b.size();
+    if (total != data_bytes) {
+      s = Corruption("frame data is " + std::to_string(data_bytes) +
+                     " bytes, descriptors say " + std::to_string(total));
+    }
+  }
+  if (!s.ok()) return Fail(s, header_.request_id, true);
+  if (data_bytes == 0) return OnDataRead({});
+  asio::async_read(socket_, data_dst_,
+                   [self = shared_from_this()](const std::error_code& ec,
+                                               size_t) {
+                     self->OnDataRead(ec);
+                   });
+}
+
+void Connection::OnDataRead(const std::error_code& ec) {
+  if (closed_) return;
+  if (ec) return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
+  bytes_read_ += header_.body_len - wire::kMetaLenBytes - meta_.size();
+  handler_->OnFrame(*this, header_, meta_);
+  ReadHead();
+}
+
+FrameBuffers& Connection::NewFrame() {
+  if (free_.empty()) {
+    pool_.emplace_back();
+    return pool_.back();
+  }
+  FrameBuffers* f = free_.back();
+  free_.pop_back();
+  return *f;
+}
+
+void Connection::Send(FrameBuffers& frame) {
+  if (closed_) {
+    free_.push_back(&frame);
+    return;
+  }
+  write_queue_.push_back(&frame);
+  if (!writing_) WriteNext();
+}
+
+void Connection::WriteNext() {
+  if (write_queue_.empty()) {
+    writing_ = false;
+    if (close_after_write_) Finish(Status::Ok());
+    return;
+  }
+  writing_ = true;
+  FrameBuffers* frame = write_queue_.front();
+  asio::async_write(
+      socket_, frame->Finish(),
+      [self = shared_from_this(), frame](const std::error_code& ec, size_t n) {
+        self->bytes_written_ += n;
+        self->write_queue_.pop_front();
+        self->free_.push_back(frame);
+        if (self->closed_) return;
+        if (ec) {
+          return self->Fail(FromAsioError(ec, "write to " + self->remote_), 0,
+                            false);
+        }
+        self->WriteNext();
+      });
+}
+
+void Connection::SendErrorAndClose(uint64_t request_id, const Status& status) {
+  if (closed_) return;
+  wire::ErrorMsg msg{status.code(), status.message()};
+  std::string meta;
+  wire::EncodeMeta(msg, &meta);
+  FrameBuffers& frame = NewFrame();
+  frame.Reset(wire::MsgType::kError, request_id, meta);
+  close_after_write_ = true;
+  Send(frame);
+}
+
+void Connection::Fail(const Status& status, uint64_t request_id,
+                      bool tell_peer) {
+  if (tell_peer && !close_after_write_) {
+    // Tell the peer why before closing; the handler learns once we are done.
+    pending_failure_ = status;
+    SendErrorAndClose(request_id, status);
+    return;
+  }
+  Finish(status);
+}
+
+void Connection::Close() { Finish(Status::Ok()); }
+
+void Connection::Finish(const Status& why) {
+  if (closed_) return;
+  closed_ = true;
+  std::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  handler_->OnClose(*this, why.ok() ? pending_failure_ : why);
+}
+
+}  // namespace pstrain::net

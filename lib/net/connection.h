@@ -1,0 +1,110 @@
+#pragma once
+// Connection: one TCP connection that reads and writes pstrain frames with
+// Asio. Reads a frame in three steps (header + meta_len, meta, data) and asks
+// its Handler where the data bytes go, so tensor bytes land straight in the
+// storage that will use them. Writes are scatter-gather from FrameBuffers.
+//
+// Threading: all methods and all Handler callbacks run on the thread that
+// runs the io_context. Lifetime: owned by shared_ptr (Asio handlers keep it
+// alive); `*handler` must outlive the Connection or Close() must be called
+// first.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <asio/ip/tcp.hpp>
+
+#include "net/frame_buffers.h"
+#include "util/status.h"
+#include "wire/frame.h"
+
+namespace pstrain::net {
+
+struct ConnectionOptions {
+  /// Largest body_len accepted, in bytes. Default: 4 GiB.
+  uint64_t max_frame_bytes = wire::kDefaultMaxFrameBytes;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  class Handler {
+   public:
+    virtual ~Handler() = default;
+    /// A frame's header and meta are in. Append to *dst the buffers the data
+    /// section is read into, `data_bytes` bytes in all, or return an error:
+    /// the peer then gets an error frame and the connection is closed.
+    virtual Status OnMeta(Connection& conn, const wire::FrameHeader& header,
+                          std::string_view meta, uint64_t data_bytes,
+                          std::vector<asio::mutable_buffer>* dst) = 0;
+    /// The whole frame is in (meta as passed to OnMeta, data in *dst).
+    virtual void OnFrame(Connection& conn, const wire::FrameHeader& header,
+                         std::string_view meta) = 0;
+    /// The connection is closed: ok for an orderly close by the peer or us,
+    /// else why (a bad frame, a reset). Called once.
+    virtual void OnClose(Connection& conn, const Status& why) = 0;
+  };
+
+  Connection(asio::ip::tcp::socket socket, Handler* handler,
+             ConnectionOptions options = {});
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Sets TCP_NODELAY and starts reading frames.
+  void Start();
+
+  /// A frame to fill and pass to Send; taken from a per-connection pool.
+  FrameBuffers& NewFrame();
+  /// Queues `frame` (from NewFrame) for writing; frames go out in order.
+  void Send(FrameBuffers& frame);
+  /// Sends an error frame answering `request_id`, then closes.
+  void SendErrorAndClose(uint64_t request_id, const Status& status);
+  /// Closes now; OnClose runs with an ok Status unless already closed.
+  void Close();
+
+  bool closed() const { return closed_; }
+  /// "127.0.0.1:53124", or "?" when the socket is gone.
+  const std::string& remote() const { return remote_; }
+  /// Bytes read and written so far, headers included.
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+
+  /// Free for the Handler: which peer this is (e.g. a rank), -1 if unknown.
+  int peer = -1;
+
+ private:
+  void ReadHead();
+  void OnHead(const std::error_code& ec);
+  void OnMetaRead(const std::error_code& ec);
+  void OnDataRead(const std::error_code& ec);
+  void WriteNext();
+  void Fail(const Status& status, uint64_t request_id, bool tell_peer);
+  void Finish(const Status& why);
+
+  asio::ip::tcp::socket socket_;
+  Handler* handler_;
+  ConnectionOptions options_;
+  std::string remote_;
+  char head_[wire::kFrameHeaderBytes + wire::kMetaLenBytes];
+  wire::FrameHeader header_;
+  std::string meta_;
+  std::vector<asio::mutable_buffer> data_dst_;
+  std::deque<FrameBuffers> pool_;        // stable addresses
+  std::vector<FrameBuffers*> free_;
+  std::deque<FrameBuffers*> write_queue_;
+  bool writing_ = false;
+  bool close_after_write_ = false;
+  bool closed_ = false;
+  Status pending_failure_;  // reported by OnClose after the error frame
+  uint64_t bytes_read_ = 0;
+  uint64_t bytes_written_ = 0;
+};
+
+/// Converts an Asio error to a Status: kUnavailable for a peer that went
+/// away (EOF, reset, refused), kIOError otherwise; `what` names the action.
+Status FromAsioError(const std::error_code& ec, const std::string& what);
+
+}  // namespace pstrain::net

@@ -1,0 +1,44 @@
+#pragma once
+// FrameBuffers: one outgoing frame as a gather list, the frame prefix (header,
+// meta_len, meta) in a reused string and the tensor bytes as borrowed spans.
+// Writing it with one scatter-gather write sends tensor data straight from
+// the tensors' storage, with no staging copy. Not thread-safe; reuse one per
+// connection so steady state allocates nothing.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <asio/buffer.hpp>
+
+#include "wire/frame.h"
+
+namespace pstrain::net {
+
+class FrameBuffers {
+ public:
+  /// Starts a frame of `type` answering or carrying `request_id`, with meta
+  /// bytes `meta` (copied) and data to be added with AddData.
+  void Reset(wire::MsgType type, uint64_t request_id, std::string_view meta);
+  /// Sets the request id (Client assigns ids when it sends).
+  void SetRequestId(uint64_t request_id) { request_id_ = request_id; }
+  /// Borrows `size` bytes at `data`; they must stay valid and unchanged
+  /// until the write of this frame has completed.
+  void AddData(const void* data, size_t size);
+  /// Builds the prefix (the data length is now known) and returns the list.
+  const std::vector<asio::const_buffer>& Finish();
+  /// Total bytes of the frame, header included.
+  uint64_t frame_bytes() const { return prefix_.size() + data_bytes_; }
+
+ private:
+  wire::MsgType type_ = wire::MsgType::kAck;
+  uint64_t request_id_ = 0;
+  std::string meta_;
+  std::string prefix_;
+  std::vector<asio::const_buffer> data_;
+  std::vector<asio::const_buffer> buffers_;
+  uint64_t data_bytes_ = 0;
+};
+
+}  // namespace pstrain::net

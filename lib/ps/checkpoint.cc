@@ -1,0 +1,105 @@
+#include "ps/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <ATen/core/Dict.h>
+#include <torch/serialize.h>
+
+namespace pstrain::ps {
+
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Status Errno(const std::string& what, const std::string& path) {
+  return IOError("cannot " + what + " " + path + ": " + std::strerror(errno));
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open " + path + ": " + std::strerror(errno));
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+std::string CheckpointMetaPath(const std::string& path) {
+  for (const char* ext : {".pt", ".pth"}) {
+    if (EndsWith(path, ext)) {
+      return path.substr(0, path.size() - std::strlen(ext)) + ".json";
+    }
+  }
+  return path + ".json";
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("create", tmp);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status s = Errno("write", tmp);
+      ::close(fd);
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) return Errno("sync", tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Errno("rename", tmp);
+  return Status::Ok();
+}
+
+Status SaveCheckpoint(const std::string& path, const NamedTensors& tensors,
+                      const nlohmann::json& meta) {
+  c10::Dict<std::string, at::Tensor> dict;
+  for (const auto& [name, t] : tensors) dict.insert(name, t.detach().cpu());
+  std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  PS_RETURN_IF_ERROR(
+      WriteFileAtomically(path, std::string(bytes.begin(), bytes.end())));
+  return WriteFileAtomically(CheckpointMetaPath(path), meta.dump(2) + "\n");
+}
+
+Result<NamedTensors> LoadCheckpointTensors(const std::string& path) {
+  PS_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  NamedTensors out;
+  try {
+    c10::IValue v = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+    if (!v.isGenericDict()) {
+      return Corruption(path + ": expected a dict of name to tensor");
+    }
+    for (const auto& entry : v.toGenericDict()) {
+      if (!entry.key().isString() || !entry.value().isTensor()) {
+        return Corruption(path + ": expected a dict of name to tensor");
+      }
+      out.emplace_back(entry.key().toStringRef(), entry.value().toTensor());
+    }
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return Corruption(path + ": not a checkpoint (" +
+                      what.substr(0, what.find('\n')) + ")");
+  }
+  return out;
+}
+
+Result<nlohmann::json> LoadCheckpointMeta(const std::string& checkpoint_path) {
+  const std::string path = CheckpointMetaPath(checkpoint_path);
+  PS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Corruption(path + ": not valid JSON");
+  return j;
+}
+
+}  // namespace pstrain::ps

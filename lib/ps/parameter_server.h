@@ -1,0 +1,83 @@
+#pragma once
+// ParameterServer: the server's training state and update rules, with no
+// sockets (the Service in ps/service.h puts it on the network). Holds the
+// parameters (one key per tensor, in named_parameters() order), the version,
+// one gradient buffer per worker (where pushed bytes land), and for sync mode
+// one accumulator per key, so memory does not grow with the number of
+// workers beyond the receive buffers.
+//
+// Update rules (DESIGN.md, Li et al. OSDI 2014 section 3):
+//   sync:  gradients of version t are summed per key in arrival order; when
+//          every worker has pushed, the sum is divided by the worker count
+//          and the optimizer steps once: version t+1.
+//   async: each push steps the optimizer at once: version + 1.
+// The optimizer is libtorch's own, fed the (averaged) gradient.
+// Not thread-safe: the Service calls it from one thread.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "ps/job_spec.h"
+#include "util/result.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace pstrain::ps {
+
+/// libtorch's optimizer named by spec.optimizer over `params`.
+/// REQUIRES: ValidateJobSpec(spec).ok().
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
+    const JobSpec& spec, const std::vector<at::Tensor>& params);
+
+class ParameterServer {
+ public:
+  /// `params`: leaf tensors (requires_grad), contiguous, CPU; the caller's
+  /// model keeps owning them and sees every update.
+  ParameterServer(const JobSpec& spec, std::vector<at::Tensor> params);
+  ~ParameterServer();
+  ParameterServer(const ParameterServer&) = delete;
+  ParameterServer& operator=(const ParameterServer&) = delete;
+
+  int num_keys() const { return static_cast<int>(params_.size()); }
+  int num_workers() const { return num_workers_; }
+  uint64_t version() const { return version_; }
+  const std::vector<at::Tensor>& params() const { return params_; }
+
+  /// Where worker `w`'s pushed gradients are read into: tensors of the
+  /// params' dtypes and shapes, contiguous. REQUIRES: 0 <= w < num_workers().
+  const std::vector<at::Tensor>& grad_buffer(int w) const {
+    return grad_buffers_[w];
+  }
+
+  /// Worker `w`'s gradients, computed on parameters of `version`, are in
+  /// grad_buffer(w). Returns true when a new version now exists (sync: this
+  /// push closed the step; async: always). Sync errors (kInvalidArgument):
+  /// a version other than version(), or a second push in one step.
+  Result<bool> Push(int w, uint64_t version);
+
+  /// Sync: the workers that have not pushed for the current version.
+  std::vector<int> MissingPushes() const;
+  /// Pushes applied or accumulated so far.
+  uint64_t pushes() const { return pushes_; }
+
+ private:
+  void Step();
+
+  JobSpec spec_;
+  int num_workers_;
+  std::vector<at::Tensor> params_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::vector<std::vector<at::Tensor>> grad_buffers_;
+  std::vector<at::Tensor> accumulators_;  // sync only
+  std::vector<bool> pushed_;              // sync: per worker, this step
+  int push_count_ = 0;
+  uint64_t version_ = 0;
+  uint64_t pushes_ = 0;
+};
+
+}  // namespace pstrain::ps

@@ -1,0 +1,118 @@
+#pragma once
+// Service: puts a ParameterServer on the network. Accepts worker
+// connections, runs the handshake (hello, job spec, model fingerprint),
+// answers pulls and push-pulls (holding sync replies until the step closes),
+// collects each worker's final stats, and never hangs silently: a watchdog
+// names the ranks it waits for once nothing has progressed for `timeout`.
+//
+// A peer that sends bad bytes or breaks the protocol gets an error frame and
+// is dropped; the job goes on. A registered worker that disconnects before
+// it is done fails the job (kUnavailable naming its rank).
+// Threading: everything runs on the io_context's thread. `*io`, `*server`
+// and `*log` must outlive the Service.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include "net/listener.h"
+#include "ps/job_spec.h"
+#include "ps/parameter_server.h"
+#include "report/event_log.h"
+#include "wire/messages.h"
+
+namespace pstrain::ps {
+
+struct ServiceOptions {
+  std::string host = "localhost";
+  int port = 29500;  // 0: the kernel picks; see port()
+  /// How long the job may make no progress before the Service gives up.
+  std::chrono::milliseconds timeout{120000};
+  uint64_t max_frame_bytes = wire::kDefaultMaxFrameBytes;
+};
+
+class Service : private net::Connection::Handler {
+ public:
+  /// `fingerprint`: the server model's keys, which every worker must match.
+  Service(asio::io_context* io, const JobSpec& spec,
+          std::vector<wire::KeySpec> fingerprint, ParameterServer* server,
+          report::EventLog* log, ServiceOptions options);
+  ~Service() override;
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  /// Binds host:port. kUnavailable when the port is taken.
+  Status Listen();
+  int port() const { return listener_.port(); }
+
+  /// Called on the io thread after each new version (e.g. to evaluate).
+  void set_on_version(std::function<void(uint64_t)> fn) {
+    on_version_ = std::move(fn);
+  }
+
+  /// Serves until every worker is done (ok) or the job fails: kTimeout
+  /// naming the ranks waited for, kUnavailable naming a lost worker.
+  Status Run();
+
+  /// Totals for the summary: bytes_pushed, bytes_pulled (bytes), samples,
+  /// wall_seconds (first registration to last done), and the workers' mean
+  /// compute_seconds and communication_seconds.
+  nlohmann::json Stats() const;
+
+ private:
+  struct Peer;
+
+  Status OnMeta(net::Connection& conn, const wire::FrameHeader& header,
+                std::string_view meta, uint64_t data_bytes,
+                std::vector<asio::mutable_buffer>* dst) override;
+  void OnFrame(net::Connection& conn, const wire::FrameHeader& header,
+               std::string_view meta) override;
+  void OnClose(net::Connection& conn, const Status& why) override;
+
+  Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
+                     std::string_view meta);
+  Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
+  Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
+  Status OnPushPull(Peer& peer, uint64_t id);
+  Status OnDone(Peer& peer, uint64_t id, std::string_view meta);
+  void Reply(Peer& peer, wire::MsgType type, uint64_t id);
+  void SendParams(Peer& peer, uint64_t id);
+  void OnNewVersion();
+  void Tick();
+  std::string Waiting() const;
+  void Fail(const Status& status);
+  void Shutdown();
+
+  asio::io_context* io_;
+  JobSpec spec_;
+  std::vector<wire::KeySpec> fingerprint_;
+  ParameterServer* server_;
+  report::EventLog* log_;
+  ServiceOptions options_;
+  net::Listener listener_;
+  asio::steady_timer timer_;
+  std::unordered_map<net::Connection*, std::unique_ptr<Peer>> peers_;
+  std::vector<Peer*> workers_;  // by worker index; null until registered
+  wire::Params params_msg_;     // descriptors built once
+  std::function<void(uint64_t)> on_version_;
+  int registered_ = 0;
+  int done_ = 0;
+  bool stopping_ = false;
+  Status failure_;
+  std::chrono::steady_clock::time_point last_progress_;
+  std::chrono::steady_clock::time_point first_register_;
+  std::chrono::steady_clock::time_point last_done_;
+  uint64_t closed_bytes_read_ = 0;
+  uint64_t closed_bytes_written_ = 0;
+  nlohmann::json worker_stats_ = nlohmann::json::array();
+};
+
+}  // namespace pstrain::ps

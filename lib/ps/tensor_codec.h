@@ -1,0 +1,41 @@
+#pragma once
+// Bridges libtorch tensors and wire descriptors: dtype mapping, descriptors
+// for a tensor, and the check that an incoming descriptor fits the tensor it
+// will be read into. Thread-compatible; no allocation.
+
+#include <ATen/core/Tensor.h>
+
+#include "util/result.h"
+#include "util/status.h"
+#include "wire/messages.h"
+#include "wire/tensor_desc.h"
+
+namespace pstrain::ps {
+
+/// kInvalidArgument for dtypes the wire does not carry (complex, bool, ...).
+Result<wire::DType> ToWireDType(c10::ScalarType type);
+/// REQUIRES: a valid wire::DType.
+c10::ScalarType ToScalarType(wire::DType dtype);
+
+/// The descriptor of `t` (contiguous, CPU) as key `key`: dtype, dims, nbytes.
+/// REQUIRES: t is contiguous with a wire dtype and at most 8 dims.
+wire::TensorDesc DescribeTensor(uint32_t key, const at::Tensor& t);
+
+/// kCorruption unless `desc` names key `key` with exactly t's dtype and shape:
+/// "push_pull: tensor 2 is float32 [64,32,3,3], expected float32 [64,32,3]".
+Status CheckDescMatches(const wire::TensorDesc& desc, uint32_t key,
+                        const at::Tensor& t, const char* what);
+
+/// Model fingerprint entry for a parameter.
+wire::KeySpec KeySpecOf(const std::string& name, const at::Tensor& t);
+
+/// "float32 [128,9216]".
+std::string DescribeKeySpec(const wire::KeySpec& k);
+
+/// Ok if equal; else kIncompatible naming the first differing key:
+/// "model differs at key 2 'fc1.weight': server has float32 [128,9216],
+/// worker has float32 [64,9216]" (also for a different key count).
+Status CompareFingerprints(const std::vector<wire::KeySpec>& server,
+                           const std::vector<wire::KeySpec>& worker);
+
+}  // namespace pstrain::ps

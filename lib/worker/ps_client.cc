@@ -1,0 +1,113 @@
+#include "worker/ps_client.h"
+
+#include <nlohmann/json.hpp>
+
+#include "ps/tensor_codec.h"
+
+namespace pstrain::worker {
+
+PsClient::PsClient(std::chrono::milliseconds timeout,
+                   net::ConnectionOptions options)
+    : timeout_(timeout), client_(options) {}
+
+Status PsClient::Connect(const std::string& host, int port) {
+  return client_.Connect(host, port, timeout_);
+}
+
+Status PsClient::Expect(wire::MsgType got, wire::MsgType want) const {
+  if (got == want) return Status::Ok();
+  return Corruption(std::string("server answered ") + wire::MsgTypeName(got) +
+                    ", expected " + wire::MsgTypeName(want));
+}
+
+Status PsClient::CallSimple(net::FrameBuffers& request, wire::MsgType want) {
+  wire::MsgType got;
+  PS_RETURN_IF_ERROR(client_.Call(request, nullptr, timeout_, &got));
+  return Expect(got, want);
+}
+
+Result<ps::JobSpec> PsClient::Handshake(int rank, int world_size) {
+  wire::Hello hello{wire::Role::kWorker, static_cast<uint32_t>(rank),
+                    static_cast<uint32_t>(world_size)};
+  wire::EncodeMeta(hello, &meta_);
+  net::FrameBuffers& req = client_.NewRequest();
+  req.Reset(wire::MsgType::kHello, 0, meta_);
+  PS_RETURN_IF_ERROR(CallSimple(req, wire::MsgType::kHello));
+
+  wire::EncodeMeta(wire::GetJob{}, &meta_);
+  net::FrameBuffers& get = client_.NewRequest();
+  get.Reset(wire::MsgType::kGetJob, 0, meta_);
+  PS_RETURN_IF_ERROR(CallSimple(get, wire::MsgType::kJobSpec));
+  wire::JobSpecMsg msg;
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(client_.reply_meta(), &msg));
+  auto j = nlohmann::json::parse(msg.json, nullptr, false);
+  if (j.is_discarded()) return Corruption("job spec from the server is not JSON");
+  return ps::JobSpecFromJson(j);
+}
+
+Status PsClient::Register(const std::vector<wire::KeySpec>& keys) {
+  wire::Register reg{keys};
+  wire::EncodeMeta(reg, &meta_);
+  net::FrameBuffers& req = client_.NewRequest();
+  req.Reset(wire::MsgType::kRegister, 0, meta_);
+  return CallSimple(req, wire::MsgType::kAck);
+}
+
+void PsClient::Attach(std::vector<at::Tensor> params,
+                      std::vector<at::Tensor> grads) {
+  params_ = std::move(params);
+  grads_ = std::move(grads);
+  push_msg_.grads.clear();
+  for (size_t k = 0; k < grads_.size(); ++k) {
+    push_msg_.grads.push_back(ps::DescribeTensor(k, grads_[k]));
+  }
+}
+
+Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
+                        uint64_t, std::vector<asio::mutable_buffer>* dst) {
+  PS_RETURN_IF_ERROR(Expect(header.type, wire::MsgType::kParams));
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reply_));
+  if (reply_.params.size() != params_.size()) {
+    return Corruption("params carries " + std::to_string(reply_.params.size()) +
+                      " tensors, expected " + std::to_string(params_.size()));
+  }
+  for (size_t k = 0; k < params_.size(); ++k) {
+    PS_RETURN_IF_ERROR(
+        ps::CheckDescMatches(reply_.params[k], k, params_[k], "params"));
+    dst->emplace_back(params_[k].data_ptr(), params_[k].nbytes());
+  }
+  return Status::Ok();
+}
+
+Result<uint64_t> PsClient::Pull(uint64_t min_version) {
+  wire::EncodeMeta(wire::Pull{min_version}, &meta_);
+  net::FrameBuffers& req = client_.NewRequest();
+  req.Reset(wire::MsgType::kPull, 0, meta_);
+  wire::MsgType got;
+  PS_RETURN_IF_ERROR(client_.Call(req, this, timeout_, &got));
+  PS_RETURN_IF_ERROR(Expect(got, wire::MsgType::kParams));
+  return reply_.version;
+}
+
+Result<uint64_t> PsClient::PushPull(uint64_t version) {
+  push_msg_.version = version;
+  wire::EncodeMeta(push_msg_, &meta_);
+  net::FrameBuffers& req = client_.NewRequest();
+  req.Reset(wire::MsgType::kPushPull, 0, meta_);
+  for (const auto& g : grads_) req.AddData(g.data_ptr(), g.nbytes());
+  wire::MsgType got;
+  PS_RETURN_IF_ERROR(client_.Call(req, this, timeout_, &got));
+  PS_RETURN_IF_ERROR(Expect(got, wire::MsgType::kParams));
+  return reply_.version;
+}
+
+Status PsClient::Done(const nlohmann::json& stats) {
+  wire::EncodeMeta(wire::Done{stats.dump()}, &meta_);
+  net::FrameBuffers& req = client_.NewRequest();
+  req.Reset(wire::MsgType::kDone, 0, meta_);
+  Status s = CallSimple(req, wire::MsgType::kAck);
+  client_.Close();
+  return s;
+}
+
+}  // namespace pstrain::worker

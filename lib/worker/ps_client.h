@@ -1,0 +1,68 @@
+#pragma once
+// PsClient: a worker's view of the parameter server: handshake, model
+// registration, pull and push-pull, done. Parameters arrive straight in the
+// storage of the tensors given to Attach (no staging copy), and gradients
+// leave straight from theirs. Each call waits at most `timeout`; a server
+// error reply comes back as its Status.
+// Not thread-safe. The tensors given to Attach must outlive the PsClient.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <nlohmann/json_fwd.hpp>
+
+#include "net/client.h"
+#include "ps/job_spec.h"
+#include "util/result.h"
+#include "wire/messages.h"
+
+namespace pstrain::worker {
+
+class PsClient : private net::ReplySink {
+ public:
+  PsClient(std::chrono::milliseconds timeout, net::ConnectionOptions options);
+
+  /// Connects to the master, retrying until the timeout (it may start later).
+  Status Connect(const std::string& host, int port);
+  /// Hello, then the job spec. kIncompatible / kInvalidArgument from the
+  /// server for a world_size mismatch, a bad or duplicate rank.
+  Result<ps::JobSpec> Handshake(int rank, int world_size);
+  /// Sends the model fingerprint; kIncompatible naming the first differing
+  /// key when the server's model differs.
+  Status Register(const std::vector<wire::KeySpec>& keys);
+
+  /// Where pulled parameters land (contiguous CPU tensors, key order) and
+  /// where pushed gradients come from (same shapes and dtypes).
+  void Attach(std::vector<at::Tensor> params, std::vector<at::Tensor> grads);
+
+  /// Pulls parameters of at least `min_version`; returns the version.
+  Result<uint64_t> Pull(uint64_t min_version);
+  /// Pushes the gradients computed on `version` and receives the next
+  /// parameters (sync: those of version+1); returns their version.
+  Result<uint64_t> PushPull(uint64_t version);
+  /// Reports the worker's stats (a JSON object) and waits for the ack.
+  Status Done(const nlohmann::json& stats);
+
+  uint64_t bytes_pushed() const { return client_.bytes_written(); }
+  uint64_t bytes_pulled() const { return client_.bytes_read(); }
+
+ private:
+  Status OnMeta(const wire::FrameHeader& header, std::string_view meta,
+                uint64_t data_bytes,
+                std::vector<asio::mutable_buffer>* dst) override;
+  Status Expect(wire::MsgType got, wire::MsgType want) const;
+  Status CallSimple(net::FrameBuffers& request, wire::MsgType want);
+
+  std::chrono::milliseconds timeout_;
+  net::Client client_;
+  std::vector<at::Tensor> params_;
+  std::vector<at::Tensor> grads_;
+  wire::PushPull push_msg_;  // descriptors built once
+  wire::Params reply_;       // reused
+  std::string meta_;         // reused
+};
+
+}  // namespace pstrain::worker

@@ -1,0 +1,190 @@
+// Process tests: real children through /bin/sh. Every child is started and
+// reaped by RunChildren itself; the fixture checks that none is left over.
+
+#include "cluster/launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace pstrain::cluster {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ChildSpec Sh(const std::string& label, const std::string& script) {
+  return ChildSpec{{"/bin/sh", "-c", script}, label};
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+// Open descriptors of this process.
+int CountOpenFds() {
+  int count = 0;
+  for (int fd = 0; fd < 1024; ++fd)
+    count += fcntl(fd, F_GETFD) != -1;
+  return count;
+}
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class LauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.out = &out_;
+    options_.err = &err_;
+    open_fds_ = CountOpenFds();
+  }
+
+  void TearDown() override {
+    // No child of ours is left, running or zombie.
+    EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
+    EXPECT_EQ(errno, ECHILD);
+    EXPECT_EQ(CountOpenFds(), open_fds_);
+  }
+
+  // Runs options_ and returns the exit code; fails the test on a Status.
+  int Run() {
+    Result<int> result = RunChildren(options_);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    return result.ok() ? *result : -1;
+  }
+
+  LaunchOptions options_;
+  std::ostringstream out_;
+  std::ostringstream err_;
+  int open_fds_ = 0;
+};
+
+TEST_F(LauncherTest, PrefixesLinesOfBothStreams) {
+  options_.children = {Sh("a", "echo one; echo two >&2; printf partial")};
+  EXPECT_EQ(Run(), 0);
+  EXPECT_EQ(out_.str(), "[a] one\n[a] partial\n");
+  EXPECT_EQ(err_.str(), "[a] two\n");
+}
+
+TEST_F(LauncherTest, LinesWrittenInPiecesStayWhole) {
+  const std::string script =
+      "i=0; while [ $i -lt 200 ]; do printf 'aaaa'; printf 'bbbb\\n'; "
+      "i=$((i+1)); done";
+  options_.children = {Sh("c0", script), Sh("c1", script), Sh("c2", script)};
+  EXPECT_EQ(Run(), 0);
+  std::vector<std::string> lines = Lines(out_.str());
+  ASSERT_EQ(lines.size(), 600u);
+  const std::regex whole(R"(\[c[012]\] aaaabbbb)");
+  for (const std::string& line : lines) {
+    ASSERT_TRUE(std::regex_match(line, whole)) << line;
+  }
+}
+
+TEST_F(LauncherTest, StdoutPassthroughLeavesJsonUntouched) {
+  options_.prefix_stdout = false;
+  options_.children = {
+      Sh("rank 1", R"(echo '{"event":"step"}'; echo warn >&2)")};
+  EXPECT_EQ(Run(), 0);
+  EXPECT_EQ(out_.str(), "{\"event\":\"step\"}\n");
+  EXPECT_EQ(err_.str(), "[rank 1] warn\n");
+}
+
+TEST_F(LauncherTest, FailingChildStopsTheOthers) {
+  options_.children = {Sh("rank 0", "sleep 30"),
+                       Sh("rank 1", "sleep 0.2; exit 3"),
+                       Sh("rank 2", "sleep 30")};
+  Clock::time_point start = Clock::now();
+  EXPECT_EQ(Run(), 3);
+  EXPECT_LT(SecondsSince(start), 10);
+  EXPECT_NE(err_.str().find("pstrain launch: rank 1 exited with status 3; "
+                            "stopping the others\n"),
+            std::string::npos)
+      << err_.str();
+}
+
+TEST_F(LauncherTest, ChildIgnoringSigtermIsKilledAfterGrace) {
+  char dir_template[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string ready = std::string(dir_template) + "/ready";
+  options_.kill_grace_seconds = 0.5;
+  options_.children = {
+      Sh("stubborn", "trap '' TERM; : > " + ready + "; sleep 30"),
+      Sh("failing",
+         "while [ ! -e " + ready + " ]; do sleep 0.05; done; exit 4")};
+  Clock::time_point start = Clock::now();
+  EXPECT_EQ(Run(), 4);
+  double elapsed = SecondsSince(start);
+  EXPECT_GE(elapsed, 0.5);
+  EXPECT_LT(elapsed, 10);
+  std::remove(ready.c_str());
+  rmdir(dir_template);
+}
+
+TEST_F(LauncherTest, ChildKilledBySignalGives128PlusSignal) {
+  options_.children = {Sh("a", "kill -KILL $$")};
+  EXPECT_EQ(Run(), 128 + SIGKILL);
+  EXPECT_NE(err_.str().find("pstrain launch: a was killed by signal 9"),
+            std::string::npos)
+      << err_.str();
+}
+
+TEST_F(LauncherTest, MissingExecutableIsAnErrorNotAHang) {
+  options_.children = {
+      Sh("rank 0", "sleep 30"),
+      ChildSpec{{"/nonexistent/pstrain-no-such-binary"}, "rank 1"}};
+  Clock::time_point start = Clock::now();
+  Result<int> result = RunChildren(options_);
+  EXPECT_LT(SecondsSince(start), 10);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kIOError);
+  EXPECT_EQ(result.status().message(),
+            "cannot start rank 1 (/nonexistent/pstrain-no-such-binary): "
+            "No such file or directory");
+}
+
+TEST_F(LauncherTest, ForwardsSigintAndRestoresHandler) {
+  struct sigaction before {};
+  ASSERT_EQ(sigaction(SIGINT, nullptr, &before), 0);
+  // The child asks its parent (this test) to be interrupted; the launcher
+  // forwards the SIGINT back to it, and its trap exits 7.
+  options_.children = {
+      Sh("a",
+         "trap 'exit 7' INT; kill -INT $PPID; i=0; "
+         "while [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; exit 1")};
+  Clock::time_point start = Clock::now();
+  EXPECT_EQ(Run(), 7);
+  EXPECT_LT(SecondsSince(start), 10);
+  struct sigaction after {};
+  ASSERT_EQ(sigaction(SIGINT, nullptr, &after), 0);
+  EXPECT_EQ(after.sa_handler, before.sa_handler);
+}
+
+TEST_F(LauncherTest, AllSucceedingGivesZero) {
+  options_.children = {Sh("a", "exit 0"), Sh("b", "sleep 0.1")};
+  EXPECT_EQ(Run(), 0);
+  EXPECT_EQ(err_.str(), "");
+}
+
+TEST(ThreadsPerProcessTest, SharesCoresAtLeastOneEach) {
+  EXPECT_GE(ThreadsPerProcess(1), 1);
+  EXPECT_EQ(ThreadsPerProcess(1 << 20), 1);
+}
+
+}  // namespace
+}  // namespace pstrain::cluster

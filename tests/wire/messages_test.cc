@@ -1,0 +1,447 @@
+#include "wire/messages.h"
+
+#include <initializer_list>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace pstrain::wire {
+namespace {
+
+std::string Bytes(std::initializer_list<int> bytes) {
+  std::string s;
+  for (int b : bytes)
+    s.push_back(static_cast<char>(b));
+  return s;
+}
+
+std::string U64(uint64_t v) {
+  std::string s(8, '\0');
+  EncodeFixed64(s.data(), v);
+  return s;
+}
+
+std::string U32(uint32_t v) {
+  std::string s(4, '\0');
+  EncodeFixed32(s.data(), v);
+  return s;
+}
+
+template <typename M>
+std::string Meta(const M& m) {
+  std::string meta = "stale bytes that EncodeMeta must clear";
+  EncodeMeta(m, &meta);
+  return meta;
+}
+
+TensorDesc Desc(uint32_t key, DType dtype, std::vector<int64_t> dims) {
+  TensorDesc d;
+  d.key = key;
+  d.dtype = dtype;
+  d.ndim = static_cast<uint8_t>(dims.size());
+  int64_t numel = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    d.dims[i] = dims[i];
+    numel *= dims[i];
+  }
+  d.nbytes = static_cast<uint64_t>(numel) * DTypeSize(dtype);
+  return d;
+}
+
+template <typename M>
+const char* NameOf(const M& m) {
+  return MsgTypeName(TypeOf(m));
+}
+
+template <typename M>
+void ExpectCorrupt(const std::string& meta, const std::string& message) {
+  M out;
+  Status s = DecodeMeta(meta, &out);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption) << message;
+  EXPECT_EQ(s.message(), message);
+}
+
+void ExpectSameDescs(const std::vector<TensorDesc>& a,
+                     const std::vector<TensorDesc>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].key, b[i].key);
+    EXPECT_EQ(a[i].dtype, b[i].dtype);
+    EXPECT_EQ(a[i].ndim, b[i].ndim);
+    EXPECT_EQ(a[i].dims, b[i].dims);
+    EXPECT_EQ(a[i].nbytes, b[i].nbytes);
+  }
+}
+
+TEST(MessagesTest, GoldenBytesOfEveryMessage) {
+  EXPECT_EQ(Meta(Hello{Role::kWorker, 3, 5}),
+            Bytes({0x02, 3, 0, 0, 0, 5, 0, 0, 0}));
+  EXPECT_EQ(Meta(ErrorMsg{StatusCode::kTimeout, "late"}),
+            Bytes({0x05, 0x00, 4, 0, 0, 0}) + "late");
+  EXPECT_EQ(Meta(GetJob{}), "");
+  EXPECT_EQ(Meta(JobSpecMsg{"{}"}), Bytes({2, 0, 0, 0}) + "{}");
+  Register reg;
+  reg.keys = {{"w", DType::kFloat32, {2, 3}}, {"b", DType::kInt64, {}}};
+  EXPECT_EQ(Meta(reg), Bytes({2,    0,    0, 0,       // count
+                              1,    0,    0, 0, 'w',  // name
+                              0x01, 0x02,             // float32, ndim 2
+                              2,    0,    0, 0, 0,   0, 0, 0,  // dims[0]
+                              3,    0,    0, 0, 0,   0, 0, 0,  // dims[1]
+                              1,    0,    0, 0, 'b',           // name
+                              0x05, 0x00}));                   // int64, ndim 0
+  EXPECT_EQ(Meta(Ack{}), "");
+  EXPECT_EQ(Meta(Pull{0x0102030405060708ull}), Bytes({8, 7, 6, 5, 4, 3, 2, 1}));
+  EXPECT_EQ(Meta(PushPull{9, {Desc(7, DType::kFloat32, {3})}}),
+            Bytes({9,  0, 0, 0, 0,    0,    0, 0,     // version
+                   1,  0, 0, 0,                       // count
+                   7,  0, 0, 0, 0x01, 0x00, 1,        // key, float32, raw, ndim
+                   3,  0, 0, 0, 0,    0,    0, 0,     // dims[0]
+                   12, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
+  EXPECT_EQ(Meta(Params{2, {Desc(1, DType::kBFloat16, {})}}),
+            Bytes({2, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
+                   1, 0, 0, 0, 0x04, 0x00, 0,        // key, bf16, ndim 0
+                   2, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
+  EXPECT_EQ(Meta(Done{"ok"}), Bytes({2, 0, 0, 0}) + "ok");
+}
+
+TEST(MessagesTest, GoldenFramePrefix) {
+  std::string out = "stale";
+  EncodeFramePrefix(MsgType::kHello, 0x0A0B, Meta(Hello{Role::kServer, 0, 2}),
+                    0, &out);
+  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x01, 0x00, 0x01, 0x00,  //
+                        0x00, 0x00, 0x00, 0x00,                          //
+                        13,   0,    0,    0,    0,    0,    0,    0,     //
+                        0x0B, 0x0A, 0,    0,    0,    0,    0,    0,     //
+                        9,    0,    0,    0,                             //
+                        0x01, 0,    0,    0,    0,    2,    0,    0,    0}));
+  EncodeFramePrefix(MsgType::kParams, 1, "", 1000, &out);
+  EXPECT_EQ(out.size(), kFrameHeaderBytes + kMetaLenBytes);
+  EXPECT_EQ(DecodeFixed64(out.data() + 12), 1004u);  // body_len
+}
+
+TEST(MessagesTest, RoundTripsScalarMessages) {
+  Hello hello;
+  ASSERT_TRUE(DecodeMeta(Meta(Hello{Role::kTool, 7, 9}), &hello).ok());
+  EXPECT_EQ(hello.role, Role::kTool);
+  EXPECT_EQ(hello.rank, 7u);
+  EXPECT_EQ(hello.world_size, 9u);
+  ErrorMsg err;
+  ASSERT_TRUE(
+      DecodeMeta(Meta(ErrorMsg{StatusCode::kIncompatible, "v2"}), &err).ok());
+  EXPECT_EQ(err.code, StatusCode::kIncompatible);
+  EXPECT_EQ(err.message, "v2");
+  GetJob get_job;
+  Ack ack;
+  EXPECT_TRUE(DecodeMeta("", &get_job).ok());
+  EXPECT_TRUE(DecodeMeta("", &ack).ok());
+  JobSpecMsg job;
+  ASSERT_TRUE(DecodeMeta(Meta(JobSpecMsg{R"({"lr":0.1})"}), &job).ok());
+  EXPECT_EQ(job.json, R"({"lr":0.1})");
+  Done done;
+  ASSERT_TRUE(DecodeMeta(Meta(Done{""}), &done).ok());
+  EXPECT_EQ(done.json, "");
+  Pull pull;
+  ASSERT_TRUE(DecodeMeta(Meta(Pull{~uint64_t{0}}), &pull).ok());
+  EXPECT_EQ(pull.min_version, ~uint64_t{0});
+}
+
+TEST(MessagesTest, RoundTripsListMessages) {
+  Register reg{{{"conv1.weight", DType::kFloat32, {32, 1, 3, 3}},
+                {"scalar", DType::kFloat64, {}},
+                {"empty", DType::kInt8, {0, 4}}}};
+  Register reg_out;
+  ASSERT_TRUE(DecodeMeta(Meta(reg), &reg_out).ok());
+  EXPECT_EQ(reg_out.keys, reg.keys);
+  PushPull pp{3,
+              {Desc(0, DType::kFloat32, {2, 2}), Desc(5, DType::kUInt8, {0})}};
+  PushPull pp_out;
+  ASSERT_TRUE(DecodeMeta(Meta(pp), &pp_out).ok());
+  EXPECT_EQ(pp_out.version, 3u);
+  ExpectSameDescs(pp_out.grads, pp.grads);
+  Params params{4, pp.grads};
+  Params params_out;
+  ASSERT_TRUE(DecodeMeta(Meta(params), &params_out).ok());
+  EXPECT_EQ(params_out.version, 4u);
+  ExpectSameDescs(params_out.params, pp.grads);
+}
+
+TEST(MessagesTest, DecodeReusesCapacity) {
+  PushPull big{1, std::vector<TensorDesc>(16, Desc(1, DType::kInt32, {2}))};
+  PushPull out;
+  ASSERT_TRUE(DecodeMeta(Meta(big), &out).ok());
+  const TensorDesc* storage = out.grads.data();
+  PushPull small{2, {Desc(3, DType::kInt8, {1})}};
+  ASSERT_TRUE(DecodeMeta(Meta(small), &out).ok());
+  ASSERT_EQ(out.grads.size(), 1u);
+  EXPECT_EQ(out.grads[0].key, 3u);
+  EXPECT_EQ(out.grads.data(), storage);
+  EXPECT_GE(out.grads.capacity(), 16u);
+
+  Register reg{{{std::string(100, 'a'), DType::kFloat32, {1}},
+                {"b", DType::kFloat32, {2}}}};
+  Register reg_out;
+  ASSERT_TRUE(DecodeMeta(Meta(reg), &reg_out).ok());
+  const char* name_storage = reg_out.keys[0].name.data();
+  ASSERT_TRUE(
+      DecodeMeta(Meta(Register{{{"c", DType::kInt8, {}}}}), &reg_out).ok());
+  ASSERT_EQ(reg_out.keys.size(), 1u);
+  EXPECT_EQ(reg_out.keys[0], (KeySpec{"c", DType::kInt8, {}}));
+  EXPECT_EQ(reg_out.keys[0].name.data(), name_storage);
+}
+
+TEST(MessagesTest, RejectsTruncationAndTrailingBytes) {
+  const std::string hello = Meta(Hello{Role::kWorker, 1, 2});
+  ExpectCorrupt<Hello>("", "hello: truncated at role: 0 bytes left, need 1");
+  ExpectCorrupt<Hello>(hello.substr(0, 3),
+                       "hello: truncated at rank: 2 bytes left, need 4");
+  ExpectCorrupt<Hello>(hello.substr(0, 8),
+                       "hello: truncated at world_size: 3 bytes left, need 4");
+  ExpectCorrupt<Hello>(hello + "xy", "hello: 2 trailing bytes");
+  ExpectCorrupt<Ack>("x", "ack: 1 trailing byte");
+  ExpectCorrupt<GetJob>("xyz", "get_job: 3 trailing bytes");
+  ExpectCorrupt<Pull>(U64(1) + "!", "pull: 1 trailing byte");
+  ExpectCorrupt<Pull>("1234",
+                      "pull: truncated at min_version: 4 bytes left, "
+                      "need 8");
+  ExpectCorrupt<Done>(Meta(Done{"{}"}) + "??", "done: 2 trailing bytes");
+  ExpectCorrupt<PushPull>(Meta(PushPull{1, {Desc(0, DType::kInt8, {1})}}) + "z",
+                          "push_pull: 1 trailing byte");
+}
+
+TEST(MessagesTest, RejectsBadEnums) {
+  ExpectCorrupt<Hello>(Bytes({0, 1, 0, 0, 0, 2, 0, 0, 0}),
+                       "hello: role 0 is unknown, expected 1..3");
+  ExpectCorrupt<Hello>(Bytes({4, 1, 0, 0, 0, 2, 0, 0, 0}),
+                       "hello: role 4 is unknown, expected 1..3");
+  ExpectCorrupt<ErrorMsg>(Bytes({0, 0, 0, 0, 0, 0}),
+                          "error: code 0 is unknown, expected 1..7");
+  ExpectCorrupt<ErrorMsg>(Bytes({8, 0, 0, 0, 0, 0}),
+                          "error: code 8 is unknown, expected 1..7");
+}
+
+TEST(MessagesTest, RejectsStringLongerThanInput) {
+  ExpectCorrupt<JobSpecMsg>(U32(100) + "abc",
+                            "job_spec: json length 100 exceeds the 3 bytes "
+                            "left");
+  ExpectCorrupt<Done>(U32(0xFFFFFFFF),
+                      "done: json length 4294967295 exceeds max 16777216");
+  ExpectCorrupt<JobSpecMsg>(U32(kMaxStringBytes + 1),
+                            "job_spec: json length 16777217 exceeds max "
+                            "16777216");
+  ExpectCorrupt<ErrorMsg>(Bytes({3, 0}) + U32(5) + "oops",
+                          "error: message length 5 exceeds the 4 bytes left");
+  ExpectCorrupt<Register>(U32(1) + U32(1000) + "wx",
+                          "register: key 0: name length 1000 exceeds the 2 "
+                          "bytes left");
+  ExpectCorrupt<JobSpecMsg>("ab",
+                            "job_spec: truncated at json: 2 bytes left, "
+                            "need 4");
+}
+
+TEST(MessagesTest, RejectsBadCounts) {
+  ExpectCorrupt<PushPull>(U64(1) + U32(kMaxTensorsPerMessage + 1),
+                          "push_pull: count 1048577 exceeds max 1048576");
+  ExpectCorrupt<Register>(U32(0xFFFFFFFF),
+                          "register: count 4294967295 exceeds max 1048576");
+  // A count the bytes left cannot hold is refused before anything grows.
+  ExpectCorrupt<Params>(U64(1) + U32(1000) + std::string(20, '\0'),
+                        "params: count 1000 needs at least 15000 bytes, 20 "
+                        "left");
+  ExpectCorrupt<Register>(U32(3) + std::string(17, '\0'),
+                          "register: count 3 needs at least 18 bytes, 17 left");
+}
+
+TEST(MessagesTest, RejectsBadDescriptorNamingTheTensor) {
+  std::vector<TensorDesc> descs(4, Desc(1, DType::kFloat32, {4}));
+  descs[3].nbytes = 12;
+  ExpectCorrupt<PushPull>(Meta(PushPull{1, descs}),
+                          "push_pull: tensor 3: nbytes 12 != numel 4 x 4 bytes "
+                          "(float32)");
+  descs[3] = Desc(1, DType::kFloat32, {4});
+  descs[1].dims[0] = -1;
+  ExpectCorrupt<Params>(Meta(Params{1, descs}),
+                        "params: tensor 1: dims[0] is -1, expected >= 0");
+  const std::string one = Meta(Params{1, {Desc(1, DType::kInt8, {2, 2})}});
+  ExpectCorrupt<Params>(one.substr(0, one.size() - 1),
+                        "params: tensor 0: truncated descriptor: 30 bytes "
+                        "left, need 31");
+}
+
+TEST(MessagesTest, RejectsBadKeySpec) {
+  const std::string head = U32(2) + U32(1) + "a" + Bytes({1, 0});
+  ExpectCorrupt<Register>(head + U32(1) + "b" + Bytes({0, 0}),
+                          "register: key 1: dtype 0 is unknown, expected 1..8");
+  ExpectCorrupt<Register>(head + U32(1) + "b" + Bytes({1, 9}),
+                          "register: key 1: ndim 9 exceeds 8");
+  ExpectCorrupt<Register>(head + U32(1) + "b" + Bytes({1, 1}) + U64(~0ull),
+                          "register: key 1: dims[0] is -1, expected >= 0");
+  ExpectCorrupt<Register>(
+      head + U32(1) + "b" + Bytes({1, 2}) + U64(uint64_t{1} << 62) + U64(4),
+      "register: key 1: dims product overflows int64 at "
+      "dims[1]");
+  ExpectCorrupt<Register>(head + U32(1) + "b" + Bytes({1, 1, 7}),
+                          "register: key 1: truncated at dims: 1 bytes left, "
+                          "need 8");
+}
+
+TEST(MessagesTest, DataBytesSumsAndRefusesOverflow) {
+  uint64_t total = 7;
+  ASSERT_TRUE(DataBytes({}, &total).ok());
+  EXPECT_EQ(total, 0u);
+  std::vector<TensorDesc> descs = {Desc(0, DType::kFloat64, {3}),
+                                   Desc(1, DType::kInt8, {5})};
+  ASSERT_TRUE(DataBytes(descs, &total).ok());
+  EXPECT_EQ(total, 29u);
+  descs[0].nbytes = ~uint64_t{0} - 2;
+  Status s = DataBytes(descs, &total);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_EQ(s.message(), "data bytes: sum overflows u64 at tensor 1");
+}
+
+FrameHeader Header(MsgType type, uint64_t body_len) {
+  FrameHeader h;
+  h.type = type;
+  h.body_len = body_len;
+  return h;
+}
+
+TEST(MessagesTest, CheckBodyLength) {
+  EXPECT_TRUE(CheckBodyLength(Header(MsgType::kAck, 4), 0, 0).ok());
+  EXPECT_TRUE(CheckBodyLength(Header(MsgType::kParams, 110), 6, 100).ok());
+  Status s = CheckBodyLength(Header(MsgType::kParams, 110), 6, 99);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_EQ(s.message(), "frame: body_len 110 != 4 + meta_len 6 + data 99");
+  EXPECT_EQ(CheckBodyLength(Header(MsgType::kParams, 10), 7, 0).message(),
+            "frame: meta_len 7 does not fit in body_len 10 - 4");
+  EXPECT_EQ(CheckBodyLength(Header(MsgType::kParams, 1ull << 40),
+                            kMaxMetaBytes + 1ull, 0)
+                .message(),
+            "frame: meta_len 67108865 exceeds max 67108864");
+}
+
+TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
+  auto ok = [](MsgType type, const std::string& meta, uint64_t data) {
+    Status s = ValidateFrame(Header(type, 4 + meta.size() + data), meta, data);
+    EXPECT_TRUE(s.ok()) << MsgTypeName(type) << ": " << s.ToString();
+  };
+  ok(MsgType::kHello, Meta(Hello{}), 0);
+  ok(MsgType::kError, Meta(ErrorMsg{StatusCode::kNotFound, "x"}), 0);
+  ok(MsgType::kGetJob, "", 0);
+  ok(MsgType::kJobSpec, Meta(JobSpecMsg{"{}"}), 0);
+  ok(MsgType::kRegister, Meta(Register{{{"w", DType::kFloat32, {1}}}}), 0);
+  ok(MsgType::kAck, "", 0);
+  ok(MsgType::kPull, Meta(Pull{3}), 0);
+  const std::vector<TensorDesc> descs = {Desc(0, DType::kFloat32, {2, 3}),
+                                         Desc(1, DType::kInt64, {0})};
+  ok(MsgType::kPushPull, Meta(PushPull{1, descs}), 24);
+  ok(MsgType::kParams, Meta(Params{1, descs}), 24);
+  ok(MsgType::kDone, Meta(Done{"{}"}), 0);
+}
+
+TEST(MessagesTest, ValidateFrameChecksDataAndType) {
+  auto check = [](MsgType type, const std::string& meta, uint64_t data) {
+    return ValidateFrame(Header(type, 4 + meta.size() + data), meta, data);
+  };
+  EXPECT_EQ(check(MsgType::kHello, Meta(Hello{}), 5).message(),
+            "hello: data section is 5 bytes, expected 0");
+  const std::string meta = Meta(PushPull{
+      1, {Desc(0, DType::kFloat32, {24}), Desc(1, DType::kInt8, {0})}});
+  EXPECT_EQ(check(MsgType::kPushPull, meta, 100).message(),
+            "push_pull: data section is 100 bytes, descriptors say 96");
+  EXPECT_EQ(check(MsgType::kPushPull, meta, 50).message(),
+            "push_pull: tensor 0: nbytes 96 exceeds the 50 data bytes left");
+  // Meta decoded as the header's type says: a Pull's meta is no Hello.
+  EXPECT_EQ(check(MsgType::kHello, Meta(Pull{5}), 0).message(),
+            "hello: role 5 is unknown, expected 1..3");
+  EXPECT_EQ(check(static_cast<MsgType>(11), "", 0).message(),
+            "frame header: type 11 is unknown, expected 1..10");
+  Status s = ValidateFrame(Header(MsgType::kAck, 9), "", 0);
+  EXPECT_EQ(s.message(), "frame: body_len 9 != 4 + meta_len 0 + data 0");
+}
+
+// Decodes `meta` from a heap copy of exactly its size, so that a read one
+// byte past the end is caught by AddressSanitizer (a std::string's SSO
+// buffer or spare capacity would hide it). Returns the decode Status.
+template <typename M>
+Status DecodeExact(const std::string& meta) {
+  std::unique_ptr<char[]> copy(new char[meta.size()]);
+  std::copy(meta.begin(), meta.end(), copy.get());
+  M out;
+  return DecodeMeta(std::string_view(copy.get(), meta.size()), &out);
+}
+
+template <typename M>
+void ExpectEveryPrefixFails(const M& m) {
+  const std::string meta = Meta(m);
+  EXPECT_TRUE(DecodeExact<M>(meta).ok());
+  for (size_t n = 0; n < meta.size(); ++n) {
+    Status s = DecodeExact<M>(meta.substr(0, n));
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << NameOf(m) << " " << n;
+    EXPECT_EQ(s.message().rfind(MsgTypeName(TypeOf(m)), 0), 0u) << s.message();
+  }
+}
+
+TEST(MessagesTest, EveryTruncationFails) {
+  const std::vector<TensorDesc> descs = {Desc(0, DType::kInt32, {2, 5}),
+                                         Desc(9, DType::kFloat16, {})};
+  ExpectEveryPrefixFails(Hello{Role::kWorker, 1, 2});
+  ExpectEveryPrefixFails(ErrorMsg{StatusCode::kNotFound, "no key 7"});
+  ExpectEveryPrefixFails(JobSpecMsg{"{}"});
+  ExpectEveryPrefixFails(Register{
+      {{"w", DType::kFloat32, {2, 3}}, {"bias", DType::kFloat32, {3}}}});
+  ExpectEveryPrefixFails(Pull{1});
+  ExpectEveryPrefixFails(PushPull{1, descs});
+  ExpectEveryPrefixFails(Params{1, descs});
+  ExpectEveryPrefixFails(Done{"{}"});
+}
+
+template <typename M>
+int CountRandomDecodes(std::mt19937_64* rng) {
+  int ok = 0;
+  for (int i = 0; i < 1000; ++i) {
+    std::string meta((*rng)() % 64, '\0');
+    for (char& c : meta)
+      c = static_cast<char>((*rng)() % 4 == 0 ? (*rng)() : 1);
+    Status s = DecodeExact<M>(meta);
+    EXPECT_TRUE(s.ok() || s.code() == StatusCode::kCorruption);
+    ok += s.ok();
+  }
+  return ok;
+}
+
+TEST(MessagesTest, RandomMetaDecodesOrFails) {
+  // Bytes biased towards 1 (a valid dtype, role, count or small length) so
+  // that decoding gets past the first field more often.
+  std::mt19937_64 rng(7);
+  EXPECT_GT(CountRandomDecodes<Hello>(&rng), 0);
+  CountRandomDecodes<ErrorMsg>(&rng);
+  CountRandomDecodes<JobSpecMsg>(&rng);
+  CountRandomDecodes<Register>(&rng);
+  CountRandomDecodes<Pull>(&rng);
+  CountRandomDecodes<PushPull>(&rng);
+  CountRandomDecodes<Params>(&rng);
+  CountRandomDecodes<Done>(&rng);
+}
+
+TEST(MessagesTest, TypeOfAndRoleName) {
+  EXPECT_EQ(TypeOf(Hello{}), MsgType::kHello);
+  EXPECT_EQ(TypeOf(ErrorMsg{}), MsgType::kError);
+  EXPECT_EQ(TypeOf(GetJob{}), MsgType::kGetJob);
+  EXPECT_EQ(TypeOf(JobSpecMsg{}), MsgType::kJobSpec);
+  EXPECT_EQ(TypeOf(Register{}), MsgType::kRegister);
+  EXPECT_EQ(TypeOf(Ack{}), MsgType::kAck);
+  EXPECT_EQ(TypeOf(Pull{}), MsgType::kPull);
+  EXPECT_EQ(TypeOf(PushPull{}), MsgType::kPushPull);
+  EXPECT_EQ(TypeOf(Params{}), MsgType::kParams);
+  EXPECT_EQ(TypeOf(Done{}), MsgType::kDone);
+  EXPECT_STREQ(RoleName(Role::kServer), "server");
+  EXPECT_STREQ(RoleName(Role::kWorker), "worker");
+  EXPECT_STREQ(RoleName(Role::kTool), "tool");
+  EXPECT_STREQ(RoleName(static_cast<Role>(0)), "unknown");
+}
+
+}  // namespace
+}  // namespace pstrain::wire

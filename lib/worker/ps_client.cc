@@ -8,10 +8,10 @@ namespace pstrain::worker {
 
 PsClient::PsClient(std::chrono::milliseconds timeout,
                    net::ConnectionOptions options)
-    : timeout_(timeout), client_(options) {}
+    : timeout_(2 * timeout), connect_timeout_(timeout), client_(options) {}
 
 Status PsClient::Connect(const std::string& host, int port) {
-  return client_.Connect(host, port, timeout_);
+  return client_.Connect(host, port, connect_timeout_);
 }
 
 Status PsClient::Expect(wire::MsgType got, wire::MsgType want) const {

@@ -3,7 +3,9 @@
 // registration, pull and push-pull, done. Parameters arrive straight in the
 // storage of the tensors given to Attach (no staging copy), and gradients
 // leave straight from theirs. Each call waits at most `timeout`; a server
-// error reply comes back as its Status.
+// error reply comes back as its Status. Replies are awaited for twice the
+// timeout: in sync mode a reply waits on the other workers, and the server,
+// which sees them all, gives up first and says which rank is missing.
 // Not thread-safe. The tensors given to Attach must outlive the PsClient.
 
 #include <chrono>
@@ -56,7 +58,8 @@ class PsClient : private net::ReplySink {
   Status Expect(wire::MsgType got, wire::MsgType want) const;
   Status CallSimple(net::FrameBuffers& request, wire::MsgType want);
 
-  std::chrono::milliseconds timeout_;
+  std::chrono::milliseconds timeout_;          // for replies
+  std::chrono::milliseconds connect_timeout_;  // for the first connection
   net::Client client_;
   std::vector<at::Tensor> params_;
   std::vector<at::Tensor> grads_;

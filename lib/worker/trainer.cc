@@ -99,8 +99,16 @@ Status RunWorker(const TrainerOptions& options, report::EventLog* log) {
       options.model_override.empty() ? spec.model : options.model_override;
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
                       models::MakeModel(model_name));
-  PS_RETURN_IF_ERROR(client.Register(Fingerprint(*model)));
+  // Check our own input before joining, so that bad input ends this worker
+  // alone and does not look like a worker lost mid-job.
   PS_ASSIGN_OR_RETURN(data::Dataset train, LoadTrainSet(spec, options.data_dir));
+  if (spec.batch_size * spec.num_workers() > train.size()) {
+    return InvalidArgument("--batch_size " + std::to_string(spec.batch_size) +
+                           " x " + std::to_string(spec.num_workers()) +
+                           " workers exceeds the " + std::to_string(train.size()) +
+                           " training samples");
+  }
+  PS_RETURN_IF_ERROR(client.Register(Fingerprint(*model)));
   model->to(device);
   HostMirror mirror(*model);
   client.Attach(mirror.params, mirror.grads);
@@ -108,12 +116,6 @@ Status RunWorker(const TrainerOptions& options, report::EventLog* log) {
   const int worker_index = options.rank - spec.num_servers;
   data::ShardSampler sampler(train.size(), spec.num_workers(), worker_index,
                              spec.batch_size, spec.seed);
-  if (sampler.steps_per_epoch() == 0) {
-    return InvalidArgument("--batch_size " + std::to_string(spec.batch_size) +
-                           " x " + std::to_string(spec.num_workers()) +
-                           " workers exceeds the " + std::to_string(train.size()) +
-                           " training samples");
-  }
   int64_t total_steps = spec.epochs * sampler.steps_per_epoch();
   if (spec.max_steps > 0) total_steps = std::min(total_steps, spec.max_steps);
   // Dropout draws differ per worker but repeat from run to run.

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "data/idx_test_util.h"
+#include "testing/idx_files.h"
 
 namespace pstrain::data {
 namespace {

@@ -63,6 +63,16 @@ inline void WriteGz(const std::string& path, const std::string& bytes) {
   ASSERT_EQ(gzclose(f), Z_OK) << path;
 }
 
+/// Writes a small Fashion-MNIST-shaped data set (the four IDX files, gzipped)
+/// of `train` and `test` samples into `dir`.
+inline void WriteTinyDataset(const std::string& dir, uint32_t train,
+                             uint32_t test) {
+  WriteGz(dir + "/train-images-idx3-ubyte.gz", ImagesBytes(train));
+  WriteGz(dir + "/train-labels-idx1-ubyte.gz", LabelsBytes(train));
+  WriteGz(dir + "/t10k-images-idx3-ubyte.gz", ImagesBytes(test));
+  WriteGz(dir + "/t10k-labels-idx1-ubyte.gz", LabelsBytes(test));
+}
+
 /// A fresh directory under ::testing::TempDir(), removed on destruction.
 class ScratchDir {
  public:

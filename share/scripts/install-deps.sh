@@ -1,0 +1,27 @@
+#!/bin/sh
+# Installs what pstrain needs from Debian 12's own packages, nothing else.
+#   install-deps.sh          to build and run pstrain
+#   install-deps.sh --test   also what the tests need
+set -eu
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+packages="cmake g++ make libtorch-dev libasio-dev nlohmann-json3-dev libcli11-dev
+  zlib1g-dev libopenblas0-pthread dataset-fashion-mnist"
+if [ "${1:-}" = "--test" ]; then
+  # python3-torch: a test reads our checkpoints with Python's torch.load.
+  packages="$packages libgtest-dev python3-torch"
+fi
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $missing
+fi
+# Debian's libtorch runs linear layers through the system BLAS; make sure
+# that is OpenBLAS rather than the slow reference BLAS.
+blas=$(ls /usr/lib/*/openblas-pthread/libblas.so.3 2>/dev/null | head -n 1)
+if [ -n "$blas" ]; then
+  $SUDO update-alternatives --set "libblas.so.3-$(gcc -dumpmachine)" "$blas" >/dev/null
+fi

@@ -1,0 +1,48 @@
+#include "job_test.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <torch/torch.h>
+
+#include "ps/checkpoint.h"
+
+namespace pstrain::testing {
+
+nlohmann::json FindEvent(const std::string& out, const std::string& event) {
+  std::istringstream in(out);
+  std::string line;
+  nlohmann::json last;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.value("event", "") == event) last = j;
+  }
+  return last;
+}
+
+double MaxAbsDiff(const std::string& a, const std::string& b) {
+  auto ta = ps::LoadCheckpointTensors(a);
+  auto tb = ps::LoadCheckpointTensors(b);
+  EXPECT_TRUE(ta.ok()) << ta.status().ToString();
+  EXPECT_TRUE(tb.ok()) << tb.status().ToString();
+  if (!ta.ok() || !tb.ok() || ta->size() != tb->size()) {
+    ADD_FAILURE() << "checkpoints differ in their keys";
+    return 1e9;
+  }
+  double diff = 0;
+  for (size_t i = 0; i < ta->size(); ++i) {
+    EXPECT_EQ((*ta)[i].first, (*tb)[i].first);
+    EXPECT_TRUE((*ta)[i].second.sizes().equals((*tb)[i].second.sizes()));
+    diff = std::max(diff, ((*ta)[i].second - (*tb)[i].second).abs().max().item<double>());
+  }
+  return diff;
+}
+
+std::vector<std::string> Concat(std::vector<std::string> a,
+                                const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace pstrain::testing

@@ -1,0 +1,166 @@
+#include "net/client.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "net/listener.h"
+#include "wire/messages.h"
+
+namespace pstrain::net {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A server on a loopback port chosen by the kernel. It answers hello with
+// hello, pull with a 1 MiB params frame, and never answers get_job.
+class TestServer : public Connection::Handler {
+ public:
+  TestServer() : listener_(&io_, this, {}, [this](auto c) { conns_.push_back(c); }) {
+    EXPECT_TRUE(listener_.Listen("127.0.0.1", 0).ok());
+    data_.resize(1 << 20);
+    for (size_t i = 0; i < data_.size(); ++i) data_[i] = static_cast<char>(i * 31);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~TestServer() override {
+    asio::post(io_, [this] {
+      listener_.Close();
+      for (auto& c : conns_) c->Close();
+    });
+    thread_.join();
+  }
+  int port() const { return listener_.port(); }
+  const std::string& data() const { return data_; }
+
+  Status OnMeta(Connection&, const wire::FrameHeader&, std::string_view,
+                uint64_t, std::vector<asio::mutable_buffer>*) override {
+    return Status::Ok();
+  }
+  void OnFrame(Connection& c, const wire::FrameHeader& h,
+               std::string_view) override {
+    FrameBuffers& f = c.NewFrame();
+    if (h.type == wire::MsgType::kHello) {
+      wire::EncodeMeta(wire::Hello{wire::Role::kServer, 0, 3}, &meta_);
+      f.Reset(wire::MsgType::kHello, h.request_id, meta_);
+      c.Send(f);
+    } else if (h.type == wire::MsgType::kPull) {
+      wire::TensorDesc d;
+      d.dtype = wire::DType::kUInt8;
+      d.ndim = 1;
+      d.dims[0] = static_cast<int64_t>(data_.size());
+      d.nbytes = data_.size();
+      wire::EncodeMeta(wire::Params{7, {d}}, &meta_);
+      f.Reset(wire::MsgType::kParams, h.request_id, meta_);
+      f.AddData(data_.data(), data_.size());
+      c.Send(f);
+    } else if (h.type == wire::MsgType::kRegister) {
+      c.SendErrorAndClose(h.request_id, Incompatible("model differs at key 0"));
+    }
+  }
+  void OnClose(Connection&, const Status&) override {}
+
+ private:
+  asio::io_context io_;
+  Listener listener_;
+  std::vector<std::shared_ptr<Connection>> conns_;
+  std::string data_, meta_;
+  std::thread thread_;
+};
+
+class BufferSink : public ReplySink {
+ public:
+  Status OnMeta(const wire::FrameHeader&, std::string_view, uint64_t bytes,
+                std::vector<asio::mutable_buffer>* dst) override {
+    buf.resize(bytes);
+    dst->emplace_back(buf.data(), buf.size());
+    return Status::Ok();
+  }
+  std::string buf;
+};
+
+Status Send(Client& client, wire::MsgType type, ReplySink* sink,
+            milliseconds timeout, wire::MsgType* reply) {
+  FrameBuffers& f = client.NewRequest();
+  f.Reset(type, 0, {});
+  return client.Call(f, sink, timeout, reply);
+}
+
+TEST(ClientTest, HelloRoundTrip) {
+  TestServer server;
+  Client client;
+  ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  std::string meta;
+  wire::EncodeMeta(wire::Hello{wire::Role::kWorker, 1, 3}, &meta);
+  FrameBuffers& f = client.NewRequest();
+  f.Reset(wire::MsgType::kHello, 0, meta);
+  wire::MsgType reply;
+  ASSERT_TRUE(client.Call(f, nullptr, milliseconds(2000), &reply).ok());
+  EXPECT_EQ(reply, wire::MsgType::kHello);
+  wire::Hello hello;
+  ASSERT_TRUE(wire::DecodeMeta(client.reply_meta(), &hello).ok());
+  EXPECT_EQ(hello.role, wire::Role::kServer);
+  EXPECT_EQ(hello.world_size, 3u);
+}
+
+TEST(ClientTest, DataLandsInTheSinkBuffer) {
+  TestServer server;
+  Client client;
+  ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  BufferSink sink;
+  wire::MsgType reply;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Send(client, wire::MsgType::kPull, &sink, milliseconds(2000), &reply).ok());
+    EXPECT_EQ(reply, wire::MsgType::kParams);
+    EXPECT_EQ(sink.buf, server.data());
+  }
+}
+
+TEST(ClientTest, ErrorReplyBecomesItsStatus) {
+  TestServer server;
+  Client client;
+  ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  wire::MsgType reply;
+  Status s = Send(client, wire::MsgType::kRegister, nullptr, milliseconds(2000), &reply);
+  EXPECT_EQ(s.code(), StatusCode::kIncompatible);
+  EXPECT_EQ(s.message(), "model differs at key 0");
+}
+
+TEST(ClientTest, SilentServerTimesOut) {
+  TestServer server;
+  Client client;
+  ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  auto start = std::chrono::steady_clock::now();
+  wire::MsgType reply;
+  Status s = Send(client, wire::MsgType::kGetJob, nullptr, milliseconds(300), &reply);
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(s.code(), StatusCode::kTimeout);
+  EXPECT_GE(waited, milliseconds(300));
+  EXPECT_LT(waited, milliseconds(3000));
+}
+
+TEST(ClientTest, NoServerTimesOutNamingTheAddress) {
+  int port;
+  {
+    TestServer server;
+    port = server.port();
+  }
+  Client client;
+  Status s = client.Connect("127.0.0.1", port, milliseconds(300));
+  EXPECT_EQ(s.code(), StatusCode::kTimeout);
+  EXPECT_NE(s.message().find("127.0.0.1:" + std::to_string(port)), std::string::npos)
+      << s.message();
+}
+
+TEST(ListenerTest, PortInUseIsUnavailable) {
+  TestServer server;
+  asio::io_context io;
+  TestServer* handler = &server;
+  Listener second(&io, handler, {}, [](auto) {});
+  Status s = second.Listen("127.0.0.1", server.port());
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("in use"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace pstrain::net

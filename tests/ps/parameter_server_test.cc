@@ -1,0 +1,109 @@
+#include "ps/parameter_server.h"
+
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+namespace pstrain::ps {
+namespace {
+
+JobSpec Spec(Mode mode, int workers) {
+  JobSpec s;
+  s.mode = mode;
+  s.lr = 0.5;
+  s.momentum = 0;
+  s.world_size = workers + 1;
+  return s;
+}
+
+std::vector<at::Tensor> Params() {
+  return {torch::tensor({1.0f, 2.0f, 3.0f}).requires_grad_(),
+          torch::tensor({{10.0f}}).requires_grad_()};
+}
+
+void SetGrads(ParameterServer& ps, int w, float a, float b) {
+  ps.grad_buffer(w)[0].fill_(a);
+  ps.grad_buffer(w)[1].fill_(b);
+}
+
+TEST(ParameterServerTest, SyncAveragesThenStepsOnce) {
+  auto params = Params();
+  ParameterServer ps(Spec(Mode::kSync, 2), params);
+  SetGrads(ps, 0, 1.0f, 4.0f);
+  auto first = ps.Push(0, 0);
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(*first);
+  EXPECT_EQ(ps.version(), 0u);
+  EXPECT_EQ(ps.MissingPushes(), std::vector<int>{1});
+  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 1.0f);  // nothing applied yet
+
+  SetGrads(ps, 1, 3.0f, 0.0f);
+  auto second = ps.Push(1, 0);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(*second);
+  EXPECT_EQ(ps.version(), 1u);
+  // mean grads (2, 2), lr 0.5: p - 1.
+  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 0.0f);
+  EXPECT_FLOAT_EQ(params[0][2].item<float>(), 2.0f);
+  EXPECT_FLOAT_EQ(params[1][0][0].item<float>(), 9.0f);
+  EXPECT_EQ(ps.MissingPushes(), (std::vector<int>{0, 1}));
+}
+
+TEST(ParameterServerTest, SyncAccumulatorStartsEmptyEachStep) {
+  auto params = Params();
+  ParameterServer ps(Spec(Mode::kSync, 2), params);
+  for (uint64_t v = 0; v < 3; ++v) {
+    SetGrads(ps, 0, 1.0f, 0.0f);
+    SetGrads(ps, 1, 1.0f, 0.0f);
+    ASSERT_TRUE(ps.Push(0, v).ok());
+    ASSERT_TRUE(ps.Push(1, v).ok());
+  }
+  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 1.0f - 3 * 0.5f);
+}
+
+TEST(ParameterServerTest, SyncRefusesStaleAndDoublePushes) {
+  ParameterServer ps(Spec(Mode::kSync, 2), Params());
+  ASSERT_TRUE(ps.Push(0, 0).ok());
+  Status twice = ps.Push(0, 0).status();
+  EXPECT_EQ(twice.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(twice.message(), "second push for version 0");
+  Status stale = ps.Push(1, 5).status();
+  EXPECT_EQ(stale.message(), "push for version 5 while the server is at version 0");
+}
+
+TEST(ParameterServerTest, AsyncAppliesEachPushAtOnce) {
+  auto params = Params();
+  ParameterServer ps(Spec(Mode::kAsync, 2), params);
+  SetGrads(ps, 1, 2.0f, 2.0f);
+  auto r = ps.Push(1, 0);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(ps.version(), 1u);
+  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 0.0f);
+  SetGrads(ps, 0, 2.0f, 2.0f);
+  ASSERT_TRUE(ps.Push(0, 0).ok());  // stale pushes are fine in async
+  EXPECT_EQ(ps.version(), 2u);
+  EXPECT_FLOAT_EQ(params[1][0][0].item<float>(), 8.0f);
+  EXPECT_EQ(ps.pushes(), 2u);
+}
+
+TEST(ParameterServerTest, MomentumIsLibtorchs) {
+  auto params = Params();
+  auto spec = Spec(Mode::kAsync, 1);
+  spec.momentum = 0.9;
+  ParameterServer ps(spec, params);
+  auto ref = Params();
+  torch::optim::SGD sgd(ref, torch::optim::SGDOptions(0.5).momentum(0.9));
+  for (int i = 0; i < 4; ++i) {
+    SetGrads(ps, 0, 0.1f * i, 1.0f);
+    ASSERT_TRUE(ps.Push(0, i).ok());
+    ref[0].mutable_grad() = torch::full({3}, 0.1f * i);
+    ref[1].mutable_grad() = torch::ones({1, 1});
+    sgd.step();
+  }
+  EXPECT_TRUE(torch::equal(params[0], ref[0]));
+  EXPECT_TRUE(torch::equal(params[1], ref[1]));
+}
+
+}  // namespace
+}  // namespace pstrain::ps

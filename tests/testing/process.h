@@ -1,0 +1,51 @@
+#pragma once
+// Process: runs a real program (usually the pstrain binary under test) with
+// its stdout and stderr captured in files, for tests that need whole
+// processes: launch, serve + work, a killed or silent peer.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace pstrain::testing {
+
+/// The pstrain binary under test ($PSTRAIN_BIN, set by CTest).
+std::string PstrainBin();
+
+struct ProcessResult {
+  int exit_code = -1;  // 128 + signal when killed by one
+  bool timed_out = false;
+  double seconds = 0;  // from start to exit
+  std::string out, err;
+};
+
+class Process {
+ public:
+  /// Starts `args` (args[0] is the program path). Aborts the test binary if
+  /// it cannot start, which only happens when the test itself is broken.
+  explicit Process(std::vector<std::string> args);
+  ~Process();  // kills the process (SIGKILL) if still running
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  /// Waits up to `timeout_seconds`; on timeout kills it (SIGKILL).
+  ProcessResult Wait(double timeout_seconds);
+  void Signal(int sig);
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  std::string out_path_, err_path_;
+  double start_ = 0;
+};
+
+/// Starts pstrain with `args` and waits up to `timeout_seconds`.
+ProcessResult RunPstrain(const std::vector<std::string>& args,
+                         double timeout_seconds);
+
+/// A loopback TCP port that is free now.
+int FreePort();
+
+}  // namespace pstrain::testing

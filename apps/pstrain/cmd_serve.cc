@@ -56,14 +56,6 @@ Status SaveModel(const std::string& path, models::Model& model,
   return ps::SaveCheckpoint(path, tensors, meta);
 }
 
-std::vector<wire::KeySpec> Fingerprint(models::Model& model) {
-  std::vector<wire::KeySpec> keys;
-  for (const auto& item : model.named_parameters()) {
-    keys.push_back(ps::KeySpecOf(item.key(), item.value()));
-  }
-  return keys;
-}
-
 int Serve(ServeFlags& f) {
   Status s = ResolveWorld(&f.world, "server");
   if (s.ok()) s = FinishJobSpec(&f.job, f.world.world.world_size, f.world.world.num_servers);
@@ -83,7 +75,7 @@ int Serve(ServeFlags& f) {
   options.host = f.world.world.master_addr;
   options.port = f.world.world.master_port;
   options.timeout = f.local.timeout();
-  ps::Service service(&io, spec, Fingerprint(**model), &server, log.get(), options);
+  ps::Service service(&io, spec, ps::Fingerprint(**model), &server, log.get(), options);
   if (Status l = service.Listen(); !l.ok()) {
     return Fail(*log, InvalidArgument(l.message() + " (--master_port)"));
   }

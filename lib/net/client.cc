@@ -65,6 +65,7 @@ Status Client::Call(FrameBuffers& request, ReplySink* sink,
   awaited_id_ = id;
   sink_ = sink;
   reply_done_ = false;
+  error_from_peer_ = false;
   conn_->Send(request);
   io_.restart();
   const auto deadline = Clock::now() + timeout;
@@ -79,6 +80,7 @@ Status Client::Call(FrameBuffers& request, ReplySink* sink,
       wire::ErrorMsg err;
       Status s = wire::DecodeMeta(reply_meta_, &err);
       if (!s.ok()) return s.WithContext("error reply");
+      error_from_peer_ = true;
       return Status(err.code, err.message);
     }
     *reply_type = reply_type_;

@@ -55,6 +55,9 @@ class Client : private Connection::Handler {
               std::chrono::milliseconds timeout, wire::MsgType* reply_type);
 
   std::string_view reply_meta() const { return reply_meta_; }
+  /// Whether the last Call's error is one the peer sent (an error frame),
+  /// rather than our own timeout or a lost connection.
+  bool error_from_peer() const { return error_from_peer_; }
   bool connected() const { return conn_ && !conn_->closed(); }
   uint64_t bytes_read() const;
   uint64_t bytes_written() const;
@@ -75,6 +78,7 @@ class Client : private Connection::Handler {
   uint64_t awaited_id_ = 0;
   ReplySink* sink_ = nullptr;
   bool reply_done_ = false;
+  bool error_from_peer_ = false;
   wire::MsgType reply_type_ = wire::MsgType::kAck;
   std::string reply_meta_;
   Status close_status_;

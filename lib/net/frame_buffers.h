@@ -28,6 +28,7 @@ class FrameBuffers {
   void AddData(const void* data, size_t size);
   /// Builds the prefix (the data length is now known) and returns the list.
   const std::vector<asio::const_buffer>& Finish();
+  wire::MsgType type() const { return type_; }
   /// Total bytes of the frame, header included.
   uint64_t frame_bytes() const { return prefix_.size() + data_bytes_; }
 

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include <torch/nn/module.h>
+
 namespace pstrain::ps {
 
 Result<wire::DType> ToWireDType(c10::ScalarType type) {
@@ -79,6 +81,14 @@ wire::KeySpec KeySpecOf(const std::string& name, const at::Tensor& t) {
   auto dtype = ToWireDType(t.scalar_type());
   PS_CHECK(dtype.ok()) << dtype.status().ToString();
   return wire::KeySpec{name, *dtype, t.sizes().vec()};
+}
+
+std::vector<wire::KeySpec> Fingerprint(const torch::nn::Module& model) {
+  std::vector<wire::KeySpec> keys;
+  for (const auto& item : model.named_parameters()) {
+    keys.push_back(KeySpecOf(item.key(), item.value()));
+  }
+  return keys;
 }
 
 std::string DescribeKeySpec(const wire::KeySpec& k) {

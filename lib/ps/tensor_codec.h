@@ -10,6 +10,10 @@
 #include "wire/messages.h"
 #include "wire/tensor_desc.h"
 
+namespace torch::nn {
+class Module;
+}
+
 namespace pstrain::ps {
 
 /// kInvalidArgument for dtypes the wire does not carry (complex, bool, ...).
@@ -28,6 +32,10 @@ Status CheckDescMatches(const wire::TensorDesc& desc, uint32_t key,
 
 /// Model fingerprint entry for a parameter.
 wire::KeySpec KeySpecOf(const std::string& name, const at::Tensor& t);
+
+/// A model's fingerprint: KeySpecOf each of its named_parameters(), in order
+/// (a parameter's index is its key).
+std::vector<wire::KeySpec> Fingerprint(const torch::nn::Module& model);
 
 /// "float32 [128,9216]".
 std::string DescribeKeySpec(const wire::KeySpec& k);

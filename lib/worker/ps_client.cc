@@ -20,9 +20,16 @@ Status PsClient::Expect(wire::MsgType got, wire::MsgType want) const {
                     ", expected " + wire::MsgTypeName(want));
 }
 
-Status PsClient::CallSimple(net::FrameBuffers& request, wire::MsgType want) {
+Status PsClient::Call(net::FrameBuffers& request, net::ReplySink* sink,
+                      wire::MsgType want) {
   wire::MsgType got;
-  PS_RETURN_IF_ERROR(client_.Call(request, nullptr, timeout_, &got));
+  Status s = client_.Call(request, sink, timeout_, &got);
+  if (!s.ok() && !client_.error_from_peer()) {
+    // Our own wait failed (not an error the server sent): say whom we waited on.
+    return s.WithContext(std::string("waiting for rank 0 (server) to answer ") +
+                         wire::MsgTypeName(request.type()));
+  }
+  PS_RETURN_IF_ERROR(s);
   return Expect(got, want);
 }
 
@@ -32,12 +39,12 @@ Result<ps::JobSpec> PsClient::Handshake(int rank, int world_size) {
   wire::EncodeMeta(hello, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kHello, 0, meta_);
-  PS_RETURN_IF_ERROR(CallSimple(req, wire::MsgType::kHello));
+  PS_RETURN_IF_ERROR(Call(req, nullptr, wire::MsgType::kHello));
 
   wire::EncodeMeta(wire::GetJob{}, &meta_);
   net::FrameBuffers& get = client_.NewRequest();
   get.Reset(wire::MsgType::kGetJob, 0, meta_);
-  PS_RETURN_IF_ERROR(CallSimple(get, wire::MsgType::kJobSpec));
+  PS_RETURN_IF_ERROR(Call(get, nullptr, wire::MsgType::kJobSpec));
   wire::JobSpecMsg msg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(client_.reply_meta(), &msg));
   auto j = nlohmann::json::parse(msg.json, nullptr, false);
@@ -50,7 +57,7 @@ Status PsClient::Register(const std::vector<wire::KeySpec>& keys) {
   wire::EncodeMeta(reg, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kRegister, 0, meta_);
-  return CallSimple(req, wire::MsgType::kAck);
+  return Call(req, nullptr, wire::MsgType::kAck);
 }
 
 void PsClient::Attach(std::vector<at::Tensor> params,
@@ -83,9 +90,7 @@ Result<uint64_t> PsClient::Pull(uint64_t min_version) {
   wire::EncodeMeta(wire::Pull{min_version}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPull, 0, meta_);
-  wire::MsgType got;
-  PS_RETURN_IF_ERROR(client_.Call(req, this, timeout_, &got));
-  PS_RETURN_IF_ERROR(Expect(got, wire::MsgType::kParams));
+  PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
   return reply_.version;
 }
 
@@ -95,9 +100,7 @@ Result<uint64_t> PsClient::PushPull(uint64_t version) {
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPushPull, 0, meta_);
   for (const auto& g : grads_) req.AddData(g.data_ptr(), g.nbytes());
-  wire::MsgType got;
-  PS_RETURN_IF_ERROR(client_.Call(req, this, timeout_, &got));
-  PS_RETURN_IF_ERROR(Expect(got, wire::MsgType::kParams));
+  PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
   return reply_.version;
 }
 
@@ -105,7 +108,7 @@ Status PsClient::Done(const nlohmann::json& stats) {
   wire::EncodeMeta(wire::Done{stats.dump()}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kDone, 0, meta_);
-  Status s = CallSimple(req, wire::MsgType::kAck);
+  Status s = Call(req, nullptr, wire::MsgType::kAck);
   client_.Close();
   return s;
 }

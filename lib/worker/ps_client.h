@@ -56,7 +56,9 @@ class PsClient : private net::ReplySink {
                 uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override;
   Status Expect(wire::MsgType got, wire::MsgType want) const;
-  Status CallSimple(net::FrameBuffers& request, wire::MsgType want);
+  /// One request and its reply of type `want`; data goes to `sink`.
+  Status Call(net::FrameBuffers& request, net::ReplySink* sink,
+              wire::MsgType want);
 
   std::chrono::milliseconds timeout_;          // for replies
   std::chrono::milliseconds connect_timeout_;  // for the first connection

@@ -67,14 +67,6 @@ struct Progress {
   Clock::time_point start = Clock::now();
 };
 
-std::vector<wire::KeySpec> Fingerprint(models::Model& model) {
-  std::vector<wire::KeySpec> keys;
-  for (const auto& item : model.named_parameters()) {
-    keys.push_back(ps::KeySpecOf(item.key(), item.value()));
-  }
-  return keys;
-}
-
 Result<data::Dataset> LoadTrainSet(const ps::JobSpec& spec,
                                    const std::string& data_dir) {
   std::string dir = data_dir.empty() ? data::DefaultDataDir(spec.dataset) : data_dir;
@@ -86,95 +78,146 @@ Result<data::Dataset> LoadTrainSet(const ps::JobSpec& spec,
   return ds;
 }
 
+// One worker's run, in the order it happens: join, train, report.
+class Trainer {
+ public:
+  Trainer(const TrainerOptions& options, report::EventLog* log)
+      : options_(options),
+        log_(log),
+        client_(options.timeout, net::ConnectionOptions{options.max_frame_bytes}) {}
+
+  Status Join();
+  Status Train();
+  Status Finish();
+
+ private:
+  Status Step(int64_t epoch, int64_t step, double* loss);
+  void LogStep(int64_t epoch, double loss);
+
+  const TrainerOptions& options_;
+  report::EventLog* log_;
+  PsClient client_;
+  ps::JobSpec spec_;
+  std::shared_ptr<models::Model> model_;
+  torch::Device device_{torch::kCPU};
+  data::Dataset train_;
+  std::unique_ptr<HostMirror> mirror_;
+  std::unique_ptr<data::ShardSampler> sampler_;
+  int64_t total_steps_ = 0;
+  uint64_t version_ = 0;
+  Progress progress_;
+};
+
+Status Trainer::Join() {
+  PS_ASSIGN_OR_RETURN(device_, ParseDevice(options_.device));
+  PS_RETURN_IF_ERROR(client_.Connect(options_.master_addr, options_.master_port));
+  PS_ASSIGN_OR_RETURN(spec_, client_.Handshake(options_.rank, options_.world_size));
+  torch::manual_seed(spec_.seed);
+  PS_ASSIGN_OR_RETURN(model_, models::MakeModel(options_.model_override.empty()
+                                                    ? spec_.model
+                                                    : options_.model_override));
+  // Check our own input before joining, so that bad input ends this worker
+  // alone and does not look like a worker lost mid-job.
+  PS_ASSIGN_OR_RETURN(train_, LoadTrainSet(spec_, options_.data_dir));
+  if (spec_.batch_size * spec_.num_workers() > train_.size()) {
+    return InvalidArgument("--batch_size " + std::to_string(spec_.batch_size) +
+                           " x " + std::to_string(spec_.num_workers()) +
+                           " workers exceeds the " + std::to_string(train_.size()) +
+                           " training samples");
+  }
+  PS_RETURN_IF_ERROR(client_.Register(ps::Fingerprint(*model_)));
+  model_->to(device_);
+  mirror_ = std::make_unique<HostMirror>(*model_);
+  client_.Attach(mirror_->params, mirror_->grads);
+  sampler_ = std::make_unique<data::ShardSampler>(
+      train_.size(), spec_.num_workers(), options_.rank - spec_.num_servers,
+      spec_.batch_size, spec_.seed);
+  total_steps_ = spec_.epochs * sampler_->steps_per_epoch();
+  if (spec_.max_steps > 0) total_steps_ = std::min(total_steps_, spec_.max_steps);
+  return Status::Ok();
+}
+
+Status Trainer::Train() {
+  // Dropout draws differ per worker but repeat from run to run.
+  torch::manual_seed(spec_.seed * 1000 + options_.rank);
+  PS_ASSIGN_OR_RETURN(version_, client_.Pull(0));
+  mirror_->ParamsToModel();
+  progress_ = Progress{};
+  model_->train();
+  for (int64_t epoch = 0; progress_.steps < total_steps_; ++epoch) {
+    double loss_sum = 0;
+    int64_t steps = 0;
+    for (; steps < sampler_->steps_per_epoch() && progress_.steps < total_steps_;
+         ++steps) {
+      double loss = 0;
+      PS_RETURN_IF_ERROR(Step(epoch, steps, &loss));
+      loss_sum += loss;
+      if (progress_.steps % spec_.log_interval == 0 ||
+          progress_.steps == total_steps_) {
+        LogStep(epoch, loss);
+      }
+    }
+    log_->Emit("epoch", {{"epoch", epoch + 1},
+                         {"steps", steps},
+                         {"loss", loss_sum / std::max<int64_t>(1, steps)}});
+  }
+  return Status::Ok();
+}
+
+// Forward and backward on this worker's batch, then one push-pull.
+Status Trainer::Step(int64_t epoch, int64_t step, double* loss) {
+  auto t0 = Clock::now();
+  data::Batch batch = data::GetBatch(train_, sampler_->BatchIndices(epoch, step));
+  model_->zero_grad(/*set_to_none=*/false);
+  auto out = model_->forward(batch.images.to(device_));
+  auto nll = torch::nll_loss(out, batch.labels.to(device_));
+  nll.backward();
+  mirror_->GradsToHost();
+  *loss = nll.item<double>();
+  auto t1 = Clock::now();
+  PS_ASSIGN_OR_RETURN(version_, client_.PushPull(version_));
+  mirror_->ParamsToModel();
+  auto t2 = Clock::now();
+  progress_.compute += Seconds(t1 - t0);
+  progress_.communication += Seconds(t2 - t1);
+  progress_.samples += spec_.batch_size;
+  ++progress_.steps;
+  return Status::Ok();
+}
+
+void Trainer::LogStep(int64_t epoch, double loss) {
+  double wall = Seconds(Clock::now() - progress_.start);
+  log_->Emit("step", {{"epoch", epoch + 1},
+                      {"step", progress_.steps},
+                      {"total_steps", total_steps_},
+                      {"loss", loss},
+                      {"version", version_},
+                      {"samples_per_second", progress_.samples / wall}});
+}
+
+Status Trainer::Finish() {
+  double wall = Seconds(Clock::now() - progress_.start);
+  nlohmann::json stats = {{"steps", progress_.steps},
+                          {"samples", progress_.samples},
+                          {"wall_seconds", wall},
+                          {"samples_per_second", progress_.samples / wall},
+                          {"compute_seconds", progress_.compute},
+                          {"communication_seconds", progress_.communication},
+                          {"bytes_pushed", client_.bytes_pushed()},
+                          {"bytes_pulled", client_.bytes_pulled()},
+                          {"version", version_}};
+  PS_RETURN_IF_ERROR(client_.Done(stats));
+  log_->Emit("summary", stats);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunWorker(const TrainerOptions& options, report::EventLog* log) {
-  PS_ASSIGN_OR_RETURN(torch::Device device, ParseDevice(options.device));
-  PsClient client(options.timeout, net::ConnectionOptions{options.max_frame_bytes});
-  PS_RETURN_IF_ERROR(client.Connect(options.master_addr, options.master_port));
-  PS_ASSIGN_OR_RETURN(ps::JobSpec spec,
-                      client.Handshake(options.rank, options.world_size));
-  torch::manual_seed(spec.seed);
-  const std::string model_name =
-      options.model_override.empty() ? spec.model : options.model_override;
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
-                      models::MakeModel(model_name));
-  // Check our own input before joining, so that bad input ends this worker
-  // alone and does not look like a worker lost mid-job.
-  PS_ASSIGN_OR_RETURN(data::Dataset train, LoadTrainSet(spec, options.data_dir));
-  if (spec.batch_size * spec.num_workers() > train.size()) {
-    return InvalidArgument("--batch_size " + std::to_string(spec.batch_size) +
-                           " x " + std::to_string(spec.num_workers()) +
-                           " workers exceeds the " + std::to_string(train.size()) +
-                           " training samples");
-  }
-  PS_RETURN_IF_ERROR(client.Register(Fingerprint(*model)));
-  model->to(device);
-  HostMirror mirror(*model);
-  client.Attach(mirror.params, mirror.grads);
-
-  const int worker_index = options.rank - spec.num_servers;
-  data::ShardSampler sampler(train.size(), spec.num_workers(), worker_index,
-                             spec.batch_size, spec.seed);
-  int64_t total_steps = spec.epochs * sampler.steps_per_epoch();
-  if (spec.max_steps > 0) total_steps = std::min(total_steps, spec.max_steps);
-  // Dropout draws differ per worker but repeat from run to run.
-  torch::manual_seed(spec.seed * 1000 + options.rank);
-
-  PS_ASSIGN_OR_RETURN(uint64_t version, client.Pull(0));
-  mirror.ParamsToModel();
-  Progress progress;
-  model->train();
-  for (int64_t epoch = 0; progress.steps < total_steps; ++epoch) {
-    double loss_sum = 0;
-    int64_t epoch_steps = 0;
-    for (int64_t step = 0;
-         step < sampler.steps_per_epoch() && progress.steps < total_steps; ++step) {
-      auto t0 = Clock::now();
-      data::Batch batch = data::GetBatch(train, sampler.BatchIndices(epoch, step));
-      model->zero_grad(/*set_to_none=*/false);
-      auto loss = torch::nll_loss(model->forward(batch.images.to(device)),
-                                  batch.labels.to(device));
-      loss.backward();
-      mirror.GradsToHost();
-      double loss_value = loss.item<double>();
-      auto t1 = Clock::now();
-      PS_ASSIGN_OR_RETURN(version, client.PushPull(version));
-      mirror.ParamsToModel();
-      auto t2 = Clock::now();
-      progress.compute += Seconds(t1 - t0);
-      progress.communication += Seconds(t2 - t1);
-      progress.samples += spec.batch_size;
-      ++progress.steps;
-      loss_sum += loss_value;
-      ++epoch_steps;
-      if (progress.steps % spec.log_interval == 0 || progress.steps == total_steps) {
-        double wall = Seconds(Clock::now() - progress.start);
-        log->Emit("step", {{"epoch", epoch + 1},
-                           {"step", progress.steps},
-                           {"total_steps", total_steps},
-                           {"loss", loss_value},
-                           {"version", version},
-                           {"samples_per_second", progress.samples / wall}});
-      }
-    }
-    log->Emit("epoch", {{"epoch", epoch + 1},
-                        {"steps", epoch_steps},
-                        {"loss", loss_sum / std::max<int64_t>(1, epoch_steps)}});
-  }
-  double wall = Seconds(Clock::now() - progress.start);
-  nlohmann::json stats = {{"steps", progress.steps},
-                          {"samples", progress.samples},
-                          {"wall_seconds", wall},
-                          {"samples_per_second", progress.samples / wall},
-                          {"compute_seconds", progress.compute},
-                          {"communication_seconds", progress.communication},
-                          {"bytes_pushed", client.bytes_pushed()},
-                          {"bytes_pulled", client.bytes_pulled()},
-                          {"version", version}};
-  PS_RETURN_IF_ERROR(client.Done(stats));
-  log->Emit("summary", stats);
-  return Status::Ok();
+  Trainer trainer(options, log);
+  PS_RETURN_IF_ERROR(trainer.Join());
+  PS_RETURN_IF_ERROR(trainer.Train());
+  return trainer.Finish();
 }
 
 }  // namespace pstrain::worker

@@ -82,8 +82,12 @@ int Serve(ServeFlags& f) {
   log->Emit("listen", {{"host", options.host}, {"port", service.port()},
                        {"world_size", spec.world_size},
                        {"job", ps::ToJson(spec)}});
+  // Async versions can advance several at a time: evaluate on crossing.
+  uint64_t evaluated = 0;
   service.set_on_version([&](uint64_t version) {
-    if (spec.eval_interval > 0 && version % spec.eval_interval == 0) {
+    if (spec.eval_interval > 0 &&
+        version / spec.eval_interval > evaluated / spec.eval_interval) {
+      evaluated = version;
       auto r = models::Evaluate(**model, test->images, test->labels);
       log->Emit("eval", EvalFields(r, version));
     }

@@ -139,6 +139,7 @@ void Connection::WriteNext() {
         self->bytes_written_ += n;
         self->write_queue_.pop_front();
         self->free_.push_back(frame);
+        self->handler_->OnWritten(*self, frame->type());
         if (self->closed_) return;
         if (ec) {
           return self->Fail(FromAsioError(ec, "write to " + self->remote_), 0,
@@ -178,6 +179,14 @@ void Connection::Finish(const Status& why) {
   std::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
+  // Frames never started will not be written; the one in flight reports
+  // from its own completion handler.
+  while (write_queue_.size() > (writing_ ? 1u : 0u)) {
+    FrameBuffers* frame = write_queue_.back();
+    write_queue_.pop_back();
+    free_.push_back(frame);
+    handler_->OnWritten(*this, frame->type());
+  }
   handler_->OnClose(*this, why.ok() ? pending_failure_ : why);
 }
 

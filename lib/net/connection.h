@@ -43,6 +43,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     /// The whole frame is in (meta as passed to OnMeta, data in *dst).
     virtual void OnFrame(Connection& conn, const wire::FrameHeader& header,
                          std::string_view meta) = 0;
+    /// A frame of `type` queued with Send has left (or failed to leave, on a
+    /// closing connection): its borrowed data may change now.
+    virtual void OnWritten(Connection& conn, wire::MsgType type) {
+      (void)conn;
+      (void)type;
+    }
     /// The connection is closed: ok for an orderly close by the peer or us,
     /// else why (a bad frame, a reset). Called once.
     virtual void OnClose(Connection& conn, const Status& why) = 0;

@@ -32,10 +32,16 @@ struct Service::Peer {
   Stage stage = Stage::kNew;
   int rank = -1;
   int worker = -1;  // worker index: rank - num_servers
+  // A pull (or the pull half of a push_pull) waiting for a version.
   bool reply_pending = false;
   uint64_t pending_id = 0;
-  wire::PushPull push;               // reused for every push
-  std::vector<at::Tensor> snapshot;  // async: parameters as sent
+  uint64_t pending_min_version = 0;
+  Clock::time_point pending_since;
+  double waiting_seconds = 0;        // replies held for other workers
+  wire::PushPull push;               // reused for every push_pull
+  wire::Push push_only;              // reused for every push
+  bool push_is_push_pull = false;
+  int params_in_flight = 0;          // params frames not yet written
   std::string meta;                  // reused encode buffer
 };
 
@@ -125,7 +131,8 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
                         std::to_string(kMaxFrameBeforeHello));
     }
   }
-  if (header.type != wire::MsgType::kPushPull) {
+  const bool push_pull = header.type == wire::MsgType::kPushPull;
+  if (!push_pull && header.type != wire::MsgType::kPush) {
     if (data_bytes != 0) {
       return Corruption(std::string(wire::MsgTypeName(header.type)) +
                         " carries " + std::to_string(data_bytes) +
@@ -133,20 +140,25 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
     }
     return Status::Ok();
   }
+  const char* what = wire::MsgTypeName(header.type);
   if (peer.stage != Peer::Stage::kRegistered) {
-    return InvalidArgument("push_pull before register");
+    return InvalidArgument(std::string(what) + " before register");
   }
-  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push));
-  if (peer.push.grads.size() != static_cast<size_t>(server_->num_keys())) {
-    return Corruption("push_pull carries " +
-                      std::to_string(peer.push.grads.size()) +
-                      " tensors, expected " +
+  peer.push_is_push_pull = push_pull;
+  if (push_pull) {
+    PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push));
+  } else {
+    PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push_only));
+  }
+  const auto& grads = push_pull ? peer.push.grads : peer.push_only.grads;
+  if (grads.size() != static_cast<size_t>(server_->num_keys())) {
+    return Corruption(std::string(what) + " carries " +
+                      std::to_string(grads.size()) + " tensors, expected " +
                       std::to_string(server_->num_keys()));
   }
   const auto& buffers = server_->grad_buffer(peer.worker);
   for (int k = 0; k < server_->num_keys(); ++k) {
-    PS_RETURN_IF_ERROR(
-        CheckDescMatches(peer.push.grads[k], k, buffers[k], "push_pull"));
+    PS_RETURN_IF_ERROR(CheckDescMatches(grads[k], k, buffers[k], what));
     dst->emplace_back(buffers[k].data_ptr(), buffers[k].nbytes());
   }
   return Status::Ok();
@@ -179,13 +191,9 @@ Status Service::HandleFrame(Peer& peer, const wire::FrameHeader& header,
       return Status::Ok();
     }
     case T::kRegister: return OnRegister(peer, id, meta);
-    case T::kPull:
-      if (peer.stage != Peer::Stage::kRegistered) {
-        return InvalidArgument("pull before register");
-      }
-      SendParams(peer, id);
-      return Status::Ok();
-    case T::kPushPull: return OnPushPull(peer, id);
+    case T::kPull: return OnPull(peer, id, meta);
+    case T::kPushPull:
+    case T::kPush: return OnPush(peer, id);
     case T::kDone: return OnDone(peer, id, meta);
     default:
       return InvalidArgument(std::string("unexpected ") +
@@ -254,46 +262,113 @@ Status Service::OnRegister(Peer& peer, uint64_t id, std::string_view meta) {
   return Status::Ok();
 }
 
-Status Service::OnPushPull(Peer& peer, uint64_t id) {
-  if (peer.reply_pending) return InvalidArgument("push_pull while one is pending");
-  auto closed = server_->Push(peer.worker, peer.push.version);
-  if (!closed.ok()) return closed.status();
-  if (spec_.mode == Mode::kAsync) last_progress_ = Clock::now();
+Status Service::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
+  if (peer.stage != Peer::Stage::kRegistered) {
+    return InvalidArgument("pull before register");
+  }
+  wire::Pull pull;
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &pull));
+  return AwaitVersion(peer, id, pull.min_version);
+}
+
+// A reply of parameters once the server's version reaches `min_version`.
+Status Service::AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version) {
+  if (peer.reply_pending) return InvalidArgument("a pull is already pending");
+  if (server_->version() >= min_version) {
+    SendParams(peer, id);
+    return Status::Ok();
+  }
   peer.reply_pending = true;
   peer.pending_id = id;
-  if (*closed) OnNewVersion();
+  peer.pending_min_version = min_version;
+  peer.pending_since = Clock::now();
   return Status::Ok();
+}
+
+Status Service::OnPush(Peer& peer, uint64_t id) {
+  if (params_in_flight_ > 0) {
+    // Parameters are being written straight from their storage; stepping
+    // now would change bytes on their way out. Apply once the writes end.
+    deferred_.push_back({&peer, id});
+    return Status::Ok();
+  }
+  auto stepped = Step(peer);
+  if (!stepped.ok()) return stepped.status();
+  if (*stepped) OnNewVersion();
+  AnswerPush(peer, id);
+  return Status::Ok();
+}
+
+Result<bool> Service::Step(Peer& peer) {
+  const uint64_t version =
+      peer.push_is_push_pull ? peer.push.version : peer.push_only.version;
+  if (spec_.mode == Mode::kAsync) last_progress_ = Clock::now();
+  return server_->Push(peer.worker, version);
+}
+
+void Service::AnswerPush(Peer& peer, uint64_t id) {
+  if (!peer.push_is_push_pull) {
+    peer.meta.clear();
+    Reply(peer, wire::MsgType::kAck, id);
+    return;
+  }
+  // Sync: the parameters this push helps to make; async: the current ones.
+  const uint64_t version = peer.push.version;
+  Status s = AwaitVersion(peer, id, spec_.mode == Mode::kSync ? version + 1 : 0);
+  if (!s.ok()) peer.conn->SendErrorAndClose(id, s);
+}
+
+// Applies the pushes that waited for parameter writes: all steps first, then
+// all answers, so no step changes parameters that an answer is sending.
+void Service::RunDeferred() {
+  std::vector<Deferred> batch;
+  batch.swap(deferred_);
+  bool stepped = false;
+  for (Deferred& d : batch) {
+    auto s = Step(*d.peer);
+    if (!s.ok()) {
+      d.peer->conn->SendErrorAndClose(d.id, s.status());
+      d.peer = nullptr;
+      continue;
+    }
+    stepped = stepped || *s;
+  }
+  if (stepped) OnNewVersion();
+  for (Deferred& d : batch) {
+    if (d.peer) AnswerPush(*d.peer, d.id);
+  }
+}
+
+void Service::OnWritten(net::Connection& conn, wire::MsgType type) {
+  if (type != wire::MsgType::kParams) return;
+  auto it = peers_.find(&conn);
+  if (it == peers_.end() || it->second->params_in_flight == 0) return;
+  --it->second->params_in_flight;
+  if (--params_in_flight_ == 0 && !deferred_.empty()) RunDeferred();
 }
 
 void Service::OnNewVersion() {
   last_progress_ = Clock::now();
   if (on_version_) on_version_(server_->version());
-  // Sync: every worker waits for this version; async: only the pusher.
   for (Peer* p : workers_) {
-    if (p && p->reply_pending) {
+    if (p && p->reply_pending && server_->version() >= p->pending_min_version) {
       p->reply_pending = false;
+      p->waiting_seconds +=
+          std::chrono::duration<double>(Clock::now() - p->pending_since).count();
       SendParams(*p, p->pending_id);
     }
   }
 }
 
 void Service::SendParams(Peer& peer, uint64_t id) {
-  const std::vector<at::Tensor>* source = &server_->params();
-  if (spec_.mode == Mode::kAsync) {
-    // Async versions change under a write in flight; send a stable copy.
-    if (peer.snapshot.empty()) {
-      for (const auto& p : *source) peer.snapshot.push_back(at::empty_like(p));
-    }
-    for (size_t k = 0; k < source->size(); ++k) {
-      peer.snapshot[k].copy_((*source)[k].detach());
-    }
-    source = &peer.snapshot;
-  }
+  if (peer.conn->closed()) return;
   params_msg_.version = server_->version();
   wire::EncodeMeta(params_msg_, &peer.meta);
   net::FrameBuffers& frame = peer.conn->NewFrame();
   frame.Reset(wire::MsgType::kParams, id, peer.meta);
-  for (const auto& t : *source) frame.AddData(t.data_ptr(), t.nbytes());
+  for (const auto& t : server_->params()) frame.AddData(t.data_ptr(), t.nbytes());
+  ++peer.params_in_flight;
+  ++params_in_flight_;
   peer.conn->Send(frame);
 }
 
@@ -308,6 +383,7 @@ Status Service::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
     return Corruption("done: stats are not a JSON object");
   }
   stats["rank"] = peer.rank;
+  stats["waiting_seconds"] = peer.waiting_seconds;
   worker_stats_.push_back(stats);
   peer.stage = Peer::Stage::kDone;
   last_progress_ = last_done_ = Clock::now();
@@ -330,6 +406,16 @@ void Service::OnClose(net::Connection& conn, const Status& why) {
   Peer& peer = *it->second;
   closed_bytes_read_ += conn.bytes_read();
   closed_bytes_written_ += conn.bytes_written();
+  params_in_flight_ -= peer.params_in_flight;
+  peer.params_in_flight = 0;
+  deferred_.erase(std::remove_if(deferred_.begin(), deferred_.end(),
+                                 [&](const Deferred& d) { return d.peer == &peer; }),
+                  deferred_.end());
+  if (params_in_flight_ == 0 && !deferred_.empty()) {
+    asio::post(*io_, [this] {
+      if (params_in_flight_ == 0 && !deferred_.empty()) RunDeferred();
+    });
+  }
   bool lost = peer.stage == Peer::Stage::kRegistered && !stopping_;
   if (lost) {
     Fail(Unavailable("rank " + std::to_string(peer.rank) +
@@ -380,11 +466,12 @@ nlohmann::json Service::Stats() const {
     read += c->bytes_read();
     written += c->bytes_written();
   }
-  double samples = 0, compute = 0, comm = 0;
+  double samples = 0, compute = 0, round_trips = 0, waiting = 0;
   for (const auto& s : worker_stats_) {
     samples += s.value("samples", 0.0);
     compute += s.value("compute_seconds", 0.0);
-    comm += s.value("communication_seconds", 0.0);
+    round_trips += s.value("communication_seconds", 0.0);
+    waiting += s.value("waiting_seconds", 0.0);
   }
   size_t n = std::max<size_t>(1, worker_stats_.size());
   double wall = registered_ == 0 ? 0.0
@@ -396,7 +483,10 @@ nlohmann::json Service::Stats() const {
           {"wall_seconds", wall},
           {"samples_per_second", wall > 0 ? samples / wall : 0.0},
           {"compute_seconds", compute / n},
-          {"communication_seconds", comm / n},
+          // A worker's round trips hold the time its reply waited for the
+          // other workers; the server measured that part.
+          {"communication_seconds", std::max(0.0, round_trips - waiting) / n},
+          {"waiting_seconds", waiting / n},
           {"steps", server_->version()},
           {"workers", worker_stats_}};
 }

@@ -64,7 +64,8 @@ class Service : private net::Connection::Handler {
 
   /// Totals for the summary: bytes_pushed, bytes_pulled (bytes), samples,
   /// wall_seconds (first registration to last done), and the workers' mean
-  /// compute_seconds and communication_seconds.
+  /// compute_seconds, communication_seconds (round trips less waiting) and
+  /// waiting_seconds (replies held for other workers, sync mode).
   nlohmann::json Stats() const;
 
  private:
@@ -81,7 +82,13 @@ class Service : private net::Connection::Handler {
                      std::string_view meta);
   Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
   Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
-  Status OnPushPull(Peer& peer, uint64_t id);
+  Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
+  Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version);
+  Status OnPush(Peer& peer, uint64_t id);
+  Result<bool> Step(Peer& peer);
+  void AnswerPush(Peer& peer, uint64_t id);
+  void RunDeferred();
+  void OnWritten(net::Connection& conn, wire::MsgType type) override;
   Status OnDone(Peer& peer, uint64_t id, std::string_view meta);
   void Reply(Peer& peer, wire::MsgType type, uint64_t id);
   void SendParams(Peer& peer, uint64_t id);
@@ -101,6 +108,12 @@ class Service : private net::Connection::Handler {
   asio::steady_timer timer_;
   std::unordered_map<net::Connection*, std::unique_ptr<Peer>> peers_;
   std::vector<Peer*> workers_;  // by worker index; null until registered
+  struct Deferred {
+    Peer* peer;
+    uint64_t id;
+  };
+  std::vector<Deferred> deferred_;  // pushes waiting for params writes
+  int params_in_flight_ = 0;        // params frames being written
   wire::Params params_msg_;     // descriptors built once
   std::function<void(uint64_t)> on_version_;
   int registered_ = 0;

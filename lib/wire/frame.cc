@@ -44,6 +44,8 @@ const char* MsgTypeName(MsgType type) {
       return "params";
     case MsgType::kDone:
       return "done";
+    case MsgType::kPush:
+      return "push";
   }
   return "unknown";
 }

@@ -47,8 +47,9 @@ enum class MsgType : uint16_t {
   kPushPull = 8,  // worker -> server: gradients; reply kParams
   kParams = 9,    // server -> worker: parameters of a version
   kDone = 10,     // worker -> server: finished, with its stats as JSON
+  kPush = 11,     // worker -> server: gradients; reply kAck (pull separately)
 };
-inline constexpr uint16_t kMaxMsgType = 10;
+inline constexpr uint16_t kMaxMsgType = 11;
 
 /// "hello", "push_pull", ...; "unknown" for values outside MsgType.
 const char* MsgTypeName(MsgType type);

@@ -175,6 +175,9 @@ MsgType TypeOf(const Params&) {
 MsgType TypeOf(const Done&) {
   return MsgType::kDone;
 }
+MsgType TypeOf(const Push&) {
+  return MsgType::kPush;
+}
 
 void EncodeMeta(const Hello& m, std::string* meta) {
   meta->clear();
@@ -227,6 +230,10 @@ void EncodeMeta(const Pull& m, std::string* meta) {
 }
 
 void EncodeMeta(const PushPull& m, std::string* meta) {
+  EncodeDescs(m.version, m.grads, meta);
+}
+
+void EncodeMeta(const Push& m, std::string* meta) {
   EncodeDescs(m.version, m.grads, meta);
 }
 
@@ -304,6 +311,10 @@ Status DecodeMeta(std::string_view meta, PushPull* out) {
   return DecodeDescs(meta, TypeOf(*out), &out->version, &out->grads);
 }
 
+Status DecodeMeta(std::string_view meta, Push* out) {
+  return DecodeDescs(meta, TypeOf(*out), &out->version, &out->grads);
+}
+
 Status DecodeMeta(std::string_view meta, Params* out) {
   return DecodeDescs(meta, TypeOf(*out), &out->version, &out->params);
 }
@@ -374,6 +385,7 @@ Status ValidateFrame(const FrameHeader& header, std::string_view meta,
     case MsgType::kPull:
       return ValidateNoData<Pull>(meta, data_bytes);
     case MsgType::kPushPull:
+    case MsgType::kPush:
     case MsgType::kParams:
       return ValidateDescs(meta, header.type, data_bytes);
     case MsgType::kDone:

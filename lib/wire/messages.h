@@ -16,6 +16,7 @@
 //   kPushPull  u64 version, u32 count, count x TensorDesc
 //   kParams    u64 version, u32 count, count x TensorDesc
 //   kDone      str json
+//   kPush      u64 version, u32 count, count x TensorDesc
 
 #include <cstdint>
 #include <string>
@@ -81,6 +82,13 @@ struct PushPull {
   std::vector<TensorDesc> grads;
 };
 
+/// Gradients computed on parameters of `version`, acknowledged without
+/// parameters (a later Pull fetches them); data: one tensor per desc.
+struct Push {
+  uint64_t version = 0;
+  std::vector<TensorDesc> grads;
+};
+
 /// Parameters of `version`; data: one tensor per desc.
 struct Params {
   uint64_t version = 0;
@@ -107,6 +115,7 @@ void EncodeMeta(const Pull& m, std::string* meta);
 void EncodeMeta(const PushPull& m, std::string* meta);
 void EncodeMeta(const Params& m, std::string* meta);
 void EncodeMeta(const Done& m, std::string* meta);
+void EncodeMeta(const Push& m, std::string* meta);
 
 Status DecodeMeta(std::string_view meta, Hello* out);
 Status DecodeMeta(std::string_view meta, ErrorMsg* out);
@@ -118,6 +127,7 @@ Status DecodeMeta(std::string_view meta, Pull* out);
 Status DecodeMeta(std::string_view meta, PushPull* out);
 Status DecodeMeta(std::string_view meta, Params* out);
 Status DecodeMeta(std::string_view meta, Done* out);
+Status DecodeMeta(std::string_view meta, Push* out);
 
 /// The MsgType each struct travels as.
 MsgType TypeOf(const Hello&);
@@ -130,6 +140,7 @@ MsgType TypeOf(const Pull&);
 MsgType TypeOf(const PushPull&);
 MsgType TypeOf(const Params&);
 MsgType TypeOf(const Done&);
+MsgType TypeOf(const Push&);
 
 /// Sum of descs' nbytes in bytes; kCorruption if it overflows uint64.
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total);

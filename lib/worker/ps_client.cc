@@ -68,6 +68,7 @@ void PsClient::Attach(std::vector<at::Tensor> params,
   for (size_t k = 0; k < grads_.size(); ++k) {
     push_msg_.grads.push_back(ps::DescribeTensor(k, grads_[k]));
   }
+  push_only_msg_.grads = push_msg_.grads;
 }
 
 Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
@@ -102,6 +103,15 @@ Result<uint64_t> PsClient::PushPull(uint64_t version) {
   for (const auto& g : grads_) req.AddData(g.data_ptr(), g.nbytes());
   PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
   return reply_.version;
+}
+
+Status PsClient::Push(uint64_t version) {
+  push_only_msg_.version = version;
+  wire::EncodeMeta(push_only_msg_, &meta_);
+  net::FrameBuffers& req = client_.NewRequest();
+  req.Reset(wire::MsgType::kPush, 0, meta_);
+  for (const auto& g : grads_) req.AddData(g.data_ptr(), g.nbytes());
+  return Call(req, nullptr, wire::MsgType::kAck);
 }
 
 Status PsClient::Done(const nlohmann::json& stats) {

@@ -45,6 +45,9 @@ class PsClient : private net::ReplySink {
   /// Pushes the gradients computed on `version` and receives the next
   /// parameters (sync: those of version+1); returns their version.
   Result<uint64_t> PushPull(uint64_t version);
+  /// Pushes the gradients computed on `version` without waiting for new
+  /// parameters (Pull fetches them).
+  Status Push(uint64_t version);
   /// Reports the worker's stats (a JSON object) and waits for the ack.
   Status Done(const nlohmann::json& stats);
 
@@ -66,6 +69,7 @@ class PsClient : private net::ReplySink {
   std::vector<at::Tensor> params_;
   std::vector<at::Tensor> grads_;
   wire::PushPull push_msg_;  // descriptors built once
+  wire::Push push_only_msg_;
   wire::Params reply_;       // reused
   std::string meta_;         // reused
 };

@@ -113,13 +113,13 @@ TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
 }
 
 TEST(FrameTest, RejectsUnknownType) {
-  for (uint16_t t : {0, 11, 0x0100, 0xFFFF}) {
+  for (uint16_t t : {0, 12, 0x0100, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.type = static_cast<MsgType>(t);
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kCorruption);
     EXPECT_EQ(s.message(), "frame header: type " + std::to_string(t) +
-                               " is unknown, expected 1..10");
+                               " is unknown, expected 1..11");
   }
 }
 
@@ -196,12 +196,13 @@ TEST(FrameTest, ChecksMagicThenVersionThenType) {
 
 TEST(FrameTest, MsgTypeNames) {
   const char* names[] = {"hello", "error", "get_job",   "job_spec", "register",
-                         "ack",   "pull",  "push_pull", "params",   "done"};
+                         "ack",   "pull",  "push_pull", "params",   "done",
+                         "push"};
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(t)), names[t - 1]);
   }
   EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(0)), "unknown");
-  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(11)), "unknown");
+  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(12)), "unknown");
 }
 
 }  // namespace

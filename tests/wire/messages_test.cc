@@ -105,6 +105,11 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
                    1, 0, 0, 0, 0x04, 0x00, 0,        // key, bf16, ndim 0
                    2, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
   EXPECT_EQ(Meta(Done{"ok"}), Bytes({2, 0, 0, 0}) + "ok");
+  EXPECT_EQ(Meta(Push{5, {Desc(2, DType::kInt32, {1})}}),
+            Bytes({5, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
+                   2, 0, 0, 0, 0x06, 0x00, 1,        // key, int32, raw, ndim
+                   1, 0, 0, 0, 0,    0,    0, 0,     // dims[0]
+                   4, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
 }
 
 TEST(MessagesTest, GoldenFramePrefix) {
@@ -339,6 +344,7 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   ok(MsgType::kPushPull, Meta(PushPull{1, descs}), 24);
   ok(MsgType::kParams, Meta(Params{1, descs}), 24);
   ok(MsgType::kDone, Meta(Done{"{}"}), 0);
+  ok(MsgType::kPush, Meta(Push{1, descs}), 24);
 }
 
 TEST(MessagesTest, ValidateFrameChecksDataAndType) {
@@ -356,8 +362,8 @@ TEST(MessagesTest, ValidateFrameChecksDataAndType) {
   // Meta decoded as the header's type says: a Pull's meta is no Hello.
   EXPECT_EQ(check(MsgType::kHello, Meta(Pull{5}), 0).message(),
             "hello: role 5 is unknown, expected 1..3");
-  EXPECT_EQ(check(static_cast<MsgType>(11), "", 0).message(),
-            "frame header: type 11 is unknown, expected 1..10");
+  EXPECT_EQ(check(static_cast<MsgType>(12), "", 0).message(),
+            "frame header: type 12 is unknown, expected 1..11");
   Status s = ValidateFrame(Header(MsgType::kAck, 9), "", 0);
   EXPECT_EQ(s.message(), "frame: body_len 9 != 4 + meta_len 0 + data 0");
 }
@@ -437,6 +443,7 @@ TEST(MessagesTest, TypeOfAndRoleName) {
   EXPECT_EQ(TypeOf(PushPull{}), MsgType::kPushPull);
   EXPECT_EQ(TypeOf(Params{}), MsgType::kParams);
   EXPECT_EQ(TypeOf(Done{}), MsgType::kDone);
+  EXPECT_EQ(TypeOf(Push{}), MsgType::kPush);
   EXPECT_STREQ(RoleName(Role::kServer), "server");
   EXPECT_STREQ(RoleName(Role::kWorker), "worker");
   EXPECT_STREQ(RoleName(Role::kTool), "tool");

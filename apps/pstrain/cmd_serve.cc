@@ -13,6 +13,7 @@
 #include "ps/parameter_server.h"
 #include "ps/service.h"
 #include "ps/tensor_codec.h"
+#include "util/resources.h"
 
 namespace pstrain::apps {
 
@@ -106,6 +107,7 @@ int Serve(ServeFlags& f) {
   summary["checkpoint"] = f.checkpoint;
   summary["mode"] = ps::ModeName(spec.mode);
   summary["model"] = spec.model;
+  summary["peak_rss_bytes"] = PeakRssBytes();
   log->Emit("summary", summary);
   return 0;
 }

@@ -80,6 +80,7 @@ void Connection::OnMetaRead(const std::error_code& ec) {
   bytes_read_ += meta_.size();
   uint64_t data_bytes = header_.body_len - wire::kMetaLenBytes - meta_.size();
   data_dst_.clear();
+  piecewise_ = false;
   Status s = handler_->OnMeta(*this, header_, meta_, data_bytes, &data_dst_);
   if (s.ok()) {
     uint64_t total = 0;
@@ -91,10 +92,26 @@ void Connection::OnMetaRead(const std::error_code& ec) {
   }
   if (!s.ok()) return Fail(s, header_.request_id, true);
   if (data_bytes == 0) return OnDataRead({});
+  if (piecewise_) return ReadPiece(0);
   asio::async_read(socket_, data_dst_,
                    [self = shared_from_this()](const std::error_code& ec,
                                                size_t) {
                      self->OnDataRead(ec);
+                   });
+}
+
+void Connection::ReadPiece(size_t index) {
+  if (index == data_dst_.size()) return OnDataRead({});
+  asio::async_read(socket_, data_dst_[index],
+                   [self = shared_from_this(), index](const std::error_code& ec,
+                                                      size_t) {
+                     if (self->closed_) return;
+                     if (ec) {
+                       return self->Fail(FromAsioError(ec, "read from " + self->remote_),
+                                         0, false);
+                     }
+                     self->handler_->OnPiece(*self, index);
+                     self->ReadPiece(index + 1);
                    });
 }
 

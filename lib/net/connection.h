@@ -37,9 +37,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     /// A frame's header and meta are in. Append to *dst the buffers the data
     /// section is read into, `data_bytes` bytes in all, or return an error:
     /// the peer then gets an error frame and the connection is closed.
+    /// Calling conn.ReadPieceByPiece() here makes the connection read one
+    /// buffer at a time and call OnPiece after each, so that buffers may
+    /// share memory (a bounded chunk reused for a large tensor).
     virtual Status OnMeta(Connection& conn, const wire::FrameHeader& header,
                           std::string_view meta, uint64_t data_bytes,
                           std::vector<asio::mutable_buffer>* dst) = 0;
+    /// Buffer `index` of *dst is in (piece-by-piece reads only).
+    virtual void OnPiece(Connection& conn, size_t index) {
+      (void)conn;
+      (void)index;
+    }
     /// The whole frame is in (meta as passed to OnMeta, data in *dst).
     virtual void OnFrame(Connection& conn, const wire::FrameHeader& header,
                          std::string_view meta) = 0;
@@ -68,6 +76,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Send(FrameBuffers& frame);
   /// Sends an error frame answering `request_id`, then closes.
   void SendErrorAndClose(uint64_t request_id, const Status& status);
+  /// See Handler::OnMeta; applies to the frame being read.
+  void ReadPieceByPiece() { piecewise_ = true; }
   /// Closes now; OnClose runs with an ok Status unless already closed.
   void Close();
 
@@ -86,6 +96,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnHead(const std::error_code& ec);
   void OnMetaRead(const std::error_code& ec);
   void OnDataRead(const std::error_code& ec);
+  void ReadPiece(size_t index);
   void WriteNext();
   void Fail(const Status& status, uint64_t request_id, bool tell_peer);
   void Finish(const Status& why);
@@ -102,6 +113,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<FrameBuffers*> free_;
   std::deque<FrameBuffers*> write_queue_;
   bool writing_ = false;
+  bool piecewise_ = false;
   bool close_after_write_ = false;
   bool closed_ = false;
   Status pending_failure_;  // reported by OnClose after the error frame

@@ -6,6 +6,17 @@
 
 namespace pstrain::ps {
 
+namespace {
+
+template <typename T>
+void AddInto(void* acc, const void* data, uint64_t n) {
+  T* dst = static_cast<T*>(acc);
+  const T* src = static_cast<const T*>(data);
+  for (uint64_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+
+}  // namespace
+
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
     const JobSpec& spec, const std::vector<at::Tensor>& params) {
   PS_CHECK(spec.optimizer == "sgd") << spec.optimizer;
@@ -21,11 +32,16 @@ ParameterServer::ParameterServer(const JobSpec& spec,
       params_(std::move(params)),
       optimizer_(MakeOptimizer(spec, params_)) {
   PS_CHECK(num_workers_ >= 1) << "no workers in world_size " << spec.world_size;
-  grad_buffers_.resize(num_workers_);
-  for (auto& buffers : grad_buffers_) {
-    for (const auto& p : params_) buffers.push_back(at::zeros_like(p));
+  for (const auto& p : params_) {
+    PS_CHECK(p.scalar_type() == at::kFloat || p.scalar_type() == at::kDouble)
+        << "parameters must be float32 or float64";
   }
-  if (spec_.mode == Mode::kSync) {
+  if (spec_.mode == Mode::kAsync) {
+    grad_buffers_.resize(num_workers_);
+    for (auto& buffers : grad_buffers_) {
+      for (const auto& p : params_) buffers.push_back(at::zeros_like(p));
+    }
+  } else {
     for (const auto& p : params_) accumulators_.push_back(at::zeros_like(p));
     pushed_.assign(num_workers_, false);
   }
@@ -33,31 +49,52 @@ ParameterServer::ParameterServer(const JobSpec& spec,
 
 ParameterServer::~ParameterServer() = default;
 
-Result<bool> ParameterServer::Push(int w, uint64_t version) {
+const std::vector<at::Tensor>& ParameterServer::grad_buffer(int w) const {
+  PS_CHECK(spec_.mode == Mode::kAsync) << "grad_buffer in sync mode";
+  return grad_buffers_.at(w);
+}
+
+Status ParameterServer::CheckPush(int w, uint64_t version) const {
   PS_CHECK(w >= 0 && w < num_workers_) << "worker index " << w;
-  const auto& grads = grad_buffers_[w];
-  if (spec_.mode == Mode::kAsync) {
-    for (size_t k = 0; k < params_.size(); ++k) {
-      params_[k].mutable_grad() = grads[k];
-    }
-    Step();
-    ++pushes_;
-    return true;
-  }
+  if (spec_.mode == Mode::kAsync) return Status::Ok();
   if (version != version_) {
     return InvalidArgument("push for version " + std::to_string(version) +
                            " while the server is at version " +
                            std::to_string(version_));
   }
   if (pushed_[w]) {
-    return InvalidArgument("second push for version " +
-                           std::to_string(version));
+    return InvalidArgument("second push for version " + std::to_string(version));
+  }
+  return Status::Ok();
+}
+
+void ParameterServer::Accumulate(int key, uint64_t offset, const void* data,
+                                 uint64_t bytes) {
+  at::Tensor& acc = accumulators_.at(key);
+  const size_t esize = acc.element_size();
+  PS_CHECK(offset % esize == 0 && bytes % esize == 0 &&
+           offset + bytes <= acc.nbytes())
+      << "bad piece " << offset << "+" << bytes << " of key " << key;
+  char* base = static_cast<char*>(acc.data_ptr()) + offset;
+  if (acc.scalar_type() == at::kFloat) {
+    AddInto<float>(base, data, bytes / esize);
+  } else {
+    AddInto<double>(base, data, bytes / esize);
+  }
+}
+
+Result<bool> ParameterServer::Push(int w, uint64_t version) {
+  PS_RETURN_IF_ERROR(CheckPush(w, version));
+  ++pushes_;
+  if (spec_.mode == Mode::kAsync) {
+    for (size_t k = 0; k < params_.size(); ++k) {
+      params_[k].mutable_grad() = grad_buffers_[w][k];
+    }
+    Step();
+    return true;
   }
   pushed_[w] = true;
-  ++push_count_;
-  ++pushes_;
-  for (size_t k = 0; k < params_.size(); ++k) accumulators_[k].add_(grads[k]);
-  if (push_count_ < num_workers_) return false;
+  if (++push_count_ < num_workers_) return false;
   for (size_t k = 0; k < params_.size(); ++k) {
     accumulators_[k].div_(push_count_);
     params_[k].mutable_grad() = accumulators_[k];

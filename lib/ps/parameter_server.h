@@ -2,11 +2,13 @@
 // ParameterServer: the server's training state and update rules, with no
 // sockets (the Service in ps/service.h puts it on the network). Holds the
 // parameters (one key per tensor, in named_parameters() order), the version,
-// one gradient buffer per worker (where pushed bytes land), and for sync mode
-// one accumulator per key, so memory does not grow with the number of
-// workers beyond the receive buffers.
+// and
+//   sync:  one accumulator per key; pushed bytes are added into it piece by
+//          piece as they arrive (Accumulate), so memory does not grow with
+//          the number of workers;
+//   async: one gradient buffer per worker, where its pushed bytes land.
 //
-// Update rules (DESIGN.md, Li et al. OSDI 2014 section 3):
+// Update rules (DESIGN.md; Li et al. OSDI 2014, section 3):
 //   sync:  gradients of version t are summed per key in arrival order; when
 //          every worker has pushed, the sum is divided by the worker count
 //          and the optimizer steps once: version t+1.
@@ -36,8 +38,8 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
 
 class ParameterServer {
  public:
-  /// `params`: leaf tensors (requires_grad), contiguous, CPU; the caller's
-  /// model keeps owning them and sees every update.
+  /// `params`: leaf tensors (requires_grad), contiguous, CPU, float32 or
+  /// float64; the caller's model keeps owning them and sees every update.
   ParameterServer(const JobSpec& spec, std::vector<at::Tensor> params);
   ~ParameterServer();
   ParameterServer(const ParameterServer&) = delete;
@@ -45,19 +47,30 @@ class ParameterServer {
 
   int num_keys() const { return static_cast<int>(params_.size()); }
   int num_workers() const { return num_workers_; }
+  Mode mode() const { return spec_.mode; }
   uint64_t version() const { return version_; }
   const std::vector<at::Tensor>& params() const { return params_; }
 
-  /// Where worker `w`'s pushed gradients are read into: tensors of the
-  /// params' dtypes and shapes, contiguous. REQUIRES: 0 <= w < num_workers().
-  const std::vector<at::Tensor>& grad_buffer(int w) const {
-    return grad_buffers_[w];
-  }
+  /// Async: where worker `w`'s pushed gradients are read into, tensors of
+  /// the params' dtypes and shapes, contiguous. REQUIRES: async mode and
+  /// 0 <= w < num_workers().
+  const std::vector<at::Tensor>& grad_buffer(int w) const;
 
-  /// Worker `w`'s gradients, computed on parameters of `version`, are in
-  /// grad_buffer(w). Returns true when a new version now exists (sync: this
-  /// push closed the step; async: always). Sync errors (kInvalidArgument):
-  /// a version other than version(), or a second push in one step.
+  /// Whether worker `w` may push gradients computed on `version` now.
+  /// Sync (kInvalidArgument): a version other than version(), or a second
+  /// push in one step. Async: always ok.
+  Status CheckPush(int w, uint64_t version) const;
+
+  /// Sync: adds `bytes` bytes of gradient (elements of key `key`'s dtype,
+  /// starting at byte `offset` of the key) into the key's accumulator.
+  /// Allocates nothing. REQUIRES: sync mode, CheckPush passed for this
+  /// push, offset and bytes multiples of the element size, within the key.
+  void Accumulate(int key, uint64_t offset, const void* data, uint64_t bytes);
+
+  /// Worker `w`'s push of gradients computed on `version` is complete (sync:
+  /// accumulated; async: in grad_buffer(w)). Returns true when a new version
+  /// now exists (sync: this push closed the step; async: always). Errors as
+  /// CheckPush.
   Result<bool> Push(int w, uint64_t version);
 
   /// Sync: the workers that have not pushed for the current version.
@@ -72,9 +85,9 @@ class ParameterServer {
   int num_workers_;
   std::vector<at::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::vector<std::vector<at::Tensor>> grad_buffers_;
-  std::vector<at::Tensor> accumulators_;  // sync only
-  std::vector<bool> pushed_;              // sync: per worker, this step
+  std::vector<std::vector<at::Tensor>> grad_buffers_;  // async only
+  std::vector<at::Tensor> accumulators_;               // sync only
+  std::vector<bool> pushed_;  // sync: per worker, this step
   int push_count_ = 0;
   uint64_t version_ = 0;
   uint64_t pushes_ = 0;

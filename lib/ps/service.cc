@@ -16,6 +16,9 @@ namespace {
 constexpr auto kTick = std::chrono::milliseconds(200);
 // Before its hello a peer is unknown; it may not make us allocate much.
 constexpr uint64_t kMaxFrameBeforeHello = 64 * 1024;
+// Sync pushes stream through a chunk of this many bytes per connection and
+// are added into the accumulators piece by piece.
+constexpr uint64_t kChunkBytes = 512 * 1024;
 
 std::string RankList(const std::vector<int>& ranks) {
   std::ostringstream s;
@@ -42,6 +45,12 @@ struct Service::Peer {
   wire::Push push_only;              // reused for every push
   bool push_is_push_pull = false;
   int params_in_flight = 0;          // params frames not yet written
+  struct Piece {
+    int key;
+    uint64_t offset, bytes;
+  };
+  std::vector<char> chunk;           // sync: where pushed bytes land
+  std::vector<Piece> pieces;         // sync: what each chunk-full holds
   std::string meta;                  // reused encode buffer
 };
 
@@ -156,12 +165,47 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
                       std::to_string(grads.size()) + " tensors, expected " +
                       std::to_string(server_->num_keys()));
   }
-  const auto& buffers = server_->grad_buffer(peer.worker);
+  const auto& params = server_->params();
   for (int k = 0; k < server_->num_keys(); ++k) {
-    PS_RETURN_IF_ERROR(CheckDescMatches(grads[k], k, buffers[k], what));
-    dst->emplace_back(buffers[k].data_ptr(), buffers[k].nbytes());
+    PS_RETURN_IF_ERROR(CheckDescMatches(grads[k], k, params[k], what));
   }
+  const uint64_t version = push_pull ? peer.push.version : peer.push_only.version;
+  PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, version));
+  if (server_->mode() == Mode::kAsync) {
+    for (const auto& g : server_->grad_buffer(peer.worker)) {
+      dst->emplace_back(g.data_ptr(), g.nbytes());
+    }
+    return Status::Ok();
+  }
+  PlanPieces(peer, dst);
+  conn.ReadPieceByPiece();
   return Status::Ok();
+}
+
+// Sync: every key's bytes go through the peer's chunk, a chunk-full at a
+// time, each added into the accumulator as soon as it is in (OnPiece).
+void Service::PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst) {
+  uint64_t total = 0;
+  for (const auto& p : server_->params()) total += p.nbytes();
+  if (peer.chunk.size() < std::min(total, kChunkBytes)) {
+    peer.chunk.resize(std::min(total, kChunkBytes));
+  }
+  peer.pieces.clear();
+  const auto& params = server_->params();
+  for (int k = 0; k < server_->num_keys(); ++k) {
+    const uint64_t nbytes = params[k].nbytes();
+    for (uint64_t off = 0; off < nbytes; off += kChunkBytes) {
+      const uint64_t n = std::min(kChunkBytes, nbytes - off);
+      peer.pieces.push_back({k, off, n});
+      dst->emplace_back(peer.chunk.data(), n);
+    }
+  }
+}
+
+void Service::OnPiece(net::Connection& conn, size_t index) {
+  Peer& peer = *peers_.at(&conn);
+  const Peer::Piece& piece = peer.pieces[index];
+  server_->Accumulate(piece.key, piece.offset, peer.chunk.data(), piece.bytes);
 }
 
 void Service::OnFrame(net::Connection& conn, const wire::FrameHeader& header,

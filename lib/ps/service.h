@@ -77,6 +77,8 @@ class Service : private net::Connection::Handler {
   void OnFrame(net::Connection& conn, const wire::FrameHeader& header,
                std::string_view meta) override;
   void OnClose(net::Connection& conn, const Status& why) override;
+  void OnPiece(net::Connection& conn, size_t index) override;
+  void PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst);
 
   Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
                      std::string_view meta);

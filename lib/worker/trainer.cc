@@ -6,6 +6,7 @@
 #include "data/sampler.h"
 #include "models/model_zoo.h"
 #include "ps/tensor_codec.h"
+#include "util/resources.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::worker {
@@ -205,7 +206,8 @@ Status Trainer::Finish() {
                           {"communication_seconds", progress_.communication},
                           {"bytes_pushed", client_.bytes_pushed()},
                           {"bytes_pulled", client_.bytes_pulled()},
-                          {"version", version_}};
+                          {"version", version_},
+                          {"peak_rss_bytes", PeakRssBytes()}};
   PS_RETURN_IF_ERROR(client_.Done(stats));
   log_->Emit("summary", stats);
   return Status::Ok();

@@ -131,6 +131,25 @@ TEST(LaunchTest, EvalPrintsTheSummarysAccuracyOnRealData) {
   EXPECT_EQ(eval["samples"], 10000);
 }
 
+// Sync pushes stream through a bounded chunk per connection into one
+// accumulator per key: 8 workers cost the server little more than 2.
+TEST(LaunchTest, SyncServerMemoryDoesNotGrowWithWorkers) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  auto peak = [&](int workers) {
+    auto r = RunPstrain({"launch", "--world_size", std::to_string(workers + 1), "--model",
+                         "net", "--batch_size", "4", "--max_steps", "5", "--master_port",
+                         "0", "--data_dir", dir.path(), "--json", "--checkpoint",
+                         dir.File("m.pt")},
+                        300);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return FindEvent(r.out, "summary")["peak_rss_bytes"].get<double>();
+  };
+  const double two = peak(2), eight = peak(8);
+  EXPECT_GT(two, 0);
+  EXPECT_LE(eight, 1.2 * two) << "2 workers: " << two << " bytes, 8: " << eight;
+}
+
 TEST(LaunchTest, AsyncModeTrainsAndReportsEveryPush) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);

@@ -21,9 +21,19 @@ std::vector<at::Tensor> Params() {
           torch::tensor({{10.0f}}).requires_grad_()};
 }
 
+// Delivers worker w's gradients (key 0 all `a`, key 1 all `b`) the way the
+// Service does: sync piece by piece into the accumulators, async into the
+// worker's buffer.
 void SetGrads(ParameterServer& ps, int w, float a, float b) {
-  ps.grad_buffer(w)[0].fill_(a);
-  ps.grad_buffer(w)[1].fill_(b);
+  if (ps.mode() == Mode::kAsync) {
+    ps.grad_buffer(w)[0].fill_(a);
+    ps.grad_buffer(w)[1].fill_(b);
+    return;
+  }
+  const float key0[3] = {a, a, a};
+  ps.Accumulate(0, 0, key0, 4);           // one element, then the rest
+  ps.Accumulate(0, 4, key0 + 1, 8);
+  ps.Accumulate(1, 0, &b, 4);
 }
 
 TEST(ParameterServerTest, SyncAveragesThenStepsOnce) {
@@ -63,7 +73,9 @@ TEST(ParameterServerTest, SyncAccumulatorStartsEmptyEachStep) {
 
 TEST(ParameterServerTest, SyncRefusesStaleAndDoublePushes) {
   ParameterServer ps(Spec(Mode::kSync, 2), Params());
+  EXPECT_TRUE(ps.CheckPush(0, 0).ok());
   ASSERT_TRUE(ps.Push(0, 0).ok());
+  EXPECT_EQ(ps.CheckPush(0, 0).message(), "second push for version 0");
   Status twice = ps.Push(0, 0).status();
   EXPECT_EQ(twice.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(twice.message(), "second push for version 0");

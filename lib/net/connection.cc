@@ -44,8 +44,8 @@ void Connection::Start() {
 void Connection::ReadHead() {
   if (closed_) return;
   asio::async_read(socket_, asio::buffer(head_, sizeof(head_)),
-                   [self = shared_from_this()](const std::error_code& ec,
-                                               size_t) { self->OnHead(ec); });
+                   OnRead([self = shared_from_this()](const std::error_code& ec,
+                                                      size_t) { self->OnHead(ec); }));
 }
 
 void Connection::OnHead(const std::error_code& ec) {
@@ -68,10 +68,8 @@ void Connection::OnHead(const std::error_code& ec) {
   }
   meta_.resize(meta_len);
   asio::async_read(socket_, asio::buffer(meta_),
-                   [self = shared_from_this()](const std::error_code& ec,
-                                               size_t) {
-                     self->OnMetaRead(ec);
-                   });
+                   OnRead([self = shared_from_this()](const std::error_code& ec,
+                                                      size_t) { self->OnMetaRead(ec); }));
 }
 
 void Connection::OnMetaRead(const std::error_code& ec) {
@@ -93,18 +91,16 @@ void Connection::OnMetaRead(const std::error_code& ec) {
   if (!s.ok()) return Fail(s, header_.request_id, true);
   if (data_bytes == 0) return OnDataRead({});
   if (piecewise_) return ReadPiece(0);
-  asio::async_read(socket_, data_dst_,
-                   [self = shared_from_this()](const std::error_code& ec,
-                                               size_t) {
-                     self->OnDataRead(ec);
-                   });
+  asio::async_read(socket_, BufferView<asio::mutable_buffer>(data_dst_),
+                   OnRead([self = shared_from_this()](const std::error_code& ec,
+                                                      size_t) { self->OnDataRead(ec); }));
 }
 
 void Connection::ReadPiece(size_t index) {
   if (index == data_dst_.size()) return OnDataRead({});
   asio::async_read(socket_, data_dst_[index],
-                   [self = shared_from_this(), index](const std::error_code& ec,
-                                                      size_t) {
+                   OnRead([self = shared_from_this(), index](const std::error_code& ec,
+                                                             size_t) {
                      if (self->closed_) return;
                      if (ec) {
                        return self->Fail(FromAsioError(ec, "read from " + self->remote_),
@@ -112,7 +108,7 @@ void Connection::ReadPiece(size_t index) {
                      }
                      self->handler_->OnPiece(*self, index);
                      self->ReadPiece(index + 1);
-                   });
+                   }));
 }
 
 void Connection::OnDataRead(const std::error_code& ec) {
@@ -151,8 +147,8 @@ void Connection::WriteNext() {
   writing_ = true;
   FrameBuffers* frame = write_queue_.front();
   asio::async_write(
-      socket_, frame->Finish(),
-      [self = shared_from_this(), frame](const std::error_code& ec, size_t n) {
+      socket_, BufferView<asio::const_buffer>(frame->Finish()),
+      OnWrite([self = shared_from_this(), frame](const std::error_code& ec, size_t n) {
         self->bytes_written_ += n;
         self->write_queue_.pop_front();
         self->free_.push_back(frame);
@@ -163,7 +159,7 @@ void Connection::WriteNext() {
                             false);
         }
         self->WriteNext();
-      });
+      }));
 }
 
 void Connection::SendErrorAndClose(uint64_t request_id, const Status& status) {

@@ -16,9 +16,11 @@
 #include <string_view>
 #include <vector>
 
+#include <asio/bind_allocator.hpp>
 #include <asio/ip/tcp.hpp>
 
 #include "net/frame_buffers.h"
+#include "net/handler_memory.h"
 #include "util/status.h"
 #include "wire/frame.h"
 
@@ -97,6 +99,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnMetaRead(const std::error_code& ec);
   void OnDataRead(const std::error_code& ec);
   void ReadPiece(size_t index);
+  /// Binds `fn` to this connection's read (or write) handler memory.
+  template <typename Fn>
+  auto OnRead(Fn fn) {
+    return asio::bind_allocator(HandlerAllocator<int>(&read_memory_), std::move(fn));
+  }
+  template <typename Fn>
+  auto OnWrite(Fn fn) {
+    return asio::bind_allocator(HandlerAllocator<int>(&write_memory_), std::move(fn));
+  }
   void WriteNext();
   void Fail(const Status& status, uint64_t request_id, bool tell_peer);
   void Finish(const Status& why);
@@ -116,7 +127,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool piecewise_ = false;
   bool close_after_write_ = false;
   bool closed_ = false;
-  Status pending_failure_;  // reported by OnClose after the error frame
+  Status pending_failure_;
+  HandlerMemory read_memory_;   // the one read in flight
+  HandlerMemory write_memory_;  // the one write in flight  // reported by OnClose after the error frame
   uint64_t bytes_read_ = 0;
   uint64_t bytes_written_ = 0;
 };

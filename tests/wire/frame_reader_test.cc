@@ -9,52 +9,15 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/alloc_counter.h"
 #include "wire/messages.h"
-
-// Counting replacements of the global operator new/delete, so that tests can
-// prove the reader allocates nothing for a body it refuses and nothing at all
-// in steady state. Counting is per thread and off unless an AllocCounter is
-// alive, so the rest of pstrain_tests only sees plain malloc/free.
-namespace {
-struct AllocStats {
-  bool on = false;
-  size_t count = 0;
-  size_t largest = 0;
-};
-thread_local AllocStats t_alloc;
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (t_alloc.on) {
-    ++t_alloc.count;
-    t_alloc.largest = std::max(t_alloc.largest, n);
-  }
-  if (void* p = std::malloc(n == 0 ? 1 : n))
-    return p;
-  throw std::bad_alloc();
-}
-// Out of line: once inlined next to a new-expression, GCC 12 mistakes the
-// free() for a mismatched deallocation (-Wmismatched-new-delete).
-[[gnu::noinline]] void operator delete(void* p) noexcept {
-  std::free(p);
-}
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
 
 namespace pstrain::wire {
 namespace {
 
 using State = FrameReader::State;
 
-class AllocCounter {
- public:
-  AllocCounter() { t_alloc = AllocStats{true, 0, 0}; }
-  ~AllocCounter() { Stop(); }
-  void Stop() { t_alloc.on = false; }
-  size_t count() const { return t_alloc.count; }
-  size_t largest() const { return t_alloc.largest; }
-};
+using pstrain::testing::AllocCounter;
 
 constexpr DType kAllDTypes[] = {
     DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,

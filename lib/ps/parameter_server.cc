@@ -1,5 +1,7 @@
 #include "ps/parameter_server.h"
 
+#include <algorithm>
+
 #include <torch/optim/sgd.h>
 
 #include "util/check.h"
@@ -8,11 +10,22 @@ namespace pstrain::ps {
 
 namespace {
 
+// One pass over a piece: the step's first push copies (no zeroing pass), a
+// middle one adds, the last one adds and divides by the count (no separate
+// averaging pass). The sums are the same as zero + g1 + g2 + ... then / n.
 template <typename T>
-void AddInto(void* acc, const void* data, uint64_t n) {
+void Reduce(void* acc, const void* data, uint64_t n, int arrival, int count) {
   T* dst = static_cast<T*>(acc);
   const T* src = static_cast<const T*>(data);
-  for (uint64_t i = 0; i < n; ++i) dst[i] += src[i];
+  if (arrival == 0 && count == 1) {
+    for (uint64_t i = 0; i < n; ++i) dst[i] = (T(0) + src[i]) / T(count);
+  } else if (arrival == 0) {
+    for (uint64_t i = 0; i < n; ++i) dst[i] = T(0) + src[i];
+  } else if (arrival + 1 < count) {
+    for (uint64_t i = 0; i < n; ++i) dst[i] += src[i];
+  } else {
+    for (uint64_t i = 0; i < n; ++i) dst[i] = (dst[i] + src[i]) / T(count);
+  }
 }
 
 }  // namespace
@@ -42,7 +55,10 @@ ParameterServer::ParameterServer(const JobSpec& spec,
       for (const auto& p : params_) buffers.push_back(at::zeros_like(p));
     }
   } else {
-    for (const auto& p : params_) accumulators_.push_back(at::zeros_like(p));
+    for (const auto& p : params_) {
+      accumulators_.push_back(at::zeros_like(p));
+      arrivals_.emplace_back((p.nbytes() + kPieceBytes - 1) / kPieceBytes, 0);
+    }
     pushed_.assign(num_workers_, false);
   }
 }
@@ -75,12 +91,18 @@ void ParameterServer::Accumulate(int key, uint64_t offset, const void* data,
   PS_CHECK(offset % esize == 0 && bytes % esize == 0 &&
            offset + bytes <= acc.nbytes())
       << "bad piece " << offset << "+" << bytes << " of key " << key;
+  PS_CHECK(offset % kPieceBytes == 0 &&
+           bytes == std::min<uint64_t>(kPieceBytes, acc.nbytes() - offset))
+      << "pieces must be whole: " << offset << "+" << bytes;
+  // Workers' pieces interleave; count arrivals per piece.
+  uint16_t& arrivals = arrivals_[key][offset / kPieceBytes];
   char* base = static_cast<char*>(acc.data_ptr()) + offset;
   if (acc.scalar_type() == at::kFloat) {
-    AddInto<float>(base, data, bytes / esize);
+    Reduce<float>(base, data, bytes / esize, arrivals, num_workers_);
   } else {
-    AddInto<double>(base, data, bytes / esize);
+    Reduce<double>(base, data, bytes / esize, arrivals, num_workers_);
   }
+  ++arrivals;
 }
 
 Result<bool> ParameterServer::Push(int w, uint64_t version) {
@@ -95,12 +117,12 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
   }
   pushed_[w] = true;
   if (++push_count_ < num_workers_) return false;
+  // The last push's pieces already divided the sums by the worker count.
   for (size_t k = 0; k < params_.size(); ++k) {
-    accumulators_[k].div_(push_count_);
     params_[k].mutable_grad() = accumulators_[k];
   }
   Step();
-  for (auto& a : accumulators_) a.zero_();
+  for (auto& a : arrivals_) std::fill(a.begin(), a.end(), 0);
   pushed_.assign(num_workers_, false);
   push_count_ = 0;
   return true;

@@ -61,10 +61,16 @@ class ParameterServer {
   /// push in one step. Async: always ok.
   Status CheckPush(int w, uint64_t version) const;
 
-  /// Sync: adds `bytes` bytes of gradient (elements of key `key`'s dtype,
-  /// starting at byte `offset` of the key) into the key's accumulator.
-  /// Allocates nothing. REQUIRES: sync mode, CheckPush passed for this
-  /// push, offset and bytes multiples of the element size, within the key.
+  /// Sync pushes arrive in pieces of this many bytes of a key (the last
+  /// piece of a key may be shorter).
+  static constexpr uint64_t kPieceBytes = 512 * 1024;
+
+  /// Sync: adds one piece of gradient (elements of key `key`'s dtype, bytes
+  /// [offset, offset + bytes) of the key) into the key's accumulator; the
+  /// last worker's piece also divides by the worker count. Allocates
+  /// nothing. REQUIRES: sync mode, CheckPush passed for this push, a whole
+  /// piece: offset a multiple of kPieceBytes, bytes = min(kPieceBytes,
+  /// rest of the key).
   void Accumulate(int key, uint64_t offset, const void* data, uint64_t bytes);
 
   /// Worker `w`'s push of gradients computed on `version` is complete (sync:
@@ -87,6 +93,7 @@ class ParameterServer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::vector<std::vector<at::Tensor>> grad_buffers_;  // async only
   std::vector<at::Tensor> accumulators_;               // sync only
+  std::vector<std::vector<uint16_t>> arrivals_;        // sync: per piece
   std::vector<bool> pushed_;  // sync: per worker, this step
   int push_count_ = 0;
   uint64_t version_ = 0;

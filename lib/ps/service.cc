@@ -18,7 +18,7 @@ constexpr auto kTick = std::chrono::milliseconds(200);
 constexpr uint64_t kMaxFrameBeforeHello = 64 * 1024;
 // Sync pushes stream through a chunk of this many bytes per connection and
 // are added into the accumulators piece by piece.
-constexpr uint64_t kChunkBytes = 512 * 1024;
+constexpr uint64_t kChunkBytes = ParameterServer::kPieceBytes;
 
 std::string RankList(const std::vector<int>& ranks) {
   std::ostringstream s;

@@ -50,7 +50,10 @@ size_t CoreAllocations(Mode mode, int steps) {
   auto push = [&](uint64_t v) {
     if (mode == Mode::kSync) {
       for (int k = 0; k < core.num_keys(); ++k) {
-        core.Accumulate(k, 0, grad.data(), params[k].nbytes());
+        const uint64_t n = params[k].nbytes(), piece = ParameterServer::kPieceBytes;
+        for (uint64_t off = 0; off < n; off += piece) {
+          core.Accumulate(k, off, grad.data(), std::min(piece, n - off));
+        }
       }
     }
     ASSERT_TRUE(core.Push(0, v).ok());

@@ -31,8 +31,7 @@ void SetGrads(ParameterServer& ps, int w, float a, float b) {
     return;
   }
   const float key0[3] = {a, a, a};
-  ps.Accumulate(0, 0, key0, 4);           // one element, then the rest
-  ps.Accumulate(0, 4, key0 + 1, 8);
+  ps.Accumulate(0, 0, key0, sizeof(key0));
   ps.Accumulate(1, 0, &b, 4);
 }
 
@@ -57,6 +56,32 @@ TEST(ParameterServerTest, SyncAveragesThenStepsOnce) {
   EXPECT_FLOAT_EQ(params[0][2].item<float>(), 2.0f);
   EXPECT_FLOAT_EQ(params[1][0][0].item<float>(), 9.0f);
   EXPECT_EQ(ps.MissingPushes(), (std::vector<int>{0, 1}));
+}
+
+// Pieces of three workers interleave in any order; each element must end as
+// the mean of the three, whichever worker's piece came first or last (sums
+// in arrival order, so equal to rounding).
+TEST(ParameterServerTest, SyncReducesInterleavedPiecesOfManyWorkers) {
+  const int64_t n = ParameterServer::kPieceBytes / 4 * 2 + 10;  // 3 pieces
+  auto params = std::vector<at::Tensor>{torch::zeros({n}).requires_grad_()};
+  auto spec = Spec(Mode::kSync, 3);
+  spec.lr = 1.0;
+  ParameterServer ps(spec, params);
+  std::vector<at::Tensor> grads;
+  for (int w = 0; w < 3; ++w) grads.push_back(torch::randn({n}));
+  const uint64_t piece = ParameterServer::kPieceBytes, bytes = n * 4;
+  // Piece p of worker w, in an order where first and last differ by piece.
+  const int order[9][2] = {{0, 0}, {1, 1}, {2, 2}, {1, 0}, {2, 1},
+                           {0, 2}, {2, 0}, {0, 1}, {1, 2}};
+  for (const auto& [w, p] : order) {
+    const uint64_t off = p * piece;
+    ps.Accumulate(0, off, static_cast<char*>(grads[w].data_ptr()) + off,
+                  std::min(piece, bytes - off));
+  }
+  for (int w = 0; w < 3; ++w) ASSERT_TRUE(ps.Push(w, 0).ok());
+  auto expected = -((torch::zeros({n}) + grads[0] + grads[1] + grads[2]) / 3);
+  EXPECT_TRUE(torch::allclose(params[0].detach(), expected, 0, 1e-6));
+  EXPECT_GT(expected.abs().max().item<float>(), 0.1);
 }
 
 TEST(ParameterServerTest, SyncAccumulatorStartsEmptyEachStep) {

@@ -21,5 +21,6 @@ RunFn SetupServe(CLI::App* sub);
 RunFn SetupWork(CLI::App* sub);
 RunFn SetupLaunch(CLI::App* sub);
 RunFn SetupEval(CLI::App* sub);
+RunFn SetupBench(CLI::App* sub);
 
 }  // namespace pstrain::apps

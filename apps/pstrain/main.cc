@@ -16,6 +16,7 @@ const Command kCommands[] = {
     {"work", "Run a worker rank", SetupWork},
     {"launch", "Run one server and world_size-1 workers on this machine", SetupLaunch},
     {"eval", "Score a saved model on the test set", SetupEval},
+    {"bench", "Measure the wire and training against the machine's limits", SetupBench},
 };
 
 int Main(int argc, char** argv) {

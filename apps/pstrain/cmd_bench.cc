@@ -1,0 +1,246 @@
+// pstrain bench: `wire` measures push/pull through the real server and
+// clients against the loopback limits measured in the same run; `train`
+// trains one model in each mode and compares them. Each prints a table, or
+// with --json one document {"schema", "machine", "build", "wire"|"train"}.
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include "apps/pstrain/command.h"
+#include "apps/pstrain/flags.h"
+#include "bench/machine_info.h"
+#include "bench/table.h"
+#include "bench/train_bench.h"
+#include "bench/wire_bench.h"
+#include "cluster/launcher.h"
+
+namespace pstrain::apps {
+
+namespace {
+
+using nlohmann::json;
+
+struct WireFlags {
+  std::string sizes;  // "" = WireBenchOptions' default sizes
+  bench::WireBenchOptions options;
+  bool json = false;
+};
+
+struct TrainFlags {
+  bench::TrainBenchOptions options;
+  bool json = false;
+};
+
+std::unique_ptr<report::EventLog> BenchLog(bool json) {
+  report::EventLogOptions o;
+  o.json = json;
+  return std::make_unique<report::EventLog>(o);
+}
+
+std::string SelfExe() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, n) : "pstrain";
+}
+
+std::string Percent(double part, double whole) {
+  return whole > 0 ? bench::FixedDecimals(100 * part / whole, 0) : "-";
+}
+
+double Number(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
+}
+
+void PrintWireTable(const json& result) {
+  std::vector<bench::TableRow> rows;
+  for (const json& c : result.value("cases", json::array())) {
+    rows.push_back(
+        {c.value("op", ""), bench::FormatSize(c.value("bytes", uint64_t{0})),
+         std::to_string(c.value("workers", 0)),
+         bench::FixedDecimals(Number(c, "median_us"), 1),
+         bench::FixedDecimals(Number(c, "p99_us"), 1),
+         bench::FixedDecimals(Number(c, "gbps"), 2),
+         bench::FixedDecimals(Number(c, "limit_gbps"), 2),
+         bench::FixedDecimals(100 * Number(c, "fraction_of_limit"), 0),
+         bench::FixedDecimals(Number(c, "memcpy_gbps"), 2)});
+  }
+  std::cout
+      << "pstrain bench wire: the server and the workers are threads of this "
+         "process over loopback TCP; GB/s = 1e9 bytes/s (push_pull counts "
+         "the bytes both ways); limit = a plain TCP socket pair streaming "
+         "the same size one way\n\n"
+      << bench::FormatTable({"op", "size", "workers", "median us", "p99 us",
+                             "GB/s", "limit GB/s", "% of limit", "memcpy GB/s"},
+                            rows);
+}
+
+int RunWire(WireFlags& f) {
+  auto log = BenchLog(f.json);
+  if (!f.sizes.empty()) {
+    auto sizes = bench::ParseSizes(f.sizes);
+    if (!sizes.ok())
+      return Fail(*log, sizes.status().WithContext("--sizes"));
+    f.options.sizes = *sizes;
+  }
+  auto result = bench::RunWireBench(f.options);
+  if (!result.ok())
+    return Fail(*log, result.status());
+  if (f.json) {
+    json doc = bench::BenchDocument();
+    doc["wire"] = *result;
+    std::cout << doc.dump(2) << std::endl;
+  } else {
+    PrintWireTable(*result);
+  }
+  return 0;
+}
+
+bench::TableRow TrainRow(const json& r) {
+  double step = Number(r, "seconds_per_step");
+  return {r.value("mode", ""),
+          bench::FixedDecimals(Number(r, "samples_per_second"), 0),
+          bench::FixedDecimals(Number(r, "wall_seconds"), 2),
+          bench::FixedDecimals(step, 4),
+          Percent(Number(r, "compute_seconds_per_step"), step),
+          Percent(Number(r, "communication_seconds_per_step"), step),
+          Percent(Number(r, "waiting_seconds_per_step"), step),
+          bench::FixedDecimals(Number(r, "test_accuracy"), 4),
+          bench::FixedDecimals(Number(r, "speedup_over_single"), 2)};
+}
+
+void PrintTrainTable(const bench::TrainBenchOptions& o, const json& rows) {
+  std::vector<bench::TableRow> table;
+  std::vector<std::string> notes;
+  for (const json& r : rows) {
+    table.push_back(TrainRow(r));
+    for (const json& n : r.value("notes", json::array())) {
+      notes.push_back(r.value("mode", "") + ": " + n.get<std::string>());
+    }
+  }
+  std::cout << "pstrain bench train: " << o.model << " on " << o.dataset << ", "
+            << o.steps << " steps of " << o.batch_size
+            << " samples per worker; sync and async: 1 server and "
+            << o.world_size - 1 << " workers as processes of this machine; "
+            << "s/step split per worker (means)\n\n"
+            << bench::FormatTable(
+                   {"mode", "samples/s", "wall s", "s/step", "compute %",
+                    "comm %", "waiting %", "test acc", "speed-up"},
+                   table);
+  for (const std::string& n : notes)
+    std::cout << "note: " << n << "\n";
+}
+
+int RunTrain(TrainFlags& f) {
+  auto log = BenchLog(f.json);
+  f.options.pstrain_exe = SelfExe();
+  // The single process gets the whole machine, libtorch's and BLAS's
+  // threads alike, as each process of launch gets its share.
+  if (f.options.single_threads == 0) {
+    f.options.single_threads = cluster::ThreadsPerProcess(1);
+  }
+  SetThreads(f.options.single_threads);
+  f.options.progress = &std::cerr;
+  auto rows = bench::RunTrainBench(f.options);
+  if (!rows.ok())
+    return Fail(*log, rows.status());
+  if (f.json) {
+    json doc = bench::BenchDocument();
+    doc["train"] = *rows;
+    std::cout << doc.dump(2) << std::endl;
+  } else {
+    PrintTrainTable(f.options, *rows);
+  }
+  return 0;
+}
+
+void AddWireFlags(CLI::App* sub, WireFlags* f) {
+  sub->add_option(
+      "--sizes", f->sizes,
+      "Message sizes: 4KiB,64KiB,1MiB,4.8MiB,16MiB,64MiB (KiB, MiB, GiB "
+      "or bytes); default: those");
+  sub->add_option("--workers", f->options.workers, "Worker counts")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--op", f->options.ops, "Operations: push, pull, push_pull")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember({"push", "pull", "push_pull"}));
+  sub->add_option("--seconds", f->options.seconds_per_case,
+                  "Seconds measured per case, after warm-up")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--json", f->json, "One JSON document on stdout");
+}
+
+void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
+  auto& o = f->options;
+  sub->add_option("--model", o.model, "net, convnet or mlp")
+      ->capture_default_str();
+  sub->add_option("--dataset", o.dataset, "fashion-mnist or mnist")
+      ->capture_default_str();
+  sub->add_option("--modes", o.modes, "Rows: single, sync, async")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember({"single", "sync", "async"}));
+  sub->add_option("--world_size", o.world_size,
+                  "Processes of sync and async: 1 server + workers")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 64));
+  sub->add_option("--steps", o.steps, "Steps per worker")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--batch_size", o.batch_size, "Samples per worker per step")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--data_dir", o.data_dir,
+                  "Directory of the data set's IDX files; default: Debian's");
+  sub->add_option("--lr", o.lr, "SGD learning rate")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--momentum", o.momentum, "SGD momentum")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--seed", o.seed, "Seed of the model, shuffle and dropout")
+      ->capture_default_str();
+  sub->add_option("--threads", o.single_threads,
+                  "libtorch threads of the single process (0: all cores)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--timeout", o.timeout_seconds,
+                  "Seconds a sync/async run may make no progress")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--json", f->json, "One JSON document on stdout");
+}
+
+}  // namespace
+
+RunFn SetupBench(CLI::App* sub) {
+  sub->require_subcommand(1);
+  auto wire = std::make_shared<WireFlags>();
+  CLI::App* wire_sub = sub->add_subcommand(
+      "wire",
+      "Push and pull through the real server and clients, against the "
+      "loopback TCP and memcpy limits");
+  AddWireFlags(wire_sub, wire.get());
+  auto train = std::make_shared<TrainFlags>();
+  CLI::App* train_sub = sub->add_subcommand(
+      "train",
+      "Train one model single, sync and async; compare speed and accuracy");
+  AddTrainFlags(train_sub, train.get());
+  return [=] {
+    if (wire_sub->parsed())
+      return RunWire(*wire);
+    if (train_sub->parsed())
+      return RunTrain(*train);
+    return 2;
+  };
+}
+
+}  // namespace pstrain::apps

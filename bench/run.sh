@@ -1,0 +1,24 @@
+#!/bin/sh
+# Runs pstrain's standard benchmarks and plots them:
+#   bench/run.sh [path/to/pstrain]        (default: build/bin/pstrain of this tree)
+# writes bench/results/wire.json, train.json and wire.png. Takes a few
+# minutes; run it on an otherwise idle machine.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-"$root/build/bin/pstrain"}
+[ -x "$bin" ] || { echo "run.sh: $bin is not an executable; build pstrain first or pass its path" >&2; exit 2; }
+results="$root/bench/results"
+mkdir -p "$results"
+
+echo "run.sh: bench wire (about 2 minutes)" >&2
+"$bin" bench wire --sizes 4KiB,64KiB,1MiB,4.8MiB,16MiB,64MiB --workers 1,2,4 \
+  --op push,pull,push_pull --seconds 1 --json > "$results/wire.json.tmp"
+mv "$results/wire.json.tmp" "$results/wire.json"
+
+echo "run.sh: bench train (a few minutes)" >&2
+"$bin" bench train --model net --modes single,sync,async --world_size 3 --steps 300 \
+  --json > "$results/train.json.tmp"
+mv "$results/train.json.tmp" "$results/train.json"
+
+"$root/bench/plot.sh"
+python3 "$root/bench/table.py" "$results"

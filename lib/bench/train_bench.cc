@@ -1,0 +1,296 @@
+#include "bench/train_bench.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include "cluster/launcher.h"
+#include "util/resources.h"
+#include "worker/local_trainer.h"
+
+namespace pstrain::bench {
+
+namespace {
+
+using nlohmann::json;
+
+// A fresh directory, removed with everything in it on destruction.
+class ScratchDir {
+ public:
+  static Result<std::unique_ptr<ScratchDir>> Make(const std::string& parent) {
+    std::string pattern = parent + "/pstrain-bench-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return IOError("cannot make a directory under " + parent);
+    }
+    return std::unique_ptr<ScratchDir>(new ScratchDir(pattern));
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+std::string Exact(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+Status Validate(const TrainBenchOptions& o) {
+  for (const std::string& m : o.modes) {
+    if (m != "single" && m != "sync" && m != "async") {
+      return InvalidArgument("mode '" + m +
+                             "': expected single, sync or async");
+    }
+    if (m != "single" && o.pstrain_exe.empty()) {
+      return InvalidArgument("mode " + m +
+                             " needs the pstrain binary to launch");
+    }
+  }
+  if (o.modes.empty())
+    return InvalidArgument("no mode to run");
+  if (o.world_size < 2)
+    return InvalidArgument("world_size must be >= 2");
+  if (o.steps < 1)
+    return InvalidArgument("steps must be >= 1");
+  if (o.batch_size < 1)
+    return InvalidArgument("batch_size must be >= 1");
+  if (o.single_threads < 0)
+    return InvalidArgument("threads must be >= 0");
+  return Status::Ok();
+}
+
+// The fields every row has, from the options.
+json RowBase(const TrainBenchOptions& o, const std::string& mode) {
+  return {{"mode", mode},           {"model", o.model},
+          {"dataset", o.dataset},   {"batch_size", o.batch_size},
+          {"steps", o.steps},       {"lr", o.lr},
+          {"momentum", o.momentum}, {"seed", o.seed},
+          {"notes", json::array()}};
+}
+
+// Seconds per step and its split; `compute` etc. are seconds per step.
+void SetSplit(json* row, double compute, double communication, double waiting) {
+  (*row)["seconds_per_step"] = compute + communication + waiting;
+  (*row)["compute_seconds_per_step"] = compute;
+  (*row)["communication_seconds_per_step"] = communication;
+  (*row)["waiting_seconds_per_step"] = waiting;
+}
+
+Result<json> RunSingle(const TrainBenchOptions& o) {
+  worker::LocalTrainOptions l;
+  l.model = o.model;
+  l.dataset = o.dataset;
+  l.data_dir = o.data_dir;
+  l.steps = o.steps;
+  l.batch_size = o.batch_size;
+  l.lr = o.lr;
+  l.momentum = o.momentum;
+  l.seed = o.seed;
+  // The whole machine, as launch splits it between its processes.
+  l.threads =
+      o.single_threads > 0 ? o.single_threads : cluster::ThreadsPerProcess(1);
+  PS_ASSIGN_OR_RETURN(worker::LocalRunStats s, worker::TrainLocally(l));
+  json row = RowBase(o, "single");
+  row["processes"] = 1;
+  row["workers"] = 1;
+  row["threads_per_process"] = s.threads;
+  row["samples"] = s.samples;
+  row["wall_seconds"] = s.wall_seconds;
+  row["samples_per_second"] = s.samples_per_second;
+  SetSplit(&row, s.wall_seconds / s.steps, 0, 0);
+  row["test_accuracy"] = s.test_accuracy;
+  row["test_loss"] = s.test_loss;
+  row["process_seconds"] = nullptr;
+  row["peak_rss_bytes"] = {{"process", PeakRssBytes()}};
+  return row;
+}
+
+std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
+                                    const std::string& mode,
+                                    const std::string& checkpoint) {
+  // --epochs = steps: every epoch has at least one step, so max_steps ends
+  // the run even when the data set is small.
+  std::vector<std::string> a = {o.pstrain_exe,   "launch",
+                                "--world_size",  std::to_string(o.world_size),
+                                "--mode",        mode,
+                                "--model",       o.model,
+                                "--dataset",     o.dataset,
+                                "--max_steps",   std::to_string(o.steps),
+                                "--epochs",      std::to_string(o.steps),
+                                "--batch_size",  std::to_string(o.batch_size),
+                                "--lr",          Exact(o.lr),
+                                "--momentum",    Exact(o.momentum),
+                                "--seed",        std::to_string(o.seed),
+                                "--master_addr", "127.0.0.1",
+                                "--master_port", "0",
+                                "--timeout",     Exact(o.timeout_seconds),
+                                "--checkpoint",  checkpoint,
+                                "--json"};
+  if (!o.data_dir.empty())
+    a.insert(a.end(), {"--data_dir", o.data_dir});
+  return a;
+}
+
+// The summaries and the error a launch printed as JSON Lines.
+struct LaunchOutput {
+  json server;                // the server's summary; null if none
+  std::vector<json> workers;  // each worker's summary
+  std::string error;          // the first error event's message
+};
+
+LaunchOutput ParseLaunchOutput(const std::string& out) {
+  LaunchOutput r;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      continue;
+    std::string event = j.value("event", ""), role = j.value("role", "");
+    if (event == "summary" && role == "server")
+      r.server = j;
+    if (event == "summary" && role == "worker")
+      r.workers.push_back(j);
+    if (event == "error" && r.error.empty())
+      r.error = j.value("message", "");
+  }
+  return r;
+}
+
+// The last non-empty line of `text`.
+std::string LastLine(const std::string& text) {
+  size_t end = text.find_last_not_of("\n");
+  if (end == std::string::npos)
+    return "";
+  size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - begin);
+}
+
+double Mean(const std::vector<json>& workers, const char* field) {
+  double sum = 0;
+  for (const json& w : workers)
+    sum += w.value(field, 0.0);
+  return workers.empty() ? 0.0 : sum / workers.size();
+}
+
+// The largest `field` of `workers`; null when none has it.
+json MaxOf(const std::vector<json>& workers, const char* field) {
+  json max;
+  for (const json& w : workers) {
+    if (w.contains(field) && (max.is_null() || w[field] > max))
+      max = w[field];
+  }
+  return max;
+}
+
+// Fills a row from a launch's summaries.
+json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
+               const LaunchOutput& out, double process_seconds) {
+  const json& s = out.server;
+  json row = RowBase(o, mode);
+  row["processes"] = o.world_size;
+  row["workers"] = o.world_size - 1;
+  row["threads_per_process"] = cluster::ThreadsPerProcess(o.world_size);
+  row["samples"] = static_cast<int64_t>(std::llround(s.value("samples", 0.0)));
+  row["wall_seconds"] = s.value("wall_seconds", 0.0);
+  row["samples_per_second"] = s.value("samples_per_second", 0.0);
+  // The server's summary holds the per-worker means, split so that the
+  // parts add up: a worker's round trips less the time the server held its
+  // reply for the others (waiting). The workers' own summaries give steps.
+  double steps = out.workers.empty() ? o.steps : Mean(out.workers, "steps");
+  steps = steps > 0 ? steps : 1;
+  if (!s.contains("waiting_seconds")) {
+    row["notes"].push_back(
+        "waiting_seconds not reported by this pstrain; shown as 0");
+  }
+  SetSplit(&row, s.value("compute_seconds", 0.0) / steps,
+           s.value("communication_seconds", 0.0) / steps,
+           s.value("waiting_seconds", 0.0) / steps);
+  row["steps"] = static_cast<int64_t>(std::llround(steps));
+  row["peak_rss_bytes"] = {{"server", s.value("peak_rss_bytes", json())},
+                           {"worker", MaxOf(out.workers, "peak_rss_bytes")}};
+  row["test_accuracy"] = s.value("test_accuracy", 0.0);
+  row["test_loss"] = s.value("test_loss", 0.0);
+  row["process_seconds"] = process_seconds;
+  return row;
+}
+
+Result<json> RunLaunch(const TrainBenchOptions& o, const std::string& mode,
+                       const std::string& dir) {
+  std::ostringstream out, err;
+  cluster::LaunchOptions l;
+  l.children.push_back(
+      {LaunchArgs(o, mode, dir + "/" + mode + ".pt"), "launch"});
+  l.prefix_stdout = false;
+  l.out = &out;
+  l.err = &err;
+  auto start = std::chrono::steady_clock::now();
+  PS_ASSIGN_OR_RETURN(int exit_code, cluster::RunChildren(l));
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  LaunchOutput parsed = ParseLaunchOutput(out.str());
+  if (exit_code != 0 || parsed.server.is_null()) {
+    std::string why = parsed.error.empty() ? LastLine(err.str()) : parsed.error;
+    std::string message = "train " + mode +
+                          ": pstrain launch exited with status " +
+                          std::to_string(exit_code) + ": " + why;
+    return exit_code == 2 ? InvalidArgument(message) : IOError(message);
+  }
+  return LaunchRow(o, mode, parsed, seconds);
+}
+
+void SetSpeedups(json* rows) {
+  double single = 0;
+  for (const json& r : *rows) {
+    if (r["mode"] == "single")
+      single = r["samples_per_second"].get<double>();
+  }
+  for (json& r : *rows) {
+    double sps = r["samples_per_second"].get<double>();
+    r["speedup_over_single"] = single > 0 ? json(sps / single) : json(nullptr);
+  }
+}
+
+}  // namespace
+
+Result<json> RunTrainBench(const TrainBenchOptions& o) {
+  PS_RETURN_IF_ERROR(Validate(o));
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<ScratchDir> dir,
+                      ScratchDir::Make(o.scratch_dir));
+  json rows = json::array();
+  for (const std::string& mode : o.modes) {
+    if (o.progress) {
+      *o.progress << "pstrain bench: train " << mode << ": " << o.model << ", "
+                  << o.steps << " steps of " << o.batch_size << " samples"
+                  << (mode == "single"
+                          ? std::string(", one process")
+                          : ", " + std::to_string(o.world_size - 1) +
+                                " workers")
+                  << std::endl;
+    }
+    Result<json> row =
+        mode == "single" ? RunSingle(o) : RunLaunch(o, mode, dir->path());
+    if (!row.ok())
+      return row.status();
+    rows.push_back(*row);
+  }
+  SetSpeedups(&rows);
+  return rows;
+}
+
+}  // namespace pstrain::bench

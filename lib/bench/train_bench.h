@@ -1,0 +1,79 @@
+#pragma once
+// `pstrain bench train`: the same model trained in each mode, one row per
+// mode, in the manner of the ResNet-50 study's "Single / Sync / Async
+// training time" table: throughput, wall time, where a step's time goes
+// (compute, communication, waiting), the accuracy reached, and the speed-up
+// over one process without a parameter server.
+//
+// "single" trains in this process (worker::TrainLocally). "sync" and
+// "async" run `<pstrain_exe> launch ... --json` as a child process (one
+// server and world_size-1 workers on this machine) and read its JSON Lines.
+// Not thread-safe: one call at a time per process.
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/result.h"
+
+namespace pstrain::bench {
+
+struct TrainBenchOptions {
+  /// Model of the zoo and data set, by name. Defaults: "net",
+  /// "fashion-mnist".
+  std::string model = "net";
+  std::string dataset = "fashion-mnist";
+  /// Rows, in this order: any of "single", "sync", "async".
+  std::vector<std::string> modes = {"single", "sync", "async"};
+  /// Processes of a sync/async run: one server and world_size-1 workers.
+  /// REQUIRES: >= 2. Default: 3.
+  int world_size = 3;
+  /// Steps per worker (and of the single process). Default: 200.
+  int64_t steps = 200;
+  /// Samples per worker per step. Default: 32.
+  int64_t batch_size = 32;
+  /// Directory of the data set's IDX files; "" = Debian's place for it.
+  std::string data_dir;
+  /// SGD's learning rate and momentum, and the seed. Defaults: 0.03, 0.9, 1.
+  double lr = 0.03, momentum = 0.9;
+  uint64_t seed = 1;
+  /// libtorch threads of the single process; 0: all cores (as `launch`
+  /// gives each of its processes cores / processes). Default: 0.
+  int single_threads = 0;
+  /// The pstrain binary to run `launch` with; needed for sync and async.
+  std::string pstrain_exe;
+  /// Passed to launch as --timeout: seconds without progress before a run
+  /// is declared failed. Default: 120.
+  double timeout_seconds = 120;
+  /// Where a temporary directory (checkpoints, captured output) is made and
+  /// removed afterwards. Default: "/tmp".
+  std::string scratch_dir = "/tmp";
+  /// Receives one line as each mode starts; nullptr: none. Borrowed for
+  /// the call.
+  std::ostream* progress = nullptr;
+};
+
+/// Runs each mode in turn. Returns a JSON array, one object per mode:
+///   mode, model, dataset, processes, workers, threads_per_process,
+///   batch_size, steps (per worker), samples (all workers),
+///   wall_seconds (training only: first worker joined to last one done;
+///     for single the training loop), samples_per_second (samples / wall),
+///   seconds_per_step = compute_seconds_per_step +
+///     communication_seconds_per_step + waiting_seconds_per_step (means over
+///     workers, from the server's summary; waiting: the time the server held
+///     a worker's reply for the other workers; single: all compute),
+///   test_accuracy (0..1), test_loss, process_seconds (the child's whole
+///     life, with start-up, data loading and evaluation; single: null),
+///   peak_rss_bytes ({"server", "worker" (the largest)}, null where not
+///     reported; single: {"process": this process's peak so far}),
+///   speedup_over_single (samples_per_second / that of the single row;
+///     null without one), lr, momentum, seed, notes (array of strings).
+/// Errors: kInvalidArgument for bad options or a run that exits 2 (bad
+/// input, e.g. no data set); TrainLocally's errors for single; kIOError
+/// when a child cannot start or fails, with its error message.
+Result<nlohmann::json> RunTrainBench(const TrainBenchOptions& options);
+
+}  // namespace pstrain::bench

@@ -1,0 +1,235 @@
+#include "bench/wire_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+#include <asio/io_context.hpp>
+#include <torch/torch.h>
+
+#include "bench/loopback_limits.h"
+#include "ps/parameter_server.h"
+#include "ps/service.h"
+#include "ps/tensor_codec.h"
+#include "worker/ps_client.h"
+
+namespace pstrain::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct CaseResult {
+  std::vector<double> latencies_us;  // every op of every worker
+  double elapsed_s = 0;
+  uint64_t ops = 0;
+};
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  size_t i = std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5));
+  std::nth_element(v.begin(), v.begin() + i, v.end());
+  return v[i];
+}
+
+// One op of a worker: the request and its reply.
+Status RunOp(worker::PsClient& client, const std::string& op) {
+  if (op == "pull") return client.Pull(0).status();
+  if (op == "push") return client.Push(0);
+  return client.PushPull(0).status();
+}
+
+// A server holding one float32 key of `bytes` (async mode: every push is
+// applied at once, as a parameter server does), on its own thread.
+class BenchServer {
+ public:
+  BenchServer(uint64_t bytes, int workers)
+      : param_(torch::zeros({std::max<int64_t>(1, bytes / 4)}).requires_grad_()),
+        log_(QuietLog()) {
+    spec_.model = "bench";
+    spec_.mode = ps::Mode::kAsync;
+    spec_.momentum = 0;
+    spec_.lr = 1e-9;
+    spec_.world_size = workers + 1;
+    server_ = std::make_unique<ps::ParameterServer>(spec_, std::vector<at::Tensor>{param_});
+    ps::ServiceOptions o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    service_ = std::make_unique<ps::Service>(&io_, spec_, Keys(), server_.get(),
+                                             log_.get(), o);
+  }
+  Status Start() {
+    PS_RETURN_IF_ERROR(service_->Listen());
+    thread_ = std::thread([this] { status_ = service_->Run(); });
+    return Status::Ok();
+  }
+  Status Join() {
+    thread_.join();
+    return status_;
+  }
+  int port() const { return service_->port(); }
+  std::vector<wire::KeySpec> Keys() const { return {ps::KeySpecOf("w", param_)}; }
+  const at::Tensor& param() const { return param_; }
+
+ private:
+  static std::unique_ptr<report::EventLog> QuietLog() {
+    static std::ostringstream sink;
+    report::EventLogOptions o;
+    o.quiet = true;
+    o.err = &sink;
+    o.out = &sink;
+    return std::make_unique<report::EventLog>(o);
+  }
+
+  at::Tensor param_;
+  ps::JobSpec spec_;
+  std::unique_ptr<report::EventLog> log_;
+  std::unique_ptr<ps::ParameterServer> server_;
+  asio::io_context io_;
+  std::unique_ptr<ps::Service> service_;
+  std::thread thread_;
+  Status status_;
+};
+
+// One worker thread's part of a case: join, warm up, time ops until the
+// deadline, leave.
+Status WorkerLoop(const BenchServer& server, int rank, int world_size,
+                  const std::vector<std::string>& ops, double seconds,
+                  std::vector<CaseResult>* results) {
+  worker::PsClient client(milliseconds(30000), {});
+  PS_RETURN_IF_ERROR(client.Connect("127.0.0.1", server.port()));
+  PS_RETURN_IF_ERROR(client.Handshake(rank, world_size).status());
+  PS_RETURN_IF_ERROR(client.Register(server.Keys()));
+  auto params = torch::zeros_like(server.param());
+  auto grads = torch::ones_like(server.param());
+  client.Attach({params}, {grads});
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (int w = 0; w < 3; ++w) PS_RETURN_IF_ERROR(RunOp(client, ops[i]));
+    CaseResult& r = (*results)[i];
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::duration<double>(seconds);
+    while (Clock::now() < deadline || r.ops < 5) {
+      auto t0 = Clock::now();
+      PS_RETURN_IF_ERROR(RunOp(client, ops[i]));
+      r.latencies_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      ++r.ops;
+    }
+    r.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return client.Done(nlohmann::json::object());
+}
+
+// All ops for one size and worker count: one server, `workers` threads.
+Result<std::vector<CaseResult>> RunCases(uint64_t bytes, int workers,
+                                         const std::vector<std::string>& ops,
+                                         double seconds) {
+  BenchServer server(bytes, workers);
+  PS_RETURN_IF_ERROR(server.Start());
+  std::vector<std::vector<CaseResult>> per_worker(workers, std::vector<CaseResult>(ops.size()));
+  std::vector<Status> statuses(workers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      statuses[w] = WorkerLoop(server, w + 1, workers + 1, ops, seconds, &per_worker[w]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& s : statuses) PS_RETURN_IF_ERROR(s);
+  PS_RETURN_IF_ERROR(server.Join());
+  std::vector<CaseResult> merged(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (const auto& w : per_worker) {
+      const CaseResult& r = w[i];
+      merged[i].latencies_us.insert(merged[i].latencies_us.end(), r.latencies_us.begin(),
+                                    r.latencies_us.end());
+      merged[i].ops += r.ops;
+      merged[i].elapsed_s = std::max(merged[i].elapsed_s, r.elapsed_s);
+    }
+  }
+  return merged;
+}
+
+nlohmann::json CaseJson(const std::string& op, uint64_t bytes, int workers,
+                        const CaseResult& r, const nlohmann::json& limit) {
+  const double moved = (op == "push_pull" ? 2.0 : 1.0) * bytes;
+  const double median = Percentile(r.latencies_us, 0.5);
+  const double effective = moved / (median * 1e-6) / 1e9;  // one op alone
+  const double aggregate = moved * r.ops / r.elapsed_s / 1e9;
+  const double tcp = limit["tcp_gbps"], mem = limit["memcpy_gbps"];
+  return {{"op", op},
+          {"bytes", bytes},
+          {"workers", workers},
+          {"ops", r.ops},
+          {"median_us", median},
+          {"p99_us", Percentile(r.latencies_us, 0.99)},
+          {"gbps", effective},
+          {"aggregate_gbps", aggregate},
+          {"limit_gbps", tcp},
+          {"fraction_of_limit", effective / tcp},
+          {"memcpy_gbps", mem},
+          {"fraction_of_memcpy", effective / mem},
+          {"tcp_round_trip_us", limit["tcp_round_trip_us"]}};
+}
+
+Result<nlohmann::json> MeasureLimits(uint64_t bytes, double seconds) {
+  PS_ASSIGN_OR_RETURN(double tcp, MeasureTcpStream(bytes, seconds));
+  PS_ASSIGN_OR_RETURN(double rtt, MeasureTcpRoundTrip(bytes, seconds / 2));
+  return nlohmann::json{{"bytes", bytes},
+                        {"tcp_gbps", tcp},
+                        {"tcp_round_trip_us", rtt},
+                        {"memcpy_gbps", MeasureMemcpy(bytes, seconds / 2)}};
+}
+
+}  // namespace
+
+Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
+  nlohmann::json cases = nlohmann::json::array(), limits = nlohmann::json::array();
+  for (uint64_t bytes : options.sizes) {
+    PS_ASSIGN_OR_RETURN(nlohmann::json limit, MeasureLimits(bytes, options.seconds_per_case));
+    limits.push_back(limit);
+    for (int workers : options.workers) {
+      PS_ASSIGN_OR_RETURN(auto results,
+                          RunCases(bytes, workers, options.ops, options.seconds_per_case));
+      for (size_t i = 0; i < options.ops.size(); ++i) {
+        cases.push_back(CaseJson(options.ops[i], bytes, workers, results[i], limit));
+      }
+    }
+  }
+  return nlohmann::json{{"servers_and_workers", "threads of one process, loopback TCP"},
+                        {"cases", cases},
+                        {"limits", limits}};
+}
+
+Result<std::vector<uint64_t>> ParseSizes(const std::string& list) {
+  std::vector<uint64_t> sizes;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t end = 0;
+    double value = 0;
+    try {
+      value = std::stod(item, &end);
+    } catch (const std::exception&) {
+      return InvalidArgument("--sizes: '" + item + "' is not a size like 4KiB or 1.5MiB");
+    }
+    const std::string unit = item.substr(end);
+    double scale = unit.empty() || unit == "B" ? 1
+                   : unit == "KiB"             ? 1024.0
+                   : unit == "MiB"             ? 1024.0 * 1024
+                   : unit == "GiB"             ? 1024.0 * 1024 * 1024
+                                               : -1;
+    if (scale < 0 || !(value > 0)) {
+      return InvalidArgument("--sizes: '" + item + "' is not a size like 4KiB or 1.5MiB");
+    }
+    // Whole float32 elements: the benchmark's key is a float tensor.
+    uint64_t bytes = static_cast<uint64_t>(std::llround(value * scale / 4)) * 4;
+    sizes.push_back(std::max<uint64_t>(4, bytes));
+  }
+  if (sizes.empty()) return InvalidArgument("--sizes: expected at least one size");
+  return sizes;
+}
+
+}  // namespace pstrain::bench

@@ -1,0 +1,37 @@
+#pragma once
+// `pstrain bench wire`: push, pull and push_pull through the real server
+// (ps::Service on its own thread) and real clients (one thread and one
+// connection per worker) on loopback, beside the limits measured in the same
+// run: a plain TCP socket pair streaming messages of the same size one way,
+// and memcpy of the same size.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/result.h"
+
+namespace pstrain::bench {
+
+struct WireBenchOptions {
+  std::vector<uint64_t> sizes = {4096, 65536, 1 << 20, 5033984, 16 << 20, 64 << 20};
+  std::vector<int> workers = {1, 2, 4};
+  std::vector<std::string> ops = {"push", "pull", "push_pull"};
+  /// Time spent on each case (size x workers x op), in seconds, after warm-up.
+  double seconds_per_case = 1.0;
+};
+
+/// Runs every case. Returns {"cases": [{op, bytes, workers, median_us, p99_us,
+/// gbps, limit_gbps, fraction_of_limit, memcpy_gbps, fraction_of_memcpy}],
+/// "limits": [{bytes, tcp_gbps, memcpy_gbps, tcp_round_trip_us}]}. GB/s are
+/// 1e9 bytes per second; for push_pull the bytes both ways count.
+/// kUnavailable / kIOError if loopback sockets fail.
+Result<nlohmann::json> RunWireBench(const WireBenchOptions& options);
+
+/// Parses "4KiB,64KiB,1MiB,4.8MiB" (KiB, MiB, GiB, or plain bytes) into
+/// byte counts; kInvalidArgument naming the bad item.
+Result<std::vector<uint64_t>> ParseSizes(const std::string& list);
+
+}  // namespace pstrain::bench

@@ -1,0 +1,121 @@
+#include "worker/local_trainer.h"
+
+#include <chrono>
+
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include "data/dataset.h"
+#include "data/sampler.h"
+#include "models/evaluate.h"
+#include "models/model_zoo.h"
+
+namespace pstrain::worker {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Status Validate(const LocalTrainOptions& o) {
+  if (o.steps < 1) {
+    return InvalidArgument("steps " + std::to_string(o.steps) +
+                           ": expected >= 1");
+  }
+  if (o.batch_size < 1) {
+    return InvalidArgument("batch_size " + std::to_string(o.batch_size) +
+                           ": expected >= 1");
+  }
+  if (!(o.lr > 0))
+    return InvalidArgument("lr must be > 0");
+  if (o.momentum < 0)
+    return InvalidArgument("momentum must be >= 0");
+  if (o.threads < 0)
+    return InvalidArgument("threads must be >= 0");
+  return Status::Ok();
+}
+
+Result<data::Dataset> Load(const LocalTrainOptions& o, data::Split split) {
+  std::string dir =
+      o.data_dir.empty() ? data::DefaultDataDir(o.dataset) : o.data_dir;
+  auto ds = data::LoadDataset(o.dataset, dir, split);
+  // Bad data files are bad input (exit 2), as for the worker.
+  if (!ds.ok() && ds.status().code() == StatusCode::kCorruption) {
+    return InvalidArgument(ds.status().message());
+  }
+  return ds;
+}
+
+// `steps` SGD steps over as many epochs as they need. Returns the seconds.
+double RunSteps(models::Model& model, const data::Dataset& train,
+                const LocalTrainOptions& o) {
+  data::ShardSampler sampler(train.size(), 1, 0, o.batch_size, o.seed);
+  torch::optim::SGD sgd(model.parameters(),
+                        torch::optim::SGDOptions(o.lr).momentum(o.momentum));
+  model.train();
+  auto start = Clock::now();
+  int64_t done = 0;
+  for (int64_t epoch = 0; done < o.steps; ++epoch) {
+    for (int64_t step = 0; step < sampler.steps_per_epoch() && done < o.steps;
+         ++step, ++done) {
+      data::Batch batch =
+          data::GetBatch(train, sampler.BatchIndices(epoch, step));
+      sgd.zero_grad();
+      torch::nll_loss(model.forward(batch.images), batch.labels).backward();
+      sgd.step();
+    }
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Sets libtorch's intra-op threads for its lifetime (0: leaves them).
+class ThreadCount {
+ public:
+  explicit ThreadCount(int threads) : previous_(at::get_num_threads()) {
+    if (threads > 0)
+      at::set_num_threads(threads);
+  }
+  ~ThreadCount() {
+    if (at::get_num_threads() != previous_)
+      at::set_num_threads(previous_);
+  }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+
+ private:
+  int previous_;
+};
+
+}  // namespace
+
+Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
+  PS_RETURN_IF_ERROR(Validate(o));
+  torch::manual_seed(o.seed);
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
+                      models::MakeModel(o.model));
+  PS_ASSIGN_OR_RETURN(data::Dataset train, Load(o, data::Split::kTrain));
+  PS_ASSIGN_OR_RETURN(data::Dataset test, Load(o, data::Split::kTest));
+  if (o.batch_size > train.size()) {
+    return InvalidArgument("batch_size " + std::to_string(o.batch_size) +
+                           " exceeds the " + std::to_string(train.size()) +
+                           " training samples");
+  }
+  ThreadCount thread_count(o.threads);
+  LocalRunStats stats;
+  stats.threads = at::get_num_threads();
+  try {
+    stats.wall_seconds = RunSteps(*model, train, o);
+  } catch (const c10::Error& e) {
+    return InvalidArgument(std::string("training failed: ") +
+                           e.what_without_backtrace());
+  }
+  stats.steps = o.steps;
+  stats.samples = o.steps * o.batch_size;
+  stats.samples_per_second =
+      stats.wall_seconds > 0 ? stats.samples / stats.wall_seconds : 0.0;
+  models::EvalResult eval = models::Evaluate(*model, test.images, test.labels);
+  stats.test_accuracy = eval.accuracy;
+  stats.test_loss = eval.loss;
+  return stats;
+}
+
+}  // namespace pstrain::worker

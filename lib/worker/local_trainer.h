@@ -1,0 +1,58 @@
+#pragma once
+// TrainLocally: the training loop without a parameter server. One process
+// trains the model with libtorch's own SGD on its own batches, then scores
+// it on the test set: the baseline ("single") that `pstrain bench train`
+// compares the sync and async modes with. Not thread-safe (it seeds and
+// draws from torch's global generator); one call at a time per process.
+
+#include <cstdint>
+#include <string>
+
+#include "util/result.h"
+
+namespace pstrain::worker {
+
+struct LocalTrainOptions {
+  /// Model of the zoo (models::MakeModel). Default: "net".
+  std::string model = "net";
+  /// Data set by name (data::LoadDataset). Default: "fashion-mnist".
+  std::string dataset = "fashion-mnist";
+  /// Directory of the IDX files; "" = Debian's place for the data set.
+  std::string data_dir;
+  /// Optimizer steps to run; epochs follow one another as needed.
+  /// REQUIRES: >= 1. Default: 200.
+  int64_t steps = 200;
+  /// Samples per step. REQUIRES: >= 1 and <= the training set's size.
+  /// Default: 32.
+  int64_t batch_size = 32;
+  /// torch::optim::SGD's learning rate and momentum. Defaults: 0.03, 0.9.
+  double lr = 0.03;
+  double momentum = 0.9;
+  /// Seeds the initial model, the shuffle (data::ShardSampler) and dropout.
+  uint64_t seed = 1;
+  /// libtorch intra-op threads for the run (at::set_num_threads; the
+  /// previous count is restored afterwards). 0: leave libtorch's count.
+  /// Default: 0.
+  int threads = 0;
+};
+
+struct LocalRunStats {
+  int64_t steps = 0;
+  int threads = 0;      ///< libtorch intra-op threads the run used
+  int64_t samples = 0;  ///< steps * batch_size
+  /// Seconds of the training loop only (not loading, not the evaluation).
+  double wall_seconds = 0;
+  double samples_per_second = 0;  ///< samples / wall_seconds
+  double test_accuracy = 0;       ///< 0..1, on the whole test set
+  double test_loss = 0;           ///< mean NLL on the test set
+};
+
+/// Loads the data set, builds the model from `seed`, runs `steps` steps of
+/// forward / nll_loss / backward / SGD step on batches drawn by
+/// data::ShardSampler(N, 1, 0, batch_size, seed), then evaluates.
+/// Errors: kInvalidArgument for an unknown model, a bad option or a
+/// batch larger than the training set; LoadDataset's errors (kNotFound for
+/// missing files, kInvalidArgument for bad ones).
+Result<LocalRunStats> TrainLocally(const LocalTrainOptions& options);
+
+}  // namespace pstrain::worker

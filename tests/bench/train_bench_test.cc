@@ -1,0 +1,96 @@
+// `pstrain bench train` as a real process on a tiny data set: one document
+// with a row per mode; bad flags and missing data exit 2 with one line.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "testing/idx_files.h"
+#include "testing/process.h"
+
+namespace pstrain::testing {
+namespace {
+
+using data::testing::ScratchDir;
+
+// The one error line ("pstrain: error: ...") of a process's stderr.
+std::string ErrorLine(const std::string& err) {
+  auto at = err.find("pstrain: error: ");
+  if (at == std::string::npos)
+    return "";
+  return err.substr(at, err.find('\n', at) - at);
+}
+
+TEST(TrainBenchProcessTest, PrintsOneDocumentWithARowPerMode) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 320, 100);
+  auto r = RunPstrain({"bench", "train", "--model", "mlp", "--modes",
+                       "single,sync", "--world_size", "3", "--steps", "20",
+                       "--batch_size", "8", "--data_dir", dir.path(), "--json"},
+                      180);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  EXPECT_EQ(doc["schema"], "pstrain.bench/1");
+  EXPECT_TRUE(doc["machine"].is_object());
+  EXPECT_TRUE(doc["build"].is_object());
+  const auto& rows = doc["train"];
+  ASSERT_EQ(rows.size(), 2u) << doc.dump(2);
+  EXPECT_EQ(rows[0]["mode"], "single");
+  EXPECT_EQ(rows[1]["mode"], "sync");
+  for (const auto& row : rows) {
+    EXPECT_GT(row["samples_per_second"].get<double>(), 0) << row;
+    EXPECT_GT(row["wall_seconds"].get<double>(), 0) << row;
+    EXPECT_GE(row["test_accuracy"].get<double>(), 0) << row;
+    EXPECT_LE(row["test_accuracy"].get<double>(), 1) << row;
+    EXPECT_EQ(row["steps"], 20) << row;
+    EXPECT_GT(row["seconds_per_step"].get<double>(), 0) << row;
+    EXPECT_GT(row["compute_seconds_per_step"].get<double>(), 0) << row;
+  }
+  EXPECT_EQ(rows[0]["samples"], 20 * 8);
+  EXPECT_EQ(rows[1]["samples"], 2 * 20 * 8);  // two workers
+  EXPECT_GT(rows[1]["communication_seconds_per_step"].get<double>(), 0);
+  EXPECT_GE(rows[1]["waiting_seconds_per_step"].get<double>(), 0);
+  EXPECT_TRUE(rows[1]["notes"].empty()) << rows[1];  // waiting is reported
+  EXPECT_EQ(rows[0]["waiting_seconds_per_step"], 0.0);
+  EXPECT_DOUBLE_EQ(rows[0]["speedup_over_single"].get<double>(), 1.0);
+  EXPECT_GT(rows[1]["speedup_over_single"].get<double>(), 0);
+}
+
+TEST(TrainBenchProcessTest, HumanTableHasARowPerMode) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 320, 100);
+  auto r = RunPstrain(
+      {"bench", "train", "--model", "mlp", "--modes", "single", "--steps", "5",
+       "--batch_size", "8", "--data_dir", dir.path()},
+      60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("samples/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nsingle "), std::string::npos) << r.out;
+}
+
+TEST(TrainBenchProcessTest, BadFlagsExit2WithOneLine) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"bench", "train", "--modes", "single,bogus"},
+        std::vector<std::string>{"bench", "train", "--steps", "0"},
+        std::vector<std::string>{"bench", "train", "--world_size", "1"},
+        std::vector<std::string>{"bench", "wire", "--op", "push,poke"},
+        std::vector<std::string>{"bench"}}) {
+    auto r = RunPstrain(args, 30);
+    EXPECT_EQ(r.exit_code, 2) << args.back() << "\n" << r.err;
+    EXPECT_NE(ErrorLine(r.err), "") << r.err;
+  }
+}
+
+TEST(TrainBenchProcessTest, MissingDataExits2NamingTheFile) {
+  ScratchDir dir;
+  auto r =
+      RunPstrain({"bench", "train", "--model", "mlp", "--modes", "single,sync",
+                  "--steps", "5", "--data_dir", dir.path(), "--json"},
+                 60);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(ErrorLine(r.err).find("train-images-idx3-ubyte"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace pstrain::testing

@@ -1,0 +1,57 @@
+// The subcommands `pstrain --help` lists are the ones the shell completion
+// and the man page know.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "job_test.h"
+
+namespace pstrain::testing {
+namespace {
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(std::string(PSTRAIN_SOURCE_DIR) + "/" + relative);
+  EXPECT_TRUE(in) << relative;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Subcommand names from CLI11's "Subcommands:" section of --help.
+std::vector<std::string> Subcommands(const std::string& help) {
+  std::vector<std::string> names;
+  std::istringstream in(help.substr(help.find("Subcommands:")));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line) && !line.empty()) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    if (!name.empty()) names.push_back(name);
+  }
+  return names;
+}
+
+TEST(CliTest, HelpCompletionAndManPageListTheSameSubcommands) {
+  auto r = RunPstrain({"--help"}, 30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto names = Subcommands(r.out);
+  EXPECT_EQ(names, (std::vector<std::string>{"serve", "work", "launch", "eval", "bench"}));
+  const std::string completion = ReadSource("completions/pstrain.bash");
+  const std::string man = ReadSource("man/pstrain.1");
+  for (const auto& name : names) {
+    EXPECT_NE(completion.find(name + ")"), std::string::npos) << name;
+    EXPECT_NE(man.find(".B pstrain " + name), std::string::npos) << name;
+  }
+}
+
+TEST(CliTest, VersionNamesTheProtocol) {
+  auto r = RunPstrain({"--version"}, 30);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 1)"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace pstrain::testing

@@ -55,8 +55,14 @@ std::vector<std::string> ServeArgs(const LaunchFlags& f, int threads) {
   auto common = CommonArgs(f, 0, threads);
   a.insert(a.end(), common.begin(), common.end());
   a.insert(a.end(), {"--model", s.model, "--dataset", s.dataset, "--mode", f.job.mode,
+                     "--staleness", std::to_string(s.staleness),
+                     "--optimizer", s.optimizer,
                      "--lr", Exact(s.lr), "--momentum", Exact(s.momentum),
                      "--weight_decay", Exact(s.weight_decay),
+                     "--betas", Exact(s.betas[0]) + "," + Exact(s.betas[1]),
+                     "--eps", Exact(s.eps),
+                     "--lr_schedule", s.lr_schedule,
+                     "--staleness_lr", s.staleness_lr,
                      "--batch_size", std::to_string(s.batch_size),
                      "--epochs", std::to_string(s.epochs),
                      "--max_steps", std::to_string(s.max_steps),
@@ -64,6 +70,7 @@ std::vector<std::string> ServeArgs(const LaunchFlags& f, int threads) {
                      "--eval_interval", std::to_string(s.eval_interval),
                      "--log_interval", std::to_string(s.log_interval),
                      "--checkpoint", f.checkpoint});
+  if (s.nesterov) a.push_back("--nesterov");
   return a;
 }
 

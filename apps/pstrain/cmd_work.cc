@@ -14,6 +14,7 @@ struct WorkFlags {
   LocalFlags local;
   std::string device = "cpu";
   std::string model_override;
+  int delay_ms = 0;
 };
 
 int Work(WorkFlags& f) {
@@ -30,6 +31,7 @@ int Work(WorkFlags& f) {
   o.device = f.device;
   o.timeout = f.local.timeout();
   o.model_override = f.model_override;
+  o.step_delay = std::chrono::milliseconds(f.delay_ms);
   Status r = worker::RunWorker(o, log.get());
   return r.ok() ? 0 : Fail(*log, r);
 }
@@ -43,6 +45,8 @@ RunFn SetupWork(CLI::App* sub) {
   sub->add_option("--device", f->device, "cpu or cuda")->capture_default_str();
   // Only for testing the model fingerprint check; hidden from --help.
   sub->add_option("--model_override", f->model_override)->group("");
+  // Only for tests and benchmarks of stragglers: a slower worker.
+  sub->add_option("--delay_ms", f->delay_ms)->group("")->check(CLI::NonNegativeNumber);
   return [f] { return Work(*f); };
 }
 

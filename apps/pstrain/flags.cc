@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <ATen/Parallel.h>
 
 extern char** environ;
@@ -56,10 +58,17 @@ void AddJobFlags(CLI::App* app, JobFlags* f) {
   const char* g = "Job (rank 0's flags decide for every process)";
   app->add_option("--model", s.model, "net, convnet or mlp")->capture_default_str()->group(g);
   app->add_option("--dataset", s.dataset, "fashion-mnist or mnist")->capture_default_str()->group(g);
-  app->add_option("--mode", f->mode, "sync or async")->capture_default_str()->group(g);
+  app->add_option("--mode", f->mode, "sync, async or ssp")->capture_default_str()->group(g);
+  app->add_option("--staleness", s.staleness, "ssp: versions a worker may run ahead of the slowest")->capture_default_str()->group(g);
+  app->add_option("--optimizer", s.optimizer, "The server's optimizer: sgd, adam, adamw, adagrad or rmsprop")->capture_default_str()->group(g);
   app->add_option("--lr", s.lr, "Learning rate of the server's optimizer")->capture_default_str()->group(g);
-  app->add_option("--momentum", s.momentum, "SGD momentum")->capture_default_str()->group(g);
-  app->add_option("--weight_decay", s.weight_decay, "SGD weight decay")->capture_default_str()->group(g);
+  app->add_option("--momentum", s.momentum, "Momentum of sgd and rmsprop")->capture_default_str()->group(g);
+  app->add_flag("--nesterov", s.nesterov, "sgd: Nesterov momentum")->group(g);
+  app->add_option("--weight_decay", s.weight_decay, "Weight decay (L2; adamw: decoupled)")->capture_default_str()->group(g);
+  app->add_option("--betas", f->betas, "adam, adamw: B1,B2")->capture_default_str()->group(g);
+  app->add_option("--eps", s.eps, "adam, adamw, rmsprop, adagrad: epsilon (0: libtorch's default, 1e-8; adagrad 1e-10)")->capture_default_str()->group(g);
+  app->add_option("--lr_schedule", s.lr_schedule, "lr by server version: constant, step:N:GAMMA or cosine")->capture_default_str()->group(g);
+  app->add_option("--staleness_lr", s.staleness_lr, "async, ssp: lr of a stale push: none, inverse or linear:ALPHA")->capture_default_str()->group(g);
   app->add_option("--batch_size", s.batch_size, "Samples per worker per step")->capture_default_str()->group(g);
   app->add_option("--epochs", s.epochs, "Passes over the training set")->capture_default_str()->group(g);
   app->add_option("--max_steps", s.max_steps, "Stop each worker after this many steps (0: no limit)")->capture_default_str()->group(g);
@@ -70,6 +79,17 @@ void AddJobFlags(CLI::App* app, JobFlags* f) {
 
 Status FinishJobSpec(JobFlags* f, int world_size, int num_servers) {
   PS_ASSIGN_OR_RETURN(f->spec.mode, ps::ParseMode(f->mode));
+  const size_t comma = f->betas.find(',');
+  bool betas_ok = comma != std::string::npos;
+  for (int i = 0; betas_ok && i < 2; ++i) {
+    const std::string part = i == 0 ? f->betas.substr(0, comma) : f->betas.substr(comma + 1);
+    char* end = nullptr;
+    f->spec.betas[i] = std::strtod(part.c_str(), &end);
+    betas_ok = !part.empty() && end == part.c_str() + part.size();
+  }
+  if (!betas_ok) {
+    return InvalidArgument("--betas '" + f->betas + "': expected two numbers B1,B2");
+  }
   f->spec.world_size = world_size;
   f->spec.num_servers = num_servers;
   return ps::ValidateJobSpec(f->spec);

@@ -33,9 +33,11 @@ Status ResolveWorld(WorldFlags* flags, const std::string& role);
 struct JobFlags {
   ps::JobSpec spec;
   std::string mode = "sync";
+  std::string betas = "0.9,0.999";
 };
 void AddJobFlags(CLI::App* app, JobFlags* flags);
-/// Parses --mode and validates the spec; kInvalidArgument naming the flag.
+/// Parses --mode and --betas and validates the spec; kInvalidArgument naming
+/// the flag.
 Status FinishJobSpec(JobFlags* flags, int world_size, int num_servers);
 
 /// Flags about this process only.

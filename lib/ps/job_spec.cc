@@ -1,6 +1,10 @@
 #include "ps/job_spec.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
+
+#include "ps/optimizer.h"
 
 namespace pstrain::ps {
 
@@ -8,6 +12,7 @@ const char* ModeName(Mode mode) {
   switch (mode) {
     case Mode::kSync: return "sync";
     case Mode::kAsync: return "async";
+    case Mode::kSsp: return "ssp";
   }
   return "unknown";
 }
@@ -15,7 +20,8 @@ const char* ModeName(Mode mode) {
 Result<Mode> ParseMode(const std::string& name) {
   if (name == "sync") return Mode::kSync;
   if (name == "async") return Mode::kAsync;
-  return InvalidArgument("--mode '" + name + "': expected sync or async");
+  if (name == "ssp") return Mode::kSsp;
+  return InvalidArgument("--mode '" + name + "': expected sync, async or ssp");
 }
 
 Status ValidateJobSpec(const JobSpec& s) {
@@ -39,7 +45,32 @@ Status ValidateJobSpec(const JobSpec& s) {
   if (s.log_interval < 1) {
     return bad("log_interval", std::to_string(s.log_interval), ">= 1");
   }
-  if (s.optimizer != "sgd") return bad("optimizer", s.optimizer, "sgd");
+  const auto& names = OptimizerNames();
+  if (std::find(names.begin(), names.end(), s.optimizer) == names.end()) {
+    return bad("optimizer", s.optimizer, "sgd, adam, adamw, adagrad or rmsprop");
+  }
+  if (s.nesterov && s.optimizer != "sgd") {
+    return InvalidArgument("--nesterov: only with --optimizer sgd");
+  }
+  if (s.nesterov && s.momentum == 0) {
+    return InvalidArgument("--nesterov: needs --momentum > 0");
+  }
+  for (double b : s.betas) {
+    if (b < 0 || b >= 1) {
+      return bad("betas", std::to_string(s.betas[0]) + "," + std::to_string(s.betas[1]),
+                 "two values in [0, 1)");
+    }
+  }
+  if (s.eps < 0) return bad("eps", std::to_string(s.eps), ">= 0 (0: the optimizer's default)");
+  if (s.total_steps < 0) return bad("total_steps", std::to_string(s.total_steps), ">= 0");
+  auto schedule = ParseLrSchedule(s.lr_schedule);
+  if (!schedule.ok()) return schedule.status();
+  if (schedule->kind == LrSchedule::Kind::kCosine && ScheduleVersions(s) <= 0) {
+    return InvalidArgument("--lr_schedule cosine needs --max_steps");
+  }
+  auto staleness_lr = ParseStalenessLr(s.staleness_lr);
+  if (!staleness_lr.ok()) return staleness_lr.status();
+  if (s.staleness < 0) return bad("staleness", std::to_string(s.staleness), ">= 0");
   return Status::Ok();
 }
 
@@ -47,10 +78,17 @@ nlohmann::json ToJson(const JobSpec& s) {
   return {{"model", s.model},
           {"dataset", s.dataset},
           {"mode", ModeName(s.mode)},
+          {"staleness", s.staleness},
           {"optimizer", s.optimizer},
           {"lr", s.lr},
           {"momentum", s.momentum},
+          {"nesterov", s.nesterov},
           {"weight_decay", s.weight_decay},
+          {"betas", s.betas},
+          {"eps", s.eps},
+          {"lr_schedule", s.lr_schedule},
+          {"staleness_lr", s.staleness_lr},
+          {"total_steps", s.total_steps},
           {"batch_size", s.batch_size},
           {"epochs", s.epochs},
           {"max_steps", s.max_steps},
@@ -69,10 +107,17 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     auto mode = ParseMode(j.at("mode").get<std::string>());
     if (!mode.ok()) return mode.status();
     s.mode = *mode;
+    s.staleness = j.at("staleness").get<int64_t>();
     s.optimizer = j.at("optimizer").get<std::string>();
     s.lr = j.at("lr").get<double>();
     s.momentum = j.at("momentum").get<double>();
+    s.nesterov = j.at("nesterov").get<bool>();
     s.weight_decay = j.at("weight_decay").get<double>();
+    s.betas = j.at("betas").get<std::array<double, 2>>();
+    s.eps = j.at("eps").get<double>();
+    s.lr_schedule = j.at("lr_schedule").get<std::string>();
+    s.staleness_lr = j.at("staleness_lr").get<std::string>();
+    s.total_steps = j.at("total_steps").get<int64_t>();
     s.batch_size = j.at("batch_size").get<int64_t>();
     s.epochs = j.at("epochs").get<int64_t>();
     s.max_steps = j.at("max_steps").get<int64_t>();

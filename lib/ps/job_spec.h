@@ -4,6 +4,7 @@
 // JSON, so two terminals can never disagree on, say, the learning rate.
 // A value type.
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -14,20 +15,29 @@
 
 namespace pstrain::ps {
 
-enum class Mode { kSync, kAsync };
-/// "sync", "async".
+/// kSsp: the ParameterServer applies pushes as in kAsync; the Service bounds
+/// how far a worker may run ahead of the slowest (JobSpec::staleness).
+enum class Mode { kSync, kAsync, kSsp };
+/// "sync", "async", "ssp".
 const char* ModeName(Mode mode);
-/// kInvalidArgument "--mode 'x': expected sync or async".
+/// kInvalidArgument "--mode 'x': expected sync, async or ssp".
 Result<Mode> ParseMode(const std::string& name);
 
 struct JobSpec {
   std::string model = "net";               // models::ModelNames()
   std::string dataset = "fashion-mnist";   // data::DatasetNames()
   Mode mode = Mode::kSync;
-  std::string optimizer = "sgd";
+  int64_t staleness = 0;                   // ssp: versions a worker may run ahead
+  std::string optimizer = "sgd";           // ps::OptimizerNames()
   double lr = 0.03;                        // the RPC tutorial's
-  double momentum = 0.9;                   // the tutorial has none; 0.9 reaches 0.85 in one epoch
+  double momentum = 0.9;                   // sgd, rmsprop; the tutorial has none; 0.9 reaches 0.85 in one epoch
+  bool nesterov = false;                   // sgd
   double weight_decay = 0.0;
+  std::array<double, 2> betas = {0.9, 0.999};  // adam, adamw
+  double eps = 0;                          // adam, adamw, adagrad, rmsprop; 0: libtorch's default
+  std::string lr_schedule = "constant";    // ps::ParseLrSchedule
+  std::string staleness_lr = "none";       // async, ssp; ps::ParseStalenessLr
+  int64_t total_steps = 0;                 // versions a cosine schedule spans; 0: from max_steps
   int64_t batch_size = 32;                 // per worker, samples
   int64_t epochs = 1;
   int64_t max_steps = 0;                   // per worker; 0: no limit

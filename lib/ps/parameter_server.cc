@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include <torch/optim/sgd.h>
+#include <ATen/Functions.h>
+#include <torch/optim/optimizer.h>
 
 #include "util/check.h"
 
@@ -30,26 +31,26 @@ void Reduce(void* acc, const void* data, uint64_t n, int arrival, int count) {
 
 }  // namespace
 
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
-    const JobSpec& spec, const std::vector<at::Tensor>& params) {
-  PS_CHECK(spec.optimizer == "sgd") << spec.optimizer;
-  torch::optim::SGDOptions options(spec.lr);
-  options.momentum(spec.momentum).weight_decay(spec.weight_decay);
-  return std::make_unique<torch::optim::SGD>(params, options);
-}
-
 ParameterServer::ParameterServer(const JobSpec& spec,
                                  std::vector<at::Tensor> params)
     : spec_(spec),
       num_workers_(spec.num_workers()),
       params_(std::move(params)),
-      optimizer_(MakeOptimizer(spec, params_)) {
+      optimizer_(MakeOptimizer(spec, params_)),
+      schedule_versions_(ScheduleVersions(spec)),
+      staleness_histogram_(kMaxStaleness + 1, 0) {
   PS_CHECK(num_workers_ >= 1) << "no workers in world_size " << spec.world_size;
+  auto schedule = ParseLrSchedule(spec.lr_schedule);
+  PS_CHECK(schedule.ok()) << schedule.status().message();
+  schedule_ = *schedule;
+  auto staleness_lr = ParseStalenessLr(spec.staleness_lr);
+  PS_CHECK(staleness_lr.ok()) << staleness_lr.status().message();
+  staleness_lr_ = *staleness_lr;
   for (const auto& p : params_) {
     PS_CHECK(p.scalar_type() == at::kFloat || p.scalar_type() == at::kDouble)
         << "parameters must be float32 or float64";
   }
-  if (spec_.mode == Mode::kAsync) {
+  if (applies_each_push()) {
     grad_buffers_.resize(num_workers_);
     for (auto& buffers : grad_buffers_) {
       for (const auto& p : params_) buffers.push_back(at::zeros_like(p));
@@ -66,13 +67,13 @@ ParameterServer::ParameterServer(const JobSpec& spec,
 ParameterServer::~ParameterServer() = default;
 
 const std::vector<at::Tensor>& ParameterServer::grad_buffer(int w) const {
-  PS_CHECK(spec_.mode == Mode::kAsync) << "grad_buffer in sync mode";
+  PS_CHECK(applies_each_push()) << "grad_buffer in sync mode";
   return grad_buffers_.at(w);
 }
 
 Status ParameterServer::CheckPush(int w, uint64_t version) const {
   PS_CHECK(w >= 0 && w < num_workers_) << "worker index " << w;
-  if (spec_.mode == Mode::kAsync) return Status::Ok();
+  if (applies_each_push()) return Status::Ok();
   if (version != version_) {
     return InvalidArgument("push for version " + std::to_string(version) +
                            " while the server is at version " +
@@ -108,11 +109,14 @@ void ParameterServer::Accumulate(int key, uint64_t offset, const void* data,
 Result<bool> ParameterServer::Push(int w, uint64_t version) {
   PS_RETURN_IF_ERROR(CheckPush(w, version));
   ++pushes_;
-  if (spec_.mode == Mode::kAsync) {
+  if (applies_each_push()) {
+    // A push from the future (a confused peer) counts as fresh.
+    const uint64_t staleness = version_ > version ? version_ - version : 0;
+    ++staleness_histogram_[std::min<uint64_t>(staleness, kMaxStaleness)];
     for (size_t k = 0; k < params_.size(); ++k) {
       params_[k].mutable_grad() = grad_buffers_[w][k];
     }
-    Step();
+    Step(StalenessScale(staleness_lr_, staleness));
     return true;
   }
   pushed_[w] = true;
@@ -121,14 +125,15 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
   for (size_t k = 0; k < params_.size(); ++k) {
     params_[k].mutable_grad() = accumulators_[k];
   }
-  Step();
+  Step(1.0);
   for (auto& a : arrivals_) std::fill(a.begin(), a.end(), 0);
   pushed_.assign(num_workers_, false);
   push_count_ = 0;
   return true;
 }
 
-void ParameterServer::Step() {
+void ParameterServer::Step(double lr_scale) {
+  SetLr(*optimizer_, ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_) * lr_scale);
   optimizer_->step();
   ++version_;
 }

@@ -6,14 +6,19 @@
 //   sync:  one accumulator per key; pushed bytes are added into it piece by
 //          piece as they arrive (Accumulate), so memory does not grow with
 //          the number of workers;
-//   async: one gradient buffer per worker, where its pushed bytes land.
+//   async: one gradient buffer per worker, where its pushed bytes land
+//          (ssp: the same; the Service does the blocking).
 //
 // Update rules (DESIGN.md; Li et al. OSDI 2014, section 3):
 //   sync:  gradients of version t are summed per key in arrival order; when
 //          every worker has pushed, the sum is divided by the worker count
 //          and the optimizer steps once: version t+1.
 //   async: each push steps the optimizer at once: version + 1.
-// The optimizer is libtorch's own, fed the (averaged) gradient.
+// The optimizer is libtorch's own (ps/optimizer.h), fed the (averaged)
+// gradient. Before each step every param group's lr is set to the
+// --lr_schedule's value at the current version, times (async, ssp) the
+// --staleness_lr factor of the push's staleness (version() minus the version
+// it was computed on).
 // Not thread-safe: the Service calls it from one thread.
 
 #include <cstdint>
@@ -23,18 +28,10 @@
 #include <ATen/core/Tensor.h>
 
 #include "ps/job_spec.h"
+#include "ps/optimizer.h"
 #include "util/result.h"
 
-namespace torch::optim {
-class Optimizer;
-}
-
 namespace pstrain::ps {
-
-/// libtorch's optimizer named by spec.optimizer over `params`.
-/// REQUIRES: ValidateJobSpec(spec).ok().
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
-    const JobSpec& spec, const std::vector<at::Tensor>& params);
 
 class ParameterServer {
  public:
@@ -51,14 +48,14 @@ class ParameterServer {
   uint64_t version() const { return version_; }
   const std::vector<at::Tensor>& params() const { return params_; }
 
-  /// Async: where worker `w`'s pushed gradients are read into, tensors of
-  /// the params' dtypes and shapes, contiguous. REQUIRES: async mode and
+  /// Async, ssp: where worker `w`'s pushed gradients are read into, tensors
+  /// of the params' dtypes and shapes, contiguous. REQUIRES: async or ssp and
   /// 0 <= w < num_workers().
   const std::vector<at::Tensor>& grad_buffer(int w) const;
 
   /// Whether worker `w` may push gradients computed on `version` now.
   /// Sync (kInvalidArgument): a version other than version(), or a second
-  /// push in one step. Async: always ok.
+  /// push in one step. Async, ssp: always ok.
   Status CheckPush(int w, uint64_t version) const;
 
   /// Sync pushes arrive in pieces of this many bytes of a key (the last
@@ -84,14 +81,28 @@ class ParameterServer {
   /// Pushes applied or accumulated so far.
   uint64_t pushes() const { return pushes_; }
 
+  /// Async, ssp: how many pushes had each staleness (index: versions behind;
+  /// the last bucket, kMaxStaleness, counts kMaxStaleness or more). Sync: all
+  /// zero.
+  static constexpr size_t kMaxStaleness = 64;
+  const std::vector<uint64_t>& staleness_histogram() const {
+    return staleness_histogram_;
+  }
+
  private:
-  void Step();
+  bool applies_each_push() const { return spec_.mode != Mode::kSync; }
+  // Sets the lr (schedule at version_, times `lr_scale`), steps, version + 1.
+  void Step(double lr_scale);
 
   JobSpec spec_;
   int num_workers_;
   std::vector<at::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::vector<std::vector<at::Tensor>> grad_buffers_;  // async only
+  LrSchedule schedule_;
+  int64_t schedule_versions_;
+  StalenessLr staleness_lr_;
+  std::vector<uint64_t> staleness_histogram_;
+  std::vector<std::vector<at::Tensor>> grad_buffers_;  // async, ssp only
   std::vector<at::Tensor> accumulators_;               // sync only
   std::vector<std::vector<uint16_t>> arrivals_;        // sync: per piece
   std::vector<bool> pushed_;  // sync: per worker, this step

@@ -5,20 +5,16 @@
 
 #include <ATen/ATen.h>
 
+#include "ps/service_peer.h"
 #include "ps/tensor_codec.h"
 
 namespace pstrain::ps {
-
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr auto kTick = std::chrono::milliseconds(200);
 // Before its hello a peer is unknown; it may not make us allocate much.
 constexpr uint64_t kMaxFrameBeforeHello = 64 * 1024;
-// Sync pushes stream through a chunk of this many bytes per connection and
-// are added into the accumulators piece by piece.
-constexpr uint64_t kChunkBytes = ParameterServer::kPieceBytes;
 
 std::string RankList(const std::vector<int>& ranks) {
   std::ostringstream s;
@@ -28,31 +24,6 @@ std::string RankList(const std::vector<int>& ranks) {
 }
 
 }  // namespace
-
-struct Service::Peer {
-  enum class Stage { kNew, kHello, kRegistered, kDone };
-  std::shared_ptr<net::Connection> conn;
-  Stage stage = Stage::kNew;
-  int rank = -1;
-  int worker = -1;  // worker index: rank - num_servers
-  // A pull (or the pull half of a push_pull) waiting for a version.
-  bool reply_pending = false;
-  uint64_t pending_id = 0;
-  uint64_t pending_min_version = 0;
-  Clock::time_point pending_since;
-  double waiting_seconds = 0;        // replies held for other workers
-  wire::PushPull push;               // reused for every push_pull
-  wire::Push push_only;              // reused for every push
-  bool push_is_push_pull = false;
-  int params_in_flight = 0;          // params frames not yet written
-  struct Piece {
-    int key;
-    uint64_t offset, bytes;
-  };
-  std::vector<char> chunk;           // sync: where pushed bytes land
-  std::vector<Piece> pieces;         // sync: what each chunk-full holds
-  std::string meta;                  // reused encode buffer
-};
 
 Service::Service(asio::io_context* io, const JobSpec& spec,
                  std::vector<wire::KeySpec> fingerprint, ParameterServer* server,
@@ -71,6 +42,8 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
                 }),
       timer_(*io) {
   workers_.assign(spec_.num_workers(), nullptr);
+  clocks_.assign(spec_.num_workers(), 0);
+  done_workers_.assign(spec_.num_workers(), false);
   for (int k = 0; k < server_->num_keys(); ++k) {
     params_msg_.params.push_back(DescribeTensor(k, server_->params()[k]));
   }
@@ -149,63 +122,7 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
     }
     return Status::Ok();
   }
-  const char* what = wire::MsgTypeName(header.type);
-  if (peer.stage != Peer::Stage::kRegistered) {
-    return InvalidArgument(std::string(what) + " before register");
-  }
-  peer.push_is_push_pull = push_pull;
-  if (push_pull) {
-    PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push));
-  } else {
-    PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push_only));
-  }
-  const auto& grads = push_pull ? peer.push.grads : peer.push_only.grads;
-  if (grads.size() != static_cast<size_t>(server_->num_keys())) {
-    return Corruption(std::string(what) + " carries " +
-                      std::to_string(grads.size()) + " tensors, expected " +
-                      std::to_string(server_->num_keys()));
-  }
-  const auto& params = server_->params();
-  for (int k = 0; k < server_->num_keys(); ++k) {
-    PS_RETURN_IF_ERROR(CheckDescMatches(grads[k], k, params[k], what));
-  }
-  const uint64_t version = push_pull ? peer.push.version : peer.push_only.version;
-  PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, version));
-  if (server_->mode() == Mode::kAsync) {
-    for (const auto& g : server_->grad_buffer(peer.worker)) {
-      dst->emplace_back(g.data_ptr(), g.nbytes());
-    }
-    return Status::Ok();
-  }
-  PlanPieces(peer, dst);
-  conn.ReadPieceByPiece();
-  return Status::Ok();
-}
-
-// Sync: every key's bytes go through the peer's chunk, a chunk-full at a
-// time, each added into the accumulator as soon as it is in (OnPiece).
-void Service::PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst) {
-  uint64_t total = 0;
-  for (const auto& p : server_->params()) total += p.nbytes();
-  if (peer.chunk.size() < std::min(total, kChunkBytes)) {
-    peer.chunk.resize(std::min(total, kChunkBytes));
-  }
-  peer.pieces.clear();
-  const auto& params = server_->params();
-  for (int k = 0; k < server_->num_keys(); ++k) {
-    const uint64_t nbytes = params[k].nbytes();
-    for (uint64_t off = 0; off < nbytes; off += kChunkBytes) {
-      const uint64_t n = std::min(kChunkBytes, nbytes - off);
-      peer.pieces.push_back({k, off, n});
-      dst->emplace_back(peer.chunk.data(), n);
-    }
-  }
-}
-
-void Service::OnPiece(net::Connection& conn, size_t index) {
-  Peer& peer = *peers_.at(&conn);
-  const Peer::Piece& piece = peer.pieces[index];
-  server_->Accumulate(piece.key, piece.offset, peer.chunk.data(), piece.bytes);
+  return PlanPush(conn, peer, header.type, meta, dst);
 }
 
 void Service::OnFrame(net::Connection& conn, const wire::FrameHeader& header,
@@ -306,116 +223,6 @@ Status Service::OnRegister(Peer& peer, uint64_t id, std::string_view meta) {
   return Status::Ok();
 }
 
-Status Service::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.stage != Peer::Stage::kRegistered) {
-    return InvalidArgument("pull before register");
-  }
-  wire::Pull pull;
-  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &pull));
-  return AwaitVersion(peer, id, pull.min_version);
-}
-
-// A reply of parameters once the server's version reaches `min_version`.
-Status Service::AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version) {
-  if (peer.reply_pending) return InvalidArgument("a pull is already pending");
-  if (server_->version() >= min_version) {
-    SendParams(peer, id);
-    return Status::Ok();
-  }
-  peer.reply_pending = true;
-  peer.pending_id = id;
-  peer.pending_min_version = min_version;
-  peer.pending_since = Clock::now();
-  return Status::Ok();
-}
-
-Status Service::OnPush(Peer& peer, uint64_t id) {
-  if (params_in_flight_ > 0) {
-    // Parameters are being written straight from their storage; stepping
-    // now would change bytes on their way out. Apply once the writes end.
-    deferred_.push_back({&peer, id});
-    return Status::Ok();
-  }
-  auto stepped = Step(peer);
-  if (!stepped.ok()) return stepped.status();
-  if (*stepped) OnNewVersion();
-  AnswerPush(peer, id);
-  return Status::Ok();
-}
-
-Result<bool> Service::Step(Peer& peer) {
-  const uint64_t version =
-      peer.push_is_push_pull ? peer.push.version : peer.push_only.version;
-  if (spec_.mode == Mode::kAsync) last_progress_ = Clock::now();
-  return server_->Push(peer.worker, version);
-}
-
-void Service::AnswerPush(Peer& peer, uint64_t id) {
-  if (!peer.push_is_push_pull) {
-    peer.meta.clear();
-    Reply(peer, wire::MsgType::kAck, id);
-    return;
-  }
-  // Sync: the parameters this push helps to make; async: the current ones.
-  const uint64_t version = peer.push.version;
-  Status s = AwaitVersion(peer, id, spec_.mode == Mode::kSync ? version + 1 : 0);
-  if (!s.ok()) peer.conn->SendErrorAndClose(id, s);
-}
-
-// Applies the pushes that waited for parameter writes: all steps first, then
-// all answers, so no step changes parameters that an answer is sending.
-void Service::RunDeferred() {
-  std::vector<Deferred> batch;
-  batch.swap(deferred_);
-  bool stepped = false;
-  for (Deferred& d : batch) {
-    auto s = Step(*d.peer);
-    if (!s.ok()) {
-      d.peer->conn->SendErrorAndClose(d.id, s.status());
-      d.peer = nullptr;
-      continue;
-    }
-    stepped = stepped || *s;
-  }
-  if (stepped) OnNewVersion();
-  for (Deferred& d : batch) {
-    if (d.peer) AnswerPush(*d.peer, d.id);
-  }
-}
-
-void Service::OnWritten(net::Connection& conn, wire::MsgType type) {
-  if (type != wire::MsgType::kParams) return;
-  auto it = peers_.find(&conn);
-  if (it == peers_.end() || it->second->params_in_flight == 0) return;
-  --it->second->params_in_flight;
-  if (--params_in_flight_ == 0 && !deferred_.empty()) RunDeferred();
-}
-
-void Service::OnNewVersion() {
-  last_progress_ = Clock::now();
-  if (on_version_) on_version_(server_->version());
-  for (Peer* p : workers_) {
-    if (p && p->reply_pending && server_->version() >= p->pending_min_version) {
-      p->reply_pending = false;
-      p->waiting_seconds +=
-          std::chrono::duration<double>(Clock::now() - p->pending_since).count();
-      SendParams(*p, p->pending_id);
-    }
-  }
-}
-
-void Service::SendParams(Peer& peer, uint64_t id) {
-  if (peer.conn->closed()) return;
-  params_msg_.version = server_->version();
-  wire::EncodeMeta(params_msg_, &peer.meta);
-  net::FrameBuffers& frame = peer.conn->NewFrame();
-  frame.Reset(wire::MsgType::kParams, id, peer.meta);
-  for (const auto& t : server_->params()) frame.AddData(t.data_ptr(), t.nbytes());
-  ++peer.params_in_flight;
-  ++params_in_flight_;
-  peer.conn->Send(frame);
-}
-
 Status Service::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
   if (peer.stage != Peer::Stage::kRegistered) {
     return InvalidArgument("done before register");
@@ -430,6 +237,8 @@ Status Service::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
   stats["waiting_seconds"] = peer.waiting_seconds;
   worker_stats_.push_back(stats);
   peer.stage = Peer::Stage::kDone;
+  done_workers_[peer.worker] = true;
+  ReleaseReplies();  // a finished worker no longer holds the others back
   last_progress_ = last_done_ = Clock::now();
   peer.meta.clear();
   wire::EncodeMeta(wire::Ack{}, &peer.meta);
@@ -504,6 +313,18 @@ void Service::Shutdown() {
   });
 }
 
+// Async and ssp pushes by staleness (server version minus the version the
+// gradient was computed on): {"0": n0, "1": n1, ...}, empty buckets left out.
+nlohmann::json Service::StalenessHistogram() const {
+  nlohmann::json h = nlohmann::json::object();
+  if (spec_.mode == Mode::kSync) return h;
+  const auto& counts = server_->staleness_histogram();
+  for (size_t s = 0; s < counts.size(); ++s) {
+    if (counts[s] > 0) h[std::to_string(s)] = counts[s];
+  }
+  return h;
+}
+
 nlohmann::json Service::Stats() const {
   uint64_t read = closed_bytes_read_, written = closed_bytes_written_;
   for (const auto& [c, peer] : peers_) {
@@ -532,6 +353,8 @@ nlohmann::json Service::Stats() const {
           {"communication_seconds", std::max(0.0, round_trips - waiting) / n},
           {"waiting_seconds", waiting / n},
           {"steps", server_->version()},
+          {"max_clock_gap", max_clock_gap_},
+          {"staleness_histogram", StalenessHistogram()},
           {"workers", worker_stats_}};
 }
 

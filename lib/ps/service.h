@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -67,6 +68,7 @@ class Service : private net::Connection::Handler {
   /// compute_seconds, communication_seconds (round trips less waiting) and
   /// waiting_seconds (replies held for other workers, sync mode).
   nlohmann::json Stats() const;
+  nlohmann::json StalenessHistogram() const;
 
  private:
   struct Peer;
@@ -78,6 +80,8 @@ class Service : private net::Connection::Handler {
                std::string_view meta) override;
   void OnClose(net::Connection& conn, const Status& why) override;
   void OnPiece(net::Connection& conn, size_t index) override;
+  Status PlanPush(net::Connection& conn, Peer& peer, wire::MsgType type,
+                  std::string_view meta, std::vector<asio::mutable_buffer>* dst);
   void PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst);
 
   Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
@@ -85,7 +89,8 @@ class Service : private net::Connection::Handler {
   Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
   Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
   Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
-  Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version);
+  Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version,
+                      bool ssp = false);
   Status OnPush(Peer& peer, uint64_t id);
   Result<bool> Step(Peer& peer);
   void AnswerPush(Peer& peer, uint64_t id);
@@ -95,6 +100,10 @@ class Service : private net::Connection::Handler {
   void Reply(Peer& peer, wire::MsgType type, uint64_t id);
   void SendParams(Peer& peer, uint64_t id);
   void OnNewVersion();
+  void ReleaseReplies();
+  std::optional<uint64_t> SlowestOtherClock(int worker) const;
+  bool SspAllows(const Peer& peer) const;
+  void NoteClock(const Peer& peer);
   void Tick();
   std::string Waiting() const;
   void Fail(const Status& status);
@@ -116,6 +125,9 @@ class Service : private net::Connection::Handler {
   };
   std::vector<Deferred> deferred_;  // pushes waiting for params writes
   int params_in_flight_ = 0;        // params frames being written
+  std::vector<uint64_t> clocks_;     // pushes per worker index
+  std::vector<bool> done_workers_;   // by worker index
+  uint64_t max_clock_gap_ = 0;       // steps ahead of the slowest, at most
   wire::Params params_msg_;     // descriptors built once
   std::function<void(uint64_t)> on_version_;
   int registered_ = 0;

@@ -1,5 +1,7 @@
 #include "worker/trainer.h"
 
+#include <thread>
+
 #include <torch/torch.h>
 
 #include "data/dataset.h"
@@ -168,6 +170,7 @@ Status Trainer::Train() {
 // Forward and backward on this worker's batch, then one push-pull.
 Status Trainer::Step(int64_t epoch, int64_t step, double* loss) {
   auto t0 = Clock::now();
+  if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
   data::Batch batch = data::GetBatch(train_, sampler_->BatchIndices(epoch, step));
   model_->zero_grad(/*set_to_none=*/false);
   auto out = model_->forward(batch.images.to(device_));

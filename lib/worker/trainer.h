@@ -27,6 +27,9 @@ struct TrainerOptions {
   /// For tests of the fingerprint check only: build this model instead of
   /// the job's. Default: "" (the job's).
   std::string model_override;
+  /// For tests and benchmarks of stragglers only: sleep this long in every
+  /// step's compute. Default: 0.
+  std::chrono::milliseconds step_delay{0};
 };
 
 /// Trains until the job's epochs or max_steps are done. Returns

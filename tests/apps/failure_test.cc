@@ -140,9 +140,19 @@ TEST_F(FailureTest, BadFlagsAreUsageErrors) {
   r = RunPstrain({"work", "--rank", "5", "--world_size", "3"}, 30);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(ErrorLine(r.err).find("--rank 5"), std::string::npos) << r.err;
-  r = RunPstrain({"launch", "--mode", "ssp"}, 30);
+  r = RunPstrain({"launch", "--mode", "bsp"}, 30);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(ErrorLine(r.err), "pstrain: error: --mode 'ssp': expected sync or async");
+  EXPECT_EQ(ErrorLine(r.err), "pstrain: error: --mode 'bsp': expected sync, async or ssp");
+  r = RunPstrain({"launch", "--optimizer", "lbfgs"}, 30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(ErrorLine(r.err),
+            "pstrain: error: --optimizer lbfgs: expected sgd, adam, adamw, adagrad or rmsprop");
+  r = RunPstrain({"launch", "--lr_schedule", "cosine"}, 30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(ErrorLine(r.err), "pstrain: error: --lr_schedule cosine needs --max_steps");
+  r = RunPstrain({"launch", "--betas", "0.9"}, 30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(ErrorLine(r.err), "pstrain: error: --betas '0.9': expected two numbers B1,B2");
   r = RunPstrain({"serve", "--no_such_flag"}, 30);
   EXPECT_EQ(r.exit_code, 2);
 }

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <tuple>
+
 #include <torch/torch.h>
 
 #include "data/dataset.h"
@@ -21,26 +24,37 @@ using data::testing::ScratchDir;
 constexpr int kBatch = 8;
 constexpr int kSteps = 20;
 constexpr double kLr = 0.05;
+constexpr double kAdamLr = 1e-3;
 constexpr double kMomentum = 0.9;
 constexpr uint64_t kSeed = 3;
 
-// One process, no parameter server: libtorch's SGD on batches of 2b.
+double LrOf(const std::string& optimizer) { return optimizer == "adam" ? kAdamLr : kLr; }
+
+// One process, no parameter server: libtorch's SGD (momentum kMomentum) or
+// Adam (its defaults) on batches of 2b.
 ps::NamedTensors TrainSingleProcess(const std::string& model_name,
-                                    const std::string& data_dir) {
+                                    const std::string& data_dir,
+                                    const std::string& optimizer = "sgd") {
   torch::manual_seed(kSeed);
   auto model = models::MakeModel(model_name);
   EXPECT_TRUE(model.ok());
   auto train = data::LoadDataset("fashion-mnist", data_dir, data::Split::kTrain);
   EXPECT_TRUE(train.ok()) << train.status().ToString();
   data::ShardSampler sampler(train->size(), 1, 0, 2 * kBatch, kSeed);
-  torch::optim::SGD sgd((*model)->parameters(),
-                        torch::optim::SGDOptions(kLr).momentum(kMomentum));
+  std::unique_ptr<torch::optim::Optimizer> opt;
+  if (optimizer == "adam") {
+    opt = std::make_unique<torch::optim::Adam>((*model)->parameters(),
+                                               torch::optim::AdamOptions(kAdamLr));
+  } else {
+    opt = std::make_unique<torch::optim::SGD>(
+        (*model)->parameters(), torch::optim::SGDOptions(kLr).momentum(kMomentum));
+  }
   (*model)->train();
   for (int step = 0; step < kSteps; ++step) {
     auto batch = data::GetBatch(*train, sampler.BatchIndices(0, step));
-    sgd.zero_grad();
+    opt->zero_grad();
     torch::nll_loss((*model)->forward(batch.images), batch.labels).backward();
-    sgd.step();
+    opt->step();
   }
   ps::NamedTensors out;
   for (const auto& item : (*model)->named_parameters()) {
@@ -49,32 +63,36 @@ ps::NamedTensors TrainSingleProcess(const std::string& model_name,
   return out;
 }
 
-std::vector<std::string> JobFlags(const std::string& model, const ScratchDir& dir) {
-  return {"--model", model, "--batch_size", std::to_string(kBatch),
-          "--max_steps", std::to_string(kSteps), "--lr", std::to_string(kLr),
+std::vector<std::string> JobFlags(const std::string& model, const ScratchDir& dir,
+                                  const std::string& optimizer = "sgd") {
+  return {"--model", model, "--optimizer", optimizer, "--batch_size", std::to_string(kBatch),
+          "--max_steps", std::to_string(kSteps), "--lr", std::to_string(LrOf(optimizer)),
           "--momentum", std::to_string(kMomentum), "--seed", std::to_string(kSeed),
           "--data_dir", dir.path(), "--json"};
 }
 
-class SyncEquivalenceTest : public ::testing::TestWithParam<std::string> {};
+// (model, optimizer).
+class SyncEquivalenceTest
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(SyncEquivalenceTest, TwoWorkersOfBatchBEqualOneProcessOfBatch2B) {
+  const auto& [model, optimizer] = GetParam();
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   auto r = RunPstrain(Concat({"launch", "--world_size", "3", "--master_port", "0",
                               "--checkpoint", dir.File("sync.pt")},
-                             JobFlags(GetParam(), dir)),
+                             JobFlags(model, dir, optimizer)),
                       120);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(FindEvent(r.out, "summary")["steps"], kSteps) << r.out;
 
-  ps::NamedTensors single = TrainSingleProcess(GetParam(), dir.path());
+  ps::NamedTensors single = TrainSingleProcess(model, dir.path(), optimizer);
   ASSERT_TRUE(ps::SaveCheckpoint(dir.File("single.pt"), single, {}).ok());
   EXPECT_LT(MaxAbsDiff(dir.File("sync.pt"), dir.File("single.pt")), 1e-5);
 
   // The test can fail: training moved the parameters far beyond 1e-5.
   torch::manual_seed(kSeed);
-  auto init = models::MakeModel(GetParam());
+  auto init = models::MakeModel(model);
   ps::NamedTensors initial;
   for (const auto& item : (*init)->named_parameters()) {
     initial.emplace_back(item.key(), item.value().detach());
@@ -83,8 +101,13 @@ TEST_P(SyncEquivalenceTest, TwoWorkersOfBatchBEqualOneProcessOfBatch2B) {
   EXPECT_GT(MaxAbsDiff(dir.File("sync.pt"), dir.File("init.pt")), 1e-3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, SyncEquivalenceTest,
-                         ::testing::Values("mlp", "convnet"));
+INSTANTIATE_TEST_SUITE_P(
+    Models, SyncEquivalenceTest,
+    ::testing::Values(std::make_tuple("mlp", "sgd"), std::make_tuple("convnet", "sgd"),
+                      std::make_tuple("mlp", "adam")),
+    [](const auto& info) {
+      return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+    });
 
 TEST(LaunchTest, LaunchEqualsServePlusWorkInSeparateProcesses) {
   ScratchDir dir;

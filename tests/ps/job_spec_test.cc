@@ -15,11 +15,28 @@ TEST(JobSpecTest, JsonRoundTrip) {
   s.batch_size = 7;
   s.seed = 42;
   s.world_size = 5;
+  s.mode = Mode::kSsp;
+  s.staleness = 3;
+  s.optimizer = "adamw";
+  s.nesterov = true;
+  s.betas = {0.8, 0.95};
+  s.eps = 1e-6;
+  s.lr_schedule = "step:10:0.5";
+  s.staleness_lr = "linear:0.25";
+  s.total_steps = 99;
   auto back = JobSpecFromJson(nlohmann::json::parse(ToJson(s).dump()));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(ToJson(*back), ToJson(s));
-  EXPECT_EQ(back->mode, Mode::kAsync);
+  EXPECT_EQ(back->mode, Mode::kSsp);
   EXPECT_EQ(back->num_workers(), 4);
+  EXPECT_EQ(back->staleness, 3);
+  EXPECT_EQ(back->optimizer, "adamw");
+  EXPECT_TRUE(back->nesterov);
+  EXPECT_EQ(back->betas[1], 0.95);
+  EXPECT_EQ(back->eps, 1e-6);
+  EXPECT_EQ(back->lr_schedule, "step:10:0.5");
+  EXPECT_EQ(back->staleness_lr, "linear:0.25");
+  EXPECT_EQ(back->total_steps, 99);
 }
 
 TEST(JobSpecTest, MissingFieldIsNamed) {
@@ -38,7 +55,44 @@ TEST(JobSpecTest, ValidationNamesTheFlag) {
   s = JobSpec{};
   s.batch_size = 0;
   EXPECT_EQ(ValidateJobSpec(s).message(), "--batch_size 0: expected >= 1");
-  EXPECT_EQ(ParseMode("ssp").status().message(), "--mode 'ssp': expected sync or async");
+  EXPECT_EQ(ParseMode("bsp").status().message(), "--mode 'bsp': expected sync, async or ssp");
+  EXPECT_EQ(*ParseMode("ssp"), Mode::kSsp);
+}
+
+TEST(JobSpecTest, OptimizerFlagsAreValidated) {
+  auto message = [](auto edit) {
+    JobSpec s;
+    s.world_size = 3;
+    edit(s);
+    return ValidateJobSpec(s).message();
+  };
+  EXPECT_EQ(message([](JobSpec& s) { s.optimizer = "lbfgs"; }),
+            "--optimizer lbfgs: expected sgd, adam, adamw, adagrad or rmsprop");
+  EXPECT_EQ(message([](JobSpec& s) { s.optimizer = "adam"; s.nesterov = true; }),
+            "--nesterov: only with --optimizer sgd");
+  EXPECT_EQ(message([](JobSpec& s) { s.momentum = 0; s.nesterov = true; }),
+            "--nesterov: needs --momentum > 0");
+  EXPECT_EQ(message([](JobSpec& s) { s.betas = {0.9, 1.0}; }),
+            "--betas 0.900000,1.000000: expected two values in [0, 1)");
+  EXPECT_EQ(message([](JobSpec& s) { s.eps = -1; }),
+            "--eps -1.000000: expected >= 0 (0: the optimizer's default)");
+  EXPECT_EQ(message([](JobSpec& s) { s.lr_schedule = "step:0:0.5"; }),
+            "--lr_schedule 'step:0:0.5': expected constant, step:N:GAMMA (N >= 1, GAMMA > 0) "
+            "or cosine");
+  EXPECT_EQ(message([](JobSpec& s) { s.lr_schedule = "cosine"; }),
+            "--lr_schedule cosine needs --max_steps");
+  EXPECT_EQ(message([](JobSpec& s) { s.staleness_lr = "linear:x"; }),
+            "--staleness_lr 'linear:x': expected none, inverse or linear:ALPHA (ALPHA >= 0)");
+  EXPECT_EQ(message([](JobSpec& s) { s.staleness = -1; }), "--staleness -1: expected >= 0");
+  for (const auto& name : {"sgd", "adam", "adamw", "adagrad", "rmsprop"}) {
+    EXPECT_EQ(message([&](JobSpec& s) { s.optimizer = name; }), "") << name;
+  }
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.lr_schedule = "cosine";
+              s.max_steps = 10;
+              s.staleness_lr = "inverse";
+            }),
+            "");
 }
 
 }  // namespace

@@ -1,0 +1,146 @@
+#include "ps/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include <torch/optim/adagrad.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/rmsprop.h>
+#include <torch/optim/sgd.h>
+
+#include "util/check.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+// The whole of `text` as a number; false on anything else.
+bool ParseDouble(const std::string& text, double* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && std::isfinite(*out);
+}
+
+bool ParseInt(const std::string& text, int64_t* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtoll(text.c_str(), &end, 10);
+  return end == text.c_str() + text.size();
+}
+
+}  // namespace
+
+const std::vector<std::string>& OptimizerNames() {
+  static const std::vector<std::string> names = {"sgd", "adam", "adamw", "adagrad",
+                                                 "rmsprop"};
+  return names;
+}
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
+    const JobSpec& spec, const std::vector<at::Tensor>& params) {
+  namespace optim = torch::optim;
+  // spec.eps 0: the class's own default.
+  auto eps = [&](double fallback) { return spec.eps > 0 ? spec.eps : fallback; };
+  const auto betas = std::make_tuple(spec.betas[0], spec.betas[1]);
+  if (spec.optimizer == "sgd") {
+    optim::SGDOptions o(spec.lr);
+    o.momentum(spec.momentum).nesterov(spec.nesterov).weight_decay(spec.weight_decay);
+    return std::make_unique<optim::SGD>(params, o);
+  }
+  if (spec.optimizer == "adam") {
+    optim::AdamOptions o(spec.lr);
+    o.betas(betas).eps(eps(1e-8)).weight_decay(spec.weight_decay);
+    return std::make_unique<optim::Adam>(params, o);
+  }
+  if (spec.optimizer == "adamw") {
+    optim::AdamWOptions o(spec.lr);
+    o.betas(betas).eps(eps(1e-8)).weight_decay(spec.weight_decay);
+    return std::make_unique<optim::AdamW>(params, o);
+  }
+  if (spec.optimizer == "adagrad") {
+    optim::AdagradOptions o(spec.lr);
+    o.eps(eps(1e-10)).weight_decay(spec.weight_decay);
+    return std::make_unique<optim::Adagrad>(params, o);
+  }
+  PS_CHECK(spec.optimizer == "rmsprop") << "unknown optimizer " << spec.optimizer;
+  optim::RMSpropOptions o(spec.lr);
+  o.eps(eps(1e-8)).momentum(spec.momentum).weight_decay(spec.weight_decay);
+  return std::make_unique<optim::RMSprop>(params, o);
+}
+
+void SetLr(torch::optim::Optimizer& optimizer, double lr) {
+  // OptimizerOptions::set_lr is virtual in libtorch 1.13 and 2.x alike.
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+Result<LrSchedule> ParseLrSchedule(const std::string& text) {
+  LrSchedule s;
+  if (text == "constant") return s;
+  if (text == "cosine") {
+    s.kind = LrSchedule::Kind::kCosine;
+    return s;
+  }
+  const size_t colon = text.find(':', 5);
+  if (text.rfind("step:", 0) == 0 && colon != std::string::npos &&
+      ParseInt(text.substr(5, colon - 5), &s.step_size) && s.step_size >= 1 &&
+      ParseDouble(text.substr(colon + 1), &s.gamma) && s.gamma > 0) {
+    s.kind = LrSchedule::Kind::kStep;
+    return s;
+  }
+  return InvalidArgument("--lr_schedule '" + text +
+                         "': expected constant, step:N:GAMMA (N >= 1, GAMMA > 0) or cosine");
+}
+
+double ScheduledLr(const LrSchedule& s, double base_lr, uint64_t version,
+                   int64_t total_versions) {
+  switch (s.kind) {
+    case LrSchedule::Kind::kConstant:
+      return base_lr;
+    case LrSchedule::Kind::kStep:
+      return base_lr * std::pow(s.gamma, static_cast<double>(version / s.step_size));
+    case LrSchedule::Kind::kCosine: {
+      PS_CHECK(total_versions >= 1) << "cosine schedule over " << total_versions;
+      const double t = static_cast<double>(
+          std::min<uint64_t>(version, static_cast<uint64_t>(total_versions)));
+      return 0.5 * base_lr * (1 + std::cos(M_PI * t / static_cast<double>(total_versions)));
+    }
+  }
+  return base_lr;
+}
+
+int64_t ScheduleVersions(const JobSpec& spec) {
+  if (spec.total_steps > 0) return spec.total_steps;
+  if (spec.mode == Mode::kSync) return spec.max_steps;
+  return spec.max_steps * std::max(1, spec.num_workers());
+}
+
+Result<StalenessLr> ParseStalenessLr(const std::string& text) {
+  StalenessLr r;
+  if (text == "none") return r;
+  if (text == "inverse") {
+    r.kind = StalenessLr::Kind::kInverse;
+    return r;
+  }
+  if (text.rfind("linear:", 0) == 0 && ParseDouble(text.substr(7), &r.alpha) &&
+      r.alpha >= 0) {
+    r.kind = StalenessLr::Kind::kLinear;
+    return r;
+  }
+  return InvalidArgument("--staleness_lr '" + text +
+                         "': expected none, inverse or linear:ALPHA (ALPHA >= 0)");
+}
+
+double StalenessScale(const StalenessLr& rule, uint64_t staleness) {
+  const double s = static_cast<double>(staleness);
+  switch (rule.kind) {
+    case StalenessLr::Kind::kNone: return 1;
+    case StalenessLr::Kind::kInverse: return 1 / std::max(1.0, s);
+    case StalenessLr::Kind::kLinear: return 1 / (1 + rule.alpha * s);
+  }
+  return 1;
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,44 @@
+#pragma once
+// Service::Peer: what the Service knows of one connection. Private to the
+// Service's .cc files.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "ps/service.h"
+
+namespace pstrain::ps {
+
+using Clock = std::chrono::steady_clock;
+
+struct Service::Peer {
+  enum class Stage { kNew, kHello, kRegistered, kDone };
+  std::shared_ptr<net::Connection> conn;
+  Stage stage = Stage::kNew;
+  int rank = -1;
+  int worker = -1;  // worker index: rank - num_servers
+  // A pull (or the pull half of a push_pull) waiting for a version.
+  bool reply_pending = false;
+  uint64_t pending_id = 0;
+  uint64_t pending_min_version = 0;
+  bool pending_ssp = false;          // ssp: also waits for the slowest
+  Clock::time_point pending_since;
+  double waiting_seconds = 0;        // replies held for other workers
+  wire::PushPull push;               // reused for every push_pull
+  wire::Push push_only;              // reused for every push
+  bool push_is_push_pull = false;
+  int params_in_flight = 0;          // params frames not yet written
+  struct Piece {
+    int key;
+    uint64_t offset, bytes;
+  };
+  std::vector<char> chunk;           // sync: where pushed bytes land
+  std::vector<Piece> pieces;         // sync: what each chunk-full holds
+  std::string meta;                  // reused encode buffer
+};
+
+}  // namespace pstrain::ps

@@ -1,0 +1,239 @@
+// The update path of the Service: pushes (checked, planned, reduced or
+// applied), pulls waiting for a version, and parameters sent straight from
+// their storage once no step can change them under the write.
+
+#include <algorithm>
+#include <optional>
+
+#include "ps/service.h"
+#include "ps/service_peer.h"
+#include "ps/tensor_codec.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+// Sync pushes stream through a chunk of this many bytes per connection and
+// are added into the accumulators piece by piece.
+constexpr uint64_t kChunkBytes = ParameterServer::kPieceBytes;
+
+}  // namespace
+
+// A push's descriptors are checked and its bytes planned before any is read:
+// async into the worker's gradient buffers, sync through the chunk.
+Status Service::PlanPush(net::Connection& conn, Peer& peer, wire::MsgType type,
+                         std::string_view meta,
+                         std::vector<asio::mutable_buffer>* dst) {
+  const bool push_pull = type == wire::MsgType::kPushPull;
+  const char* what = wire::MsgTypeName(type);
+  if (peer.stage != Peer::Stage::kRegistered) {
+    return InvalidArgument(std::string(what) + " before register");
+  }
+  peer.push_is_push_pull = push_pull;
+  if (push_pull) {
+    PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push));
+  } else {
+    PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push_only));
+  }
+  const auto& grads = push_pull ? peer.push.grads : peer.push_only.grads;
+  if (grads.size() != static_cast<size_t>(server_->num_keys())) {
+    return Corruption(std::string(what) + " carries " +
+                      std::to_string(grads.size()) + " tensors, expected " +
+                      std::to_string(server_->num_keys()));
+  }
+  const auto& params = server_->params();
+  for (int k = 0; k < server_->num_keys(); ++k) {
+    PS_RETURN_IF_ERROR(CheckDescMatches(grads[k], k, params[k], what));
+  }
+  const uint64_t version = push_pull ? peer.push.version : peer.push_only.version;
+  PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, version));
+  if (server_->mode() != Mode::kSync) {  // async, ssp: whole gradients
+    for (const auto& g : server_->grad_buffer(peer.worker)) {
+      dst->emplace_back(g.data_ptr(), g.nbytes());
+    }
+    return Status::Ok();
+  }
+  PlanPieces(peer, dst);
+  conn.ReadPieceByPiece();
+  return Status::Ok();
+}
+
+// Sync: every key's bytes go through the peer's chunk, a chunk-full at a
+// time, each added into the accumulator as soon as it is in (OnPiece).
+void Service::PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst) {
+  uint64_t total = 0;
+  for (const auto& p : server_->params()) total += p.nbytes();
+  if (peer.chunk.size() < std::min(total, kChunkBytes)) {
+    peer.chunk.resize(std::min(total, kChunkBytes));
+  }
+  peer.pieces.clear();
+  const auto& params = server_->params();
+  for (int k = 0; k < server_->num_keys(); ++k) {
+    const uint64_t nbytes = params[k].nbytes();
+    for (uint64_t off = 0; off < nbytes; off += kChunkBytes) {
+      const uint64_t n = std::min(kChunkBytes, nbytes - off);
+      peer.pieces.push_back({k, off, n});
+      dst->emplace_back(peer.chunk.data(), n);
+    }
+  }
+}
+
+void Service::OnPiece(net::Connection& conn, size_t index) {
+  Peer& peer = *peers_.at(&conn);
+  const Peer::Piece& piece = peer.pieces[index];
+  server_->Accumulate(piece.key, piece.offset, peer.chunk.data(), piece.bytes);
+}
+
+Status Service::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
+  if (peer.stage != Peer::Stage::kRegistered) {
+    return InvalidArgument("pull before register");
+  }
+  wire::Pull pull;
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &pull));
+  return AwaitVersion(peer, id, pull.min_version);
+}
+
+// A reply of parameters once the server's version reaches `min_version`
+// and, with `ssp`, once the worker is within the staleness bound.
+Status Service::AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version,
+                             bool ssp) {
+  if (peer.reply_pending) return InvalidArgument("a pull is already pending");
+  if (server_->version() >= min_version && (!ssp || SspAllows(peer))) {
+    SendParams(peer, id);
+    return Status::Ok();
+  }
+  peer.reply_pending = true;
+  peer.pending_id = id;
+  peer.pending_min_version = min_version;
+  peer.pending_ssp = ssp;
+  peer.pending_since = Clock::now();
+  return Status::Ok();
+}
+
+Status Service::OnPush(Peer& peer, uint64_t id) {
+  NoteClock(peer);
+  if (params_in_flight_ > 0) {
+    // Parameters are being written straight from their storage; stepping
+    // now would change bytes on their way out. Apply once the writes end.
+    deferred_.push_back({&peer, id});
+    return Status::Ok();
+  }
+  auto stepped = Step(peer);
+  if (!stepped.ok()) return stepped.status();
+  if (*stepped) OnNewVersion();
+  AnswerPush(peer, id);
+  return Status::Ok();
+}
+
+Result<bool> Service::Step(Peer& peer) {
+  const uint64_t version =
+      peer.push_is_push_pull ? peer.push.version : peer.push_only.version;
+  if (spec_.mode != Mode::kSync) last_progress_ = Clock::now();
+  return server_->Push(peer.worker, version);
+}
+
+void Service::AnswerPush(Peer& peer, uint64_t id) {
+  if (!peer.push_is_push_pull) {
+    peer.meta.clear();
+    Reply(peer, wire::MsgType::kAck, id);
+    return;
+  }
+  // Sync: the parameters this push helps to make; async: the current ones;
+  // ssp: the current ones once this worker is within the staleness bound.
+  const uint64_t version = peer.push.version;
+  Status s = AwaitVersion(peer, id, spec_.mode == Mode::kSync ? version + 1 : 0,
+                          spec_.mode == Mode::kSsp);
+  if (!s.ok()) peer.conn->SendErrorAndClose(id, s);
+}
+
+// The slowest clock among the workers other than `worker` that have not
+// finished (joined or not yet: a late joiner counts with clock 0); none ->
+// no bound.
+std::optional<uint64_t> Service::SlowestOtherClock(int worker) const {
+  std::optional<uint64_t> slowest;
+  for (int w = 0; w < spec_.num_workers(); ++w) {
+    if (w == worker || done_workers_[w]) continue;
+    if (!slowest || clocks_[w] < *slowest) slowest = clocks_[w];
+  }
+  return slowest;
+}
+
+// Stale Synchronous Parallel (Ho et al., NIPS 2013, section 3): a worker
+// that has finished `clock` steps may start the next one while it is at most
+// `staleness` steps ahead of the slowest.
+bool Service::SspAllows(const Peer& peer) const {
+  auto slowest = SlowestOtherClock(peer.worker);
+  return !slowest || clocks_[peer.worker] <= *slowest + spec_.staleness;
+}
+
+// On a push's arrival: the worker's clock advances, and the server records
+// how far ahead of the slowest it computed that step (SSP's own check).
+void Service::NoteClock(const Peer& peer) {
+  const uint64_t computed_at = clocks_[peer.worker]++;
+  auto slowest = SlowestOtherClock(peer.worker);
+  if (slowest && computed_at > *slowest) {
+    max_clock_gap_ = std::max(max_clock_gap_, computed_at - *slowest);
+  }
+}
+
+void Service::ReleaseReplies() {
+  for (Peer* p : workers_) {
+    if (!p || !p->reply_pending) continue;
+    if (server_->version() < p->pending_min_version) continue;
+    if (p->pending_ssp && !SspAllows(*p)) continue;
+    p->reply_pending = false;
+    p->pending_ssp = false;
+    p->waiting_seconds +=
+        std::chrono::duration<double>(Clock::now() - p->pending_since).count();
+    SendParams(*p, p->pending_id);
+  }
+}
+
+// Applies the pushes that waited for parameter writes: all steps first, then
+// all answers, so no step changes parameters that an answer is sending.
+void Service::RunDeferred() {
+  std::vector<Deferred> batch;
+  batch.swap(deferred_);
+  bool stepped = false;
+  for (Deferred& d : batch) {
+    auto s = Step(*d.peer);
+    if (!s.ok()) {
+      d.peer->conn->SendErrorAndClose(d.id, s.status());
+      d.peer = nullptr;
+      continue;
+    }
+    stepped = stepped || *s;
+  }
+  if (stepped) OnNewVersion();
+  for (Deferred& d : batch) {
+    if (d.peer) AnswerPush(*d.peer, d.id);
+  }
+}
+
+void Service::OnWritten(net::Connection& conn, wire::MsgType type) {
+  if (type != wire::MsgType::kParams) return;
+  auto it = peers_.find(&conn);
+  if (it == peers_.end() || it->second->params_in_flight == 0) return;
+  --it->second->params_in_flight;
+  if (--params_in_flight_ == 0 && !deferred_.empty()) RunDeferred();
+}
+
+void Service::OnNewVersion() {
+  last_progress_ = Clock::now();
+  if (on_version_) on_version_(server_->version());
+  ReleaseReplies();
+}
+
+void Service::SendParams(Peer& peer, uint64_t id) {
+  if (peer.conn->closed()) return;
+  params_msg_.version = server_->version();
+  wire::EncodeMeta(params_msg_, &peer.meta);
+  net::FrameBuffers& frame = peer.conn->NewFrame();
+  frame.Reset(wire::MsgType::kParams, id, peer.meta);
+  for (const auto& t : server_->params()) frame.AddData(t.data_ptr(), t.nbytes());
+  ++peer.params_in_flight;
+  ++params_in_flight_;
+  peer.conn->Send(frame);
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,225 @@
+#include "ps/optimizer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include <torch/torch.h>
+
+#include "ps/parameter_server.h"
+
+namespace pstrain::ps {
+namespace {
+
+JobSpec Spec(const std::string& optimizer) {
+  JobSpec s;
+  s.mode = Mode::kAsync;
+  s.optimizer = optimizer;
+  s.lr = 0.1;
+  s.momentum = 0.5;
+  s.weight_decay = 0.01;
+  s.betas = {0.8, 0.99};
+  s.world_size = 2;
+  return s;
+}
+
+std::vector<at::Tensor> Params() {
+  return {torch::tensor({1.0f, -2.0f, 3.0f}).requires_grad_(),
+          torch::tensor({{0.5f, 4.0f}}).requires_grad_()};
+}
+
+at::Tensor Grad(int step, int key) {
+  return key == 0 ? torch::tensor({0.3f * step - 0.2f, 1.0f, -0.7f})
+                  : torch::tensor({{0.1f * step, -0.4f}});
+}
+
+using MakeRef = std::function<std::unique_ptr<torch::optim::Optimizer>(std::vector<at::Tensor>)>;
+
+// Steps a ParameterServer with `spec` and libtorch's own optimizer from
+// `make_ref` on the same gradients: the parameters must match bit for bit.
+void ExpectSameAsLibtorch(const JobSpec& spec, const MakeRef& make_ref) {
+  auto params = Params();
+  ParameterServer ps(spec, params);
+  auto ref = Params();
+  auto opt = make_ref(ref);
+  for (int i = 0; i < 5; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      ps.grad_buffer(0)[k].copy_(Grad(i, k));
+      ref[k].mutable_grad() = Grad(i, k);
+    }
+    ASSERT_TRUE(ps.Push(0, i).ok());
+    opt->step();
+  }
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_TRUE(torch::equal(params[k], ref[k])) << spec.optimizer << " key " << k << "\n"
+                                                 << params[k] << "\n" << ref[k];
+  }
+  EXPECT_FALSE(torch::equal(params[0], Params()[0])) << "nothing moved";
+}
+
+TEST(OptimizerTest, SgdNesterovIsLibtorchs) {
+  auto spec = Spec("sgd");
+  spec.nesterov = true;
+  ExpectSameAsLibtorch(spec, [](std::vector<at::Tensor> p) {
+    return std::make_unique<torch::optim::SGD>(
+        p, torch::optim::SGDOptions(0.1).momentum(0.5).nesterov(true).weight_decay(0.01));
+  });
+}
+
+TEST(OptimizerTest, AdamIsLibtorchs) {
+  ExpectSameAsLibtorch(Spec("adam"), [](std::vector<at::Tensor> p) {
+    return std::make_unique<torch::optim::Adam>(
+        p, torch::optim::AdamOptions(0.1).betas({0.8, 0.99}).weight_decay(0.01));
+  });
+}
+
+TEST(OptimizerTest, AdamWIsLibtorchs) {
+  auto spec = Spec("adamw");
+  spec.eps = 1e-6;
+  ExpectSameAsLibtorch(spec, [](std::vector<at::Tensor> p) {
+    return std::make_unique<torch::optim::AdamW>(
+        p, torch::optim::AdamWOptions(0.1).betas({0.8, 0.99}).eps(1e-6).weight_decay(0.01));
+  });
+}
+
+TEST(OptimizerTest, AdagradIsLibtorchs) {
+  ExpectSameAsLibtorch(Spec("adagrad"), [](std::vector<at::Tensor> p) {
+    return std::make_unique<torch::optim::Adagrad>(
+        p, torch::optim::AdagradOptions(0.1).eps(1e-10).weight_decay(0.01));
+  });
+}
+
+TEST(OptimizerTest, RmspropIsLibtorchs) {
+  ExpectSameAsLibtorch(Spec("rmsprop"), [](std::vector<at::Tensor> p) {
+    return std::make_unique<torch::optim::RMSprop>(
+        p, torch::optim::RMSpropOptions(0.1).momentum(0.5).eps(1e-8).weight_decay(0.01));
+  });
+}
+
+TEST(OptimizerTest, SchedulesValues) {
+  auto constant = ParseLrSchedule("constant");
+  ASSERT_TRUE(constant.ok());
+  EXPECT_EQ(ScheduledLr(*constant, 0.1, 12345, 0), 0.1);
+
+  auto step = ParseLrSchedule("step:10:0.5");
+  ASSERT_TRUE(step.ok());
+  EXPECT_EQ(ScheduledLr(*step, 0.8, 0, 0), 0.8);
+  EXPECT_EQ(ScheduledLr(*step, 0.8, 9, 0), 0.8);
+  EXPECT_EQ(ScheduledLr(*step, 0.8, 10, 0), 0.4);
+  EXPECT_EQ(ScheduledLr(*step, 0.8, 35, 0), 0.1);
+
+  auto cosine = ParseLrSchedule("cosine");
+  ASSERT_TRUE(cosine.ok());
+  EXPECT_DOUBLE_EQ(ScheduledLr(*cosine, 0.8, 0, 100), 0.8);
+  EXPECT_DOUBLE_EQ(ScheduledLr(*cosine, 0.8, 50, 100), 0.4);
+  EXPECT_DOUBLE_EQ(ScheduledLr(*cosine, 0.8, 25, 100), 0.4 * (1 + std::cos(M_PI / 4)));
+  EXPECT_NEAR(ScheduledLr(*cosine, 0.8, 100, 100), 0.0, 1e-15);
+  EXPECT_NEAR(ScheduledLr(*cosine, 0.8, 150, 100), 0.0, 1e-15);  // stays at the end
+
+  for (const auto& bad : {"", "step", "step:10", "step:x:0.5", "step:10:0", "cos"}) {
+    EXPECT_FALSE(ParseLrSchedule(bad).ok()) << bad;
+  }
+}
+
+TEST(OptimizerTest, ScheduleVersionsCountsPushesInAsync) {
+  JobSpec s;
+  s.max_steps = 10;
+  s.world_size = 4;
+  EXPECT_EQ(ScheduleVersions(s), 10);
+  s.mode = Mode::kAsync;
+  EXPECT_EQ(ScheduleVersions(s), 30);
+  s.total_steps = 7;
+  EXPECT_EQ(ScheduleVersions(s), 7);
+}
+
+// The server sets the scheduled lr before each step: with sgd without
+// momentum and grad 1, version v moves each parameter by lr(v).
+TEST(OptimizerTest, ServerFollowsTheSchedule) {
+  auto spec = Spec("sgd");
+  spec.momentum = 0;
+  spec.weight_decay = 0;
+  spec.lr = 1;
+  spec.lr_schedule = "step:2:0.5";
+  auto params = std::vector<at::Tensor>{torch::zeros({1}).requires_grad_()};
+  ParameterServer ps(spec, params);
+  const float expected[] = {-1, -2, -2.5, -3, -3.25};
+  for (int v = 0; v < 5; ++v) {
+    ps.grad_buffer(0)[0].fill_(1);
+    ASSERT_TRUE(ps.Push(0, v).ok());
+    EXPECT_EQ(params[0].item<float>(), expected[v]) << v;
+  }
+}
+
+TEST(OptimizerTest, StalenessScales) {
+  auto none = ParseStalenessLr("none");
+  auto inverse = ParseStalenessLr("inverse");
+  auto linear = ParseStalenessLr("linear:0.5");
+  ASSERT_TRUE(none.ok() && inverse.ok() && linear.ok());
+  EXPECT_EQ(StalenessScale(*none, 7), 1.0);
+  EXPECT_EQ(StalenessScale(*inverse, 0), 1.0);
+  EXPECT_EQ(StalenessScale(*inverse, 1), 1.0);
+  EXPECT_EQ(StalenessScale(*inverse, 4), 0.25);
+  EXPECT_EQ(StalenessScale(*linear, 0), 1.0);
+  EXPECT_EQ(StalenessScale(*linear, 2), 0.5);
+  for (const auto& bad : {"", "inv", "linear:", "linear:-1", "linear:1x"}) {
+    EXPECT_FALSE(ParseStalenessLr(bad).ok()) << bad;
+  }
+}
+
+// With --staleness_lr inverse, a push computed on version 0 and applied at
+// version 4 moves the parameters by lr/4 * grad (sgd without momentum); the
+// histogram records each push's staleness.
+TEST(OptimizerTest, StalePushStepIsScaledAndCounted) {
+  auto spec = Spec("sgd");
+  spec.momentum = 0;
+  spec.weight_decay = 0;
+  spec.lr = 0.5;
+  spec.staleness_lr = "inverse";
+  spec.world_size = 3;  // two workers
+  auto params = std::vector<at::Tensor>{torch::zeros({2}).requires_grad_()};
+  ParameterServer ps(spec, params);
+  ASSERT_EQ(ps.staleness_histogram().size(), ParameterServer::kMaxStaleness + 1);
+  for (int v = 0; v < 4; ++v) {  // worker 0, always fresh: versions 1..4
+    ps.grad_buffer(0)[0].zero_();
+    ASSERT_TRUE(ps.Push(0, v).ok());
+  }
+  ps.grad_buffer(1)[0].fill_(2);
+  ASSERT_TRUE(ps.Push(1, 0).ok());  // staleness 4
+  EXPECT_EQ(ps.version(), 5u);
+  EXPECT_EQ(params[0][0].item<float>(), -0.5f / 4 * 2);
+  ps.grad_buffer(1)[0].zero_();
+  ASSERT_TRUE(ps.Push(1, 0).ok());  // staleness 5
+  ASSERT_TRUE(ps.Push(1, 1000).ok());  // from the future: counted as 0
+  for (uint64_t v = 7; v < 77; ++v) ASSERT_TRUE(ps.Push(0, v).ok());  // fresh, zero grads
+  ps.grad_buffer(1)[0].fill_(1);
+  ASSERT_TRUE(ps.Push(1, 1).ok());  // staleness 76: the last bucket
+  EXPECT_NEAR(params[0][0].item<float>(), -0.25f - 0.5f / 76, 1e-7);
+  const auto& h = ps.staleness_histogram();
+  EXPECT_EQ(h[0], 75u);
+  EXPECT_EQ(h[4], 1u);
+  EXPECT_EQ(h[5], 1u);
+  EXPECT_EQ(h[ParameterServer::kMaxStaleness], 1u);
+  uint64_t total = 0;
+  for (auto n : h) total += n;
+  EXPECT_EQ(total, ps.pushes());
+}
+
+TEST(OptimizerTest, SspAppliesEachPushLikeAsync) {
+  auto spec = Spec("sgd");
+  spec.mode = Mode::kSsp;
+  spec.momentum = 0;
+  spec.weight_decay = 0;
+  auto params = std::vector<at::Tensor>{torch::zeros({1}).requires_grad_()};
+  ParameterServer ps(spec, params);
+  ps.grad_buffer(0)[0].fill_(1);
+  auto r = ps.Push(0, 0);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(ps.version(), 1u);
+  EXPECT_FLOAT_EQ(params[0].item<float>(), -0.1f);
+  EXPECT_EQ(ps.staleness_histogram()[0], 1u);
+}
+
+}  // namespace
+}  // namespace pstrain::ps

@@ -20,24 +20,6 @@ struct EvalFlags {
   LocalFlags local;
 };
 
-// Copies the checkpoint's tensors into the model's parameters, by name.
-Status LoadInto(models::Model& model, const ps::NamedTensors& tensors,
-                const std::string& path) {
-  std::map<std::string, at::Tensor> by_name(tensors.begin(), tensors.end());
-  torch::NoGradGuard no_grad;
-  for (auto& item : model.named_parameters()) {
-    auto it = by_name.find(item.key());
-    if (it == by_name.end()) {
-      return InvalidArgument(path + " has no parameter '" + item.key() + "'");
-    }
-    if (!it->second.sizes().equals(item.value().sizes())) {
-      return InvalidArgument(path + ": '" + item.key() + "' has another shape");
-    }
-    item.value().copy_(it->second);
-  }
-  return Status::Ok();
-}
-
 Status Evaluate(EvalFlags& f, report::EventLog& log) {
   PS_ASSIGN_OR_RETURN(ps::NamedTensors tensors, ps::LoadCheckpointTensors(f.checkpoint));
   auto meta = ps::LoadCheckpointMeta(f.checkpoint);
@@ -50,11 +32,13 @@ Status Evaluate(EvalFlags& f, report::EventLog& log) {
   }
   if (f.dataset.empty()) f.dataset = "fashion-mnist";
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, models::MakeModel(f.model));
-  PS_RETURN_IF_ERROR(LoadInto(*model, tensors, f.checkpoint));
-  std::string dir = f.local.data_dir.empty() ? data::DefaultDataDir(f.dataset)
-                                             : f.local.data_dir;
+  ps::NamedTensors params;
+  for (const auto& item : model->named_parameters()) {
+    params.emplace_back(item.key(), item.value());
+  }
+  PS_RETURN_IF_ERROR(ps::LoadIntoParameters(tensors, params, f.checkpoint));
   PS_ASSIGN_OR_RETURN(data::Dataset test,
-                      data::LoadDataset(f.dataset, dir, data::Split::kTest));
+                      data::LoadDataset(f.dataset, f.local.data_dir, data::Split::kTest));
   auto r = models::Evaluate(*model, test.images, test.labels);
   log.Emit("eval", {{"checkpoint", f.checkpoint},
                     {"test_accuracy", r.accuracy},

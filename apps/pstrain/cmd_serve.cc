@@ -24,11 +24,12 @@ struct ServeFlags {
   JobFlags job;
   LocalFlags local;
   std::string checkpoint = "pstrain-model.pt";
+  std::string resume;  // "" = start from the seed's initial model
 };
 
 Result<data::Dataset> LoadTestSet(const ps::JobSpec& spec, const std::string& dir) {
   auto ds = data::LoadDataset(
-      spec.dataset, dir.empty() ? data::DefaultDataDir(spec.dataset) : dir,
+      spec.dataset, dir,
       data::Split::kTest);
   if (!ds.ok() && ds.status().code() == StatusCode::kCorruption) {
     return InvalidArgument(ds.status().message());
@@ -43,18 +44,41 @@ nlohmann::json EvalFields(const models::EvalResult& r, uint64_t version) {
           {"samples", r.samples}};
 }
 
-Status SaveModel(const std::string& path, models::Model& model,
-                 const ps::JobSpec& spec, uint64_t version) {
+ps::NamedTensors NamedParameters(models::Model& model) {
   ps::NamedTensors tensors;
   for (const auto& item : model.named_parameters()) {
     tensors.emplace_back(item.key(), item.value());
   }
+  return tensors;
+}
+
+Status SaveModel(const std::string& path, models::Model& model,
+                 ps::ParameterServer& server, const ps::JobSpec& spec) {
+  const uint64_t version = server.version();
   nlohmann::json meta = {{"job", ps::ToJson(spec)},
                          {"version", version},
                          {"step", version},
                          {"model", spec.model},
                          {"dataset", spec.dataset}};
-  return ps::SaveCheckpoint(path, tensors, meta);
+  PS_RETURN_IF_ERROR(ps::SaveCheckpoint(path, NamedParameters(model), meta));
+  return ps::SaveOptimizerState(path, server.optimizer());
+}
+
+// --resume: the saved parameters, optimizer state and version. Any mismatch
+// with this run's model or optimizer is bad input (exit 2).
+Status Resume(const std::string& path, models::Model& model,
+              ps::ParameterServer& server) {
+  auto tensors = ps::LoadCheckpointTensors(path);
+  auto meta = ps::LoadCheckpointMeta(path);
+  Status s = tensors.ok() ? meta.status() : tensors.status();
+  if (s.ok()) s = ps::LoadIntoParameters(*tensors, NamedParameters(model), path);
+  if (s.ok()) s = ps::LoadOptimizerState(path, server.optimizer());
+  if (s.ok() && !(meta->contains("version") && (*meta)["version"].is_number_unsigned())) {
+    s = InvalidArgument(ps::CheckpointMetaPath(path) + " has no \"version\"");
+  }
+  if (!s.ok()) return InvalidArgument("--resume: " + s.message());
+  server.set_version((*meta)["version"].get<uint64_t>());
+  return Status::Ok();
 }
 
 int Serve(ServeFlags& f) {
@@ -71,6 +95,9 @@ int Serve(ServeFlags& f) {
   if (!test.ok()) return Fail(*log, test.status());
 
   ps::ParameterServer server(spec, (*model)->parameters());
+  if (!f.resume.empty()) {
+    if (Status r = Resume(f.resume, **model, server); !r.ok()) return Fail(*log, r);
+  }
   asio::io_context io;
   ps::ServiceOptions options;
   options.host = f.world.world.master_addr;
@@ -84,7 +111,7 @@ int Serve(ServeFlags& f) {
                        {"world_size", spec.world_size},
                        {"job", ps::ToJson(spec)}});
   // Async versions can advance several at a time: evaluate on crossing.
-  uint64_t evaluated = 0;
+  uint64_t evaluated = server.version();
   service.set_on_version([&](uint64_t version) {
     if (spec.eval_interval > 0 &&
         version / spec.eval_interval > evaluated / spec.eval_interval) {
@@ -95,7 +122,7 @@ int Serve(ServeFlags& f) {
   });
   if (Status r = service.Run(); !r.ok()) return Fail(*log, r);
 
-  if (Status c = SaveModel(f.checkpoint, **model, spec, server.version()); !c.ok()) {
+  if (Status c = SaveModel(f.checkpoint, **model, server, spec); !c.ok()) {
     return Fail(*log, c);
   }
   auto result = models::Evaluate(**model, test->images, test->labels);
@@ -123,6 +150,10 @@ RunFn SetupServe(CLI::App* sub) {
                   "Where the trained model is saved (a state_dict that "
                   "torch.load reads; the job spec goes beside it as .json)")
       ->capture_default_str();
+  sub->add_option("--resume", f->resume,
+                  "Continue from a checkpoint saved by serve: its parameters, "
+                  "optimizer state (.optim.pt) and version (.json); pass the "
+                  "same job flags as the run that saved it");
   return [f] { return Serve(*f); };
 }
 

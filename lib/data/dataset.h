@@ -46,7 +46,7 @@ std::string DefaultDataDir(const std::string& dataset);
 std::string DatasetPackage(const std::string& dataset);
 
 /// Loads train-images-idx3-ubyte / train-labels-idx1-ubyte (t10k-... for
-/// kTest) from `data_dir` ("" means the current directory), trying each
+/// kTest) from `data_dir` ("" means DefaultDataDir(name)), trying each
 /// plain name and then "<name>.gz".
 /// Errors: kInvalidArgument listing the names for an unknown `name`;
 /// kNotFound "<dir>/<file>[.gz] not found; install Debian's package

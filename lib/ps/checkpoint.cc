@@ -8,9 +8,15 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <sstream>
 
 #include <ATen/core/Dict.h>
+#include <torch/optim/optimizer.h>
 #include <torch/serialize.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <torch/utils.h>
 
 namespace pstrain::ps {
 
@@ -40,6 +46,68 @@ std::string CheckpointMetaPath(const std::string& path) {
     }
   }
   return path + ".json";
+}
+
+std::string OptimizerStatePath(const std::string& path) {
+  for (const char* ext : {".pt", ".pth"}) {
+    if (EndsWith(path, ext)) {
+      return path.substr(0, path.size() - std::strlen(ext)) + ".optim.pt";
+    }
+  }
+  return path + ".optim.pt";
+}
+
+Status SaveOptimizerState(const std::string& checkpoint_path,
+                          torch::optim::Optimizer& optimizer) {
+  const std::string path = OptimizerStatePath(checkpoint_path);
+  std::ostringstream bytes;
+  try {
+    torch::serialize::OutputArchive archive;
+    optimizer.save(archive);
+    archive.save_to(bytes);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return IOError("cannot serialize the optimizer state for " + path + ": " +
+                   what.substr(0, what.find('\n')));
+  }
+  return WriteFileAtomically(path, bytes.str());
+}
+
+Status LoadOptimizerState(const std::string& checkpoint_path,
+                          torch::optim::Optimizer& optimizer) {
+  const std::string path = OptimizerStatePath(checkpoint_path);
+  PS_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  try {
+    std::istringstream in(bytes);
+    torch::serialize::InputArchive archive;
+    archive.load_from(in);
+    optimizer.load(archive);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return Corruption(path + ": not this optimizer's state (" +
+                      what.substr(0, what.find('\n')) + ")");
+  }
+  return Status::Ok();
+}
+
+Status LoadIntoParameters(const NamedTensors& tensors,
+                          const std::vector<std::pair<std::string, at::Tensor>>& named_params,
+                          const std::string& path) {
+  std::map<std::string, at::Tensor> by_name(tensors.begin(), tensors.end());
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, param] : named_params) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      return InvalidArgument(path + " has no parameter '" + name + "'");
+    }
+    if (!it->second.sizes().equals(param.sizes())) {
+      return InvalidArgument(path + ": '" + name + "' has another shape");
+    }
+    // A const Tensor handle still writes through to the shared storage.
+    at::Tensor dst = param;
+    dst.copy_(it->second);
+  }
+  return Status::Ok();
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& bytes) {

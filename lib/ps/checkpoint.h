@@ -1,9 +1,10 @@
 #pragma once
 // Checkpoints: a model's state_dict in the file format of torch.save (so
 // Python's torch.load reads it as a dict of name to tensor), plus a small JSON
-// file beside it with the job spec, version and step. Both are written
-// atomically (temporary file, fsync, rename), so a reader never sees half a
-// file. Thread-compatible.
+// file beside it with the job spec, version and step, and the optimizer's
+// state (libtorch's own archive format, for `serve --resume`). All are
+// written atomically (temporary file, fsync, rename), so a reader never sees
+// half a file. Thread-compatible.
 
 #include <string>
 #include <utility>
@@ -14,6 +15,10 @@
 
 #include "util/result.h"
 #include "util/status.h"
+
+namespace torch::optim {
+class Optimizer;
+}
 
 namespace pstrain::ps {
 
@@ -35,6 +40,30 @@ Result<NamedTensors> LoadCheckpointTensors(const std::string& path);
 
 /// Reads the JSON file beside `checkpoint_path`. kNotFound / kCorruption.
 Result<nlohmann::json> LoadCheckpointMeta(const std::string& checkpoint_path);
+
+/// The optimizer-state file for a checkpoint: "model.pt" -> "model.optim.pt"
+/// (".pt" or ".pth" replaced, otherwise ".optim.pt" appended).
+std::string OptimizerStatePath(const std::string& checkpoint_path);
+
+/// Writes `optimizer`'s state (momentum buffers, Adam moments and step
+/// counts, param groups) to OptimizerStatePath(checkpoint_path) with
+/// libtorch's serialization. kIOError naming the path.
+Status SaveOptimizerState(const std::string& checkpoint_path,
+                          torch::optim::Optimizer& optimizer);
+
+/// Restores state written by SaveOptimizerState into `optimizer`, which must
+/// be of the same class over parameters of the same count and shapes.
+/// kNotFound naming a missing file; kCorruption naming the file otherwise.
+Status LoadOptimizerState(const std::string& checkpoint_path,
+                          torch::optim::Optimizer& optimizer);
+
+/// Copies `tensors` (a checkpoint read from `path`) into `named_params`, by
+/// name, without recording gradients. kInvalidArgument naming `path` and the
+/// parameter when one is missing or has another shape; extra tensors in
+/// the checkpoint are ignored.
+Status LoadIntoParameters(const NamedTensors& tensors,
+                          const std::vector<std::pair<std::string, at::Tensor>>& named_params,
+                          const std::string& path);
 
 /// Writes `bytes` to `path` atomically: `path`.tmp, fsync, rename.
 Status WriteFileAtomically(const std::string& path, const std::string& bytes);

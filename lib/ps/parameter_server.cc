@@ -132,6 +132,11 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
   return true;
 }
 
+void ParameterServer::set_version(uint64_t version) {
+  PS_CHECK(pushes_ == 0) << "set_version after a push";
+  version_ = version;
+}
+
 void ParameterServer::Step(double lr_scale) {
   SetLr(*optimizer_, ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_) * lr_scale);
   optimizer_->step();

@@ -48,6 +48,14 @@ class ParameterServer {
   uint64_t version() const { return version_; }
   const std::vector<at::Tensor>& params() const { return params_; }
 
+  /// The optimizer stepping params(), to save or restore its state
+  /// (ps/checkpoint.h). Lives as long as this server.
+  torch::optim::Optimizer& optimizer() { return *optimizer_; }
+
+  /// Resume: continues from `version` (the lr schedule and the workers'
+  /// steps follow it). REQUIRES: before any push.
+  void set_version(uint64_t version);
+
   /// Async, ssp: where worker `w`'s pushed gradients are read into, tensors
   /// of the params' dtypes and shapes, contiguous. REQUIRES: async or ssp and
   /// 0 <= w < num_workers().

@@ -35,9 +35,7 @@ Status Validate(const LocalTrainOptions& o) {
 }
 
 Result<data::Dataset> Load(const LocalTrainOptions& o, data::Split split) {
-  std::string dir =
-      o.data_dir.empty() ? data::DefaultDataDir(o.dataset) : o.data_dir;
-  auto ds = data::LoadDataset(o.dataset, dir, split);
+  auto ds = data::LoadDataset(o.dataset, o.data_dir, split);
   // Bad data files are bad input (exit 2), as for the worker.
   if (!ds.ok() && ds.status().code() == StatusCode::kCorruption) {
     return InvalidArgument(ds.status().message());

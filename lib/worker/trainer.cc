@@ -72,8 +72,7 @@ struct Progress {
 
 Result<data::Dataset> LoadTrainSet(const ps::JobSpec& spec,
                                    const std::string& data_dir) {
-  std::string dir = data_dir.empty() ? data::DefaultDataDir(spec.dataset) : data_dir;
-  auto ds = data::LoadDataset(spec.dataset, dir, data::Split::kTrain);
+  auto ds = data::LoadDataset(spec.dataset, data_dir, data::Split::kTrain);
   // Bad data files are bad input (exit 2), whatever the reason.
   if (!ds.ok() && ds.status().code() == StatusCode::kCorruption) {
     return InvalidArgument(ds.status().message());
@@ -146,10 +145,23 @@ Status Trainer::Train() {
   PS_ASSIGN_OR_RETURN(version_, client_.Pull(0));
   mirror_->ParamsToModel();
   progress_ = Progress{};
+  // Sync: version v means v global steps are done (a resumed server starts
+  // past 0), so this worker runs steps v .. total_steps - 1 on the batches an
+  // uninterrupted run would see there. Async and ssp versions count every
+  // push of every worker, not steps, so there workers start at step 0.
+  int64_t first_epoch = 0, first_step = 0;
+  if (spec_.mode == ps::Mode::kSync && version_ > 0) {
+    const int64_t done =
+        std::min<int64_t>(static_cast<int64_t>(version_), total_steps_);
+    progress_.steps = done;
+    first_epoch = done / sampler_->steps_per_epoch();
+    first_step = done % sampler_->steps_per_epoch();
+  }
   model_->train();
-  for (int64_t epoch = 0; progress_.steps < total_steps_; ++epoch) {
+  for (int64_t epoch = first_epoch; progress_.steps < total_steps_; ++epoch) {
     double loss_sum = 0;
-    int64_t steps = 0;
+    int64_t steps = epoch == first_epoch ? first_step : 0;
+    const int64_t epoch_start = steps;
     for (; steps < sampler_->steps_per_epoch() && progress_.steps < total_steps_;
          ++steps) {
       double loss = 0;
@@ -161,8 +173,8 @@ Status Trainer::Train() {
       }
     }
     log_->Emit("epoch", {{"epoch", epoch + 1},
-                         {"steps", steps},
-                         {"loss", loss_sum / std::max<int64_t>(1, steps)}});
+                         {"steps", steps - epoch_start},
+                         {"loss", loss_sum / std::max<int64_t>(1, steps - epoch_start)}});
   }
   return Status::Ok();
 }

@@ -178,3 +178,18 @@ TEST(DatasetTest, RealFashionMnist) {
 
 }  // namespace
 }  // namespace pstrain::data
+
+namespace pstrain::data {
+namespace {
+
+TEST(DatasetTest, EmptyDataDirMeansDebiansDirectory) {
+  if (!std::filesystem::exists(DefaultDataDir("fashion-mnist"))) {
+    GTEST_SKIP() << "Debian's dataset-fashion-mnist is not installed";
+  }
+  auto test = LoadDataset("fashion-mnist", "", Split::kTest);
+  ASSERT_TRUE(test.ok()) << test.status().ToString();
+  EXPECT_EQ(test->size(), 10000);
+}
+
+}  // namespace
+}  // namespace pstrain::data

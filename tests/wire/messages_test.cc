@@ -8,15 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/bytes.h"
+
 namespace pstrain::wire {
 namespace {
 
-std::string Bytes(std::initializer_list<int> bytes) {
-  std::string s;
-  for (int b : bytes)
-    s.push_back(static_cast<char>(b));
-  return s;
-}
+using pstrain::testing::Bytes;
 
 std::string U64(uint64_t v) {
   std::string s(8, '\0');

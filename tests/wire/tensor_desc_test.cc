@@ -7,17 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/bytes.h"
+
 #include "wire/frame.h"
 
 namespace pstrain::wire {
 namespace {
 
-std::string Bytes(std::initializer_list<int> bytes) {
-  std::string s;
-  for (int b : bytes)
-    s.push_back(static_cast<char>(b));
-  return s;
-}
+using pstrain::testing::Bytes;
 
 TensorDesc Desc(DType dtype, std::vector<int64_t> dims, uint32_t key = 0) {
   TensorDesc d;

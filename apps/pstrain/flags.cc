@@ -100,7 +100,7 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
   app->add_option("--data_dir", f->data_dir,
                   "Directory of the data set's IDX files (plain or .gz); "
                   "default: Debian's, /usr/share/datasets/<dataset>")->group(g);
-  app->add_option("--threads", f->threads, "Compute threads (0: all cores)")
+  app->add_option("--threads", f->threads, "Compute threads (0: libtorch's default; launch splits the cores)")
       ->capture_default_str()->check(CLI::NonNegativeNumber)->group(g);
   app->add_option("--timeout", f->timeout_seconds,
                   "Seconds to wait for a peer before giving up")

@@ -43,7 +43,7 @@ Status FinishJobSpec(JobFlags* flags, int world_size, int num_servers);
 /// Flags about this process only.
 struct LocalFlags {
   std::string data_dir;  // "" = Debian's place for the data set
-  int threads = 0;       // 0 = all cores
+  int threads = 0;       // 0 = libtorch's default
   double timeout_seconds = 120;
   bool json = false;
   bool quiet = false;

@@ -20,7 +20,7 @@ const Command kCommands[] = {
 };
 
 int Main(int argc, char** argv) {
-  CLI::App app{"pstrain: parameter-server training for PyTorch models"};
+  CLI::App app{"pstrain: parameter-server training for PyTorch models", "pstrain"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("pstrain 0.1.0 (protocol ") +
                                         std::to_string(wire::kWireVersion) + ")");

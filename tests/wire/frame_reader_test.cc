@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/alloc_counter.h"
+#include "testing/bytes.h"
 #include "wire/messages.h"
 
 namespace pstrain::wire {
@@ -39,15 +40,7 @@ std::string Frame(const M& m, uint64_t request_id, const std::string& data) {
   return out + data;
 }
 
-TensorDesc Desc(uint32_t key, DType dtype, std::vector<int64_t> dims) {
-  TensorDesc d;
-  d.key = key;
-  d.dtype = dtype;
-  d.ndim = static_cast<uint8_t>(dims.size());
-  std::copy(dims.begin(), dims.end(), d.dims.begin());
-  d.nbytes = static_cast<uint64_t>(d.numel()) * DTypeSize(dtype);
-  return d;
-}
+using pstrain::testing::Desc;
 
 // PushPull v5 with float32 [2,3] and int64 [2]: 40 data bytes. Its layout is
 // spelled out in FlipEachByteGivesTheExactError.
@@ -90,17 +83,7 @@ State FeedInChunks(FrameReader* reader, std::string_view bytes, size_t chunk,
   return state;
 }
 
-void ExpectSameDescs(const std::vector<TensorDesc>& a,
-                     const std::vector<TensorDesc>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].key, b[i].key);
-    EXPECT_EQ(a[i].dtype, b[i].dtype);
-    EXPECT_EQ(a[i].ndim, b[i].ndim);
-    EXPECT_EQ(a[i].dims, b[i].dims);
-    EXPECT_EQ(a[i].nbytes, b[i].nbytes);
-  }
-}
+using pstrain::testing::ExpectSameDescs;
 
 // Feeds `bytes` whole to a fresh reader and expects kError with `code` and
 // a message containing `what`.

@@ -34,19 +34,7 @@ std::string Meta(const M& m) {
   return meta;
 }
 
-TensorDesc Desc(uint32_t key, DType dtype, std::vector<int64_t> dims) {
-  TensorDesc d;
-  d.key = key;
-  d.dtype = dtype;
-  d.ndim = static_cast<uint8_t>(dims.size());
-  int64_t numel = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    d.dims[i] = dims[i];
-    numel *= dims[i];
-  }
-  d.nbytes = static_cast<uint64_t>(numel) * DTypeSize(dtype);
-  return d;
-}
+using pstrain::testing::Desc;
 
 template <typename M>
 const char* NameOf(const M& m) {
@@ -61,17 +49,7 @@ void ExpectCorrupt(const std::string& meta, const std::string& message) {
   EXPECT_EQ(s.message(), message);
 }
 
-void ExpectSameDescs(const std::vector<TensorDesc>& a,
-                     const std::vector<TensorDesc>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].key, b[i].key);
-    EXPECT_EQ(a[i].dtype, b[i].dtype);
-    EXPECT_EQ(a[i].ndim, b[i].ndim);
-    EXPECT_EQ(a[i].dims, b[i].dims);
-    EXPECT_EQ(a[i].nbytes, b[i].nbytes);
-  }
-}
+using pstrain::testing::ExpectSameDescs;
 
 TEST(MessagesTest, GoldenBytesOfEveryMessage) {
   EXPECT_EQ(Meta(Hello{Role::kWorker, 3, 5}),

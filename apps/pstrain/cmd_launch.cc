@@ -1,5 +1,6 @@
-// pstrain launch: one server and world_size-1 workers of this same binary on
-// this machine, sharing its cores; their output is merged line by line.
+// pstrain launch: num_servers servers and the rest workers, all of this same
+// binary on this machine, sharing its cores; their output is merged line by
+// line.
 
 #include <unistd.h>
 
@@ -41,6 +42,7 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads)
   std::vector<std::string> a = {
       "--rank", std::to_string(rank), "--world_size", std::to_string(w.world_size),
       "--master_addr", w.master_addr, "--master_port", std::to_string(w.master_port),
+      "--num_servers", std::to_string(w.num_servers),
       "--threads", std::to_string(threads), "--timeout", Exact(f.local.timeout_seconds),
       "--log_prefix", "false"};
   if (!f.local.data_dir.empty()) a.insert(a.end(), {"--data_dir", f.local.data_dir});
@@ -49,10 +51,10 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads)
   return a;
 }
 
-std::vector<std::string> ServeArgs(const LaunchFlags& f, int threads) {
+std::vector<std::string> ServeArgs(const LaunchFlags& f, int rank, int threads) {
   const auto& s = f.job.spec;
   std::vector<std::string> a = {SelfExe(), "serve"};
-  auto common = CommonArgs(f, 0, threads);
+  auto common = CommonArgs(f, rank, threads);
   a.insert(a.end(), common.begin(), common.end());
   a.insert(a.end(), {"--model", s.model, "--dataset", s.dataset, "--mode", f.job.mode,
                      "--staleness", std::to_string(s.staleness),
@@ -69,6 +71,9 @@ std::vector<std::string> ServeArgs(const LaunchFlags& f, int threads) {
                      "--seed", std::to_string(s.seed),
                      "--eval_interval", std::to_string(s.eval_interval),
                      "--log_interval", std::to_string(s.log_interval),
+                     "--slice_bytes", std::to_string(s.slice_bytes),
+                     "--backup_workers", std::to_string(s.backup_workers),
+                     "--step_timeout", Exact(s.step_timeout),
                      "--checkpoint", f.checkpoint});
   if (s.nesterov) a.push_back("--nesterov");
   return a;
@@ -97,7 +102,9 @@ int Launch(LaunchFlags& f) {
                                           : cluster::ThreadsPerProcess(w.world_size);
   cluster::LaunchOptions o;
   o.prefix_stdout = !f.local.json;  // JSON lines carry their rank already
-  o.children.push_back({ServeArgs(f, threads), "rank 0"});
+  for (int r = 0; r < w.num_servers; ++r) {
+    o.children.push_back({ServeArgs(f, r, threads), "rank " + std::to_string(r)});
+  }
   for (int r = w.num_servers; r < w.world_size; ++r) {
     o.children.push_back({WorkArgs(f, r, threads), "rank " + std::to_string(r)});
   }

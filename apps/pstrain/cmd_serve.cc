@@ -1,5 +1,8 @@
-// pstrain serve: rank 0 (the master and parameter server). Decides the job,
-// serves the workers, then saves and scores the model.
+// pstrain serve: rank 0 (the master and parameter server) decides the job,
+// serves the workers, then saves and scores the model. With --num_servers
+// S > 1, ranks 1..S-1 serve their slices of the model (ps/shard_plan.h):
+// they take the job from rank 0, tell it where they listen, and send it
+// their slices at the end.
 
 #include <asio/io_context.hpp>
 #include <torch/torch.h>
@@ -12,8 +15,11 @@
 #include "ps/checkpoint.h"
 #include "ps/parameter_server.h"
 #include "ps/service.h"
+#include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"
+#include "util/check.h"
 #include "util/resources.h"
+#include "worker/ps_client.h"
 
 namespace pstrain::apps {
 
@@ -52,6 +58,8 @@ ps::NamedTensors NamedParameters(models::Model& model) {
   return tensors;
 }
 
+// With several servers each holds its own slices' optimizer state; only the
+// merged parameters are saved (see --resume).
 Status SaveModel(const std::string& path, models::Model& model,
                  ps::ParameterServer& server, const ps::JobSpec& spec) {
   const uint64_t version = server.version();
@@ -61,6 +69,7 @@ Status SaveModel(const std::string& path, models::Model& model,
                          {"model", spec.model},
                          {"dataset", spec.dataset}};
   PS_RETURN_IF_ERROR(ps::SaveCheckpoint(path, NamedParameters(model), meta));
+  if (spec.num_servers > 1) return Status::Ok();
   return ps::SaveOptimizerState(path, server.optimizer());
 }
 
@@ -81,11 +90,62 @@ Status Resume(const std::string& path, models::Model& model,
   return Status::Ok();
 }
 
+ps::ShardPlan PlanOrDie(models::Model& model, const ps::JobSpec& spec) {
+  auto plan = ps::PlanShards(ps::Fingerprint(model), spec.num_servers, spec.slice_bytes);
+  PS_CHECK(plan.ok()) << plan.status().message();  // the spec was validated
+  return *plan;
+}
+
+// Rank s in 1..S-1: serves its slices on a port the kernel picks, on the
+// interface that reaches rank 0, and hands the slices to rank 0 at the end.
+int ServeSlices(ServeFlags& f, report::EventLog& log) {
+  const auto& w = f.world.world;
+  if (!f.resume.empty()) {
+    return Fail(log, InvalidArgument("--resume: only with --num_servers 1"));
+  }
+  worker::PsClient master(f.local.timeout(), net::ConnectionOptions{}, 0);
+  Status s = master.Connect(w.master_addr, w.master_port);
+  if (!s.ok()) return Fail(log, s);
+  auto spec = master.Handshake(w.rank, w.world_size, wire::Role::kServer);
+  if (!spec.ok()) return Fail(log, spec.status());
+  SetThreads(f.local.threads);
+  torch::manual_seed(spec->seed);
+  auto model = models::MakeModel(spec->model);
+  if (!model.ok()) return Fail(log, model.status());
+  const ps::ShardPlan plan = PlanOrDie(**model, *spec);
+  ps::ParameterServer server(*spec, ps::SliceLeaves(plan, w.rank, (*model)->parameters()));
+  asio::io_context io;
+  ps::ServiceOptions options;
+  options.host = master.local_address();
+  options.port = 0;
+  options.timeout = f.local.timeout();
+  ps::Service service(&io, *spec, ps::Fingerprint(**model), &server, &log, options);
+  if (Status l = service.Listen(); !l.ok()) return Fail(log, l);
+  const std::string address = options.host + ":" + std::to_string(service.port());
+  if (Status a = master.AnnounceServer(address); !a.ok()) return Fail(log, a);
+  log.Emit("listen", {{"host", options.host}, {"port", service.port()},
+                      {"world_size", spec->world_size},
+                      {"slices", plan.by_server[w.rank].size()},
+                      {"bytes", plan.server_bytes[w.rank]}});
+  if (Status r = service.Run(); !r.ok()) return Fail(log, r);
+  Status sent = master.SendShard(server.version(),
+                                 ps::SliceViews(plan, w.rank, (*model)->parameters()));
+  if (!sent.ok()) return Fail(log, sent);
+  log.Info("sent " + std::to_string(plan.server_bytes[w.rank]) +
+           " bytes of parameters at version " + std::to_string(server.version()) +
+           " to rank 0");
+  return 0;
+}
+
 int Serve(ServeFlags& f) {
   Status s = ResolveWorld(&f.world, "server");
   if (s.ok()) s = FinishJobSpec(&f.job, f.world.world.world_size, f.world.world.num_servers);
   auto log = MakeEventLog(f.local, s.ok() ? f.world.world.rank : 0, "server");
   if (!s.ok()) return Fail(*log, s);
+  if (f.world.world.rank > 0) return ServeSlices(f, *log);
+  if (f.world.world.num_servers > 1 && !f.resume.empty()) {
+    return Fail(*log, InvalidArgument("--resume: only with --num_servers 1"));
+  }
   const ps::JobSpec& spec = f.job.spec;
   SetThreads(f.local.threads);
   torch::manual_seed(spec.seed);
@@ -94,7 +154,8 @@ int Serve(ServeFlags& f) {
   auto test = LoadTestSet(spec, f.local.data_dir);
   if (!test.ok()) return Fail(*log, test.status());
 
-  ps::ParameterServer server(spec, (*model)->parameters());
+  const ps::ShardPlan plan = PlanOrDie(**model, spec);
+  ps::ParameterServer server(spec, ps::SliceLeaves(plan, 0, (*model)->parameters()));
   if (!f.resume.empty()) {
     if (Status r = Resume(f.resume, **model, server); !r.ok()) return Fail(*log, r);
   }
@@ -104,6 +165,7 @@ int Serve(ServeFlags& f) {
   options.port = f.world.world.master_port;
   options.timeout = f.local.timeout();
   ps::Service service(&io, spec, ps::Fingerprint(**model), &server, log.get(), options);
+  if (spec.num_servers > 1) service.ExpectServers(&plan, (*model)->parameters());
   if (Status l = service.Listen(); !l.ok()) {
     return Fail(*log, InvalidArgument(l.message() + " (--master_port)"));
   }

@@ -27,9 +27,9 @@ void AddWorldFlags(CLI::App* app, WorldFlags* f, bool with_rank) {
                                    "Port of rank 0; default: $MASTER_PORT "
                                    "or 29500");
   app->add_option("--num_servers", f->world.num_servers,
-                  "Ranks 0..S-1 serve parameters")
+                  "Ranks 0..S-1 serve parameters, each a share of the bytes")
       ->default_val(1)
-      ->check(CLI::Range(1, 1));
+      ->check(CLI::Range(1, 4096));
 }
 
 Status ResolveWorld(WorldFlags* f, const std::string& role) {
@@ -75,6 +75,9 @@ void AddJobFlags(CLI::App* app, JobFlags* f) {
   app->add_option("--seed", s.seed, "Seed of the model, shuffling and dropout")->capture_default_str()->group(g);
   app->add_option("--eval_interval", s.eval_interval, "Evaluate every N versions (0: at the end only)")->capture_default_str()->group(g);
   app->add_option("--log_interval", s.log_interval, "Steps between progress events")->capture_default_str()->group(g);
+  app->add_option("--slice_bytes", s.slice_bytes, "With --num_servers > 1: a parameter larger than this is split by rows across servers (bytes)")->capture_default_str()->group(g);
+  app->add_option("--backup_workers", s.backup_workers, "sync: a step closes once all but this many workers have pushed; late pushes are dropped")->capture_default_str()->group(g);
+  app->add_option("--step_timeout", s.step_timeout, "sync: seconds after a step's first push before it closes without the workers not yet in (0: never)")->capture_default_str()->group(g);
 }
 
 Status FinishJobSpec(JobFlags* f, int world_size, int num_servers) {

@@ -59,6 +59,8 @@ class Client : private Connection::Handler {
   /// rather than our own timeout or a lost connection.
   bool error_from_peer() const { return error_from_peer_; }
   bool connected() const { return conn_ && !conn_->closed(); }
+  /// This end's address (Connection::local_address); "" when not connected.
+  std::string local_address() const { return conn_ ? conn_->local_address() : ""; }
   uint64_t bytes_read() const;
   uint64_t bytes_written() const;
   void Close();

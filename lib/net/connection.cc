@@ -28,6 +28,12 @@ Status FromAsioError(const std::error_code& ec, const std::string& what) {
   return IOError(what + ": " + ec.message());
 }
 
+std::string Connection::local_address() const {
+  std::error_code ec;
+  auto ep = socket_.local_endpoint(ec);
+  return ec ? "" : ep.address().to_string();
+}
+
 Connection::Connection(asio::ip::tcp::socket socket, Handler* handler,
                        ConnectionOptions options)
     : socket_(std::move(socket)),

@@ -86,6 +86,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed() const { return closed_; }
   /// "127.0.0.1:53124", or "?" when the socket is gone.
   const std::string& remote() const { return remote_; }
+  /// This end's address ("127.0.0.1"), the interface that reaches the peer;
+  /// "" when the socket is gone.
+  std::string local_address() const;
   /// Bytes read and written so far, headers included.
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t bytes_written() const { return bytes_written_; }

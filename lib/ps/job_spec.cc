@@ -71,6 +71,21 @@ Status ValidateJobSpec(const JobSpec& s) {
   auto staleness_lr = ParseStalenessLr(s.staleness_lr);
   if (!staleness_lr.ok()) return staleness_lr.status();
   if (s.staleness < 0) return bad("staleness", std::to_string(s.staleness), ">= 0");
+  if (s.slice_bytes == 0) return bad("slice_bytes", "0", "> 0");
+  if (s.backup_workers < 0 || s.backup_workers >= std::max(1, s.num_workers())) {
+    return bad("backup_workers", std::to_string(s.backup_workers),
+               "0.." + std::to_string(std::max(0, s.num_workers() - 1)) +
+                   " (fewer than the " + std::to_string(s.num_workers()) + " workers)");
+  }
+  if (!(s.step_timeout >= 0)) return bad("step_timeout", std::to_string(s.step_timeout), ">= 0");
+  if (s.num_servers > 1 && s.eval_interval > 0) {
+    return InvalidArgument(
+        "--eval_interval: only with --num_servers 1 (with several servers, rank 0 "
+        "holds the whole model only at the end)");
+  }
+  if (s.mode != Mode::kSync && (s.backup_workers > 0 || s.step_timeout > 0)) {
+    return InvalidArgument("--backup_workers and --step_timeout: only with --mode sync");
+  }
   return Status::Ok();
 }
 
@@ -96,7 +111,11 @@ nlohmann::json ToJson(const JobSpec& s) {
           {"eval_interval", s.eval_interval},
           {"log_interval", s.log_interval},
           {"world_size", s.world_size},
-          {"num_servers", s.num_servers}};
+          {"num_servers", s.num_servers},
+          {"slice_bytes", s.slice_bytes},
+          {"backup_workers", s.backup_workers},
+          {"step_timeout", s.step_timeout},
+          {"server_addrs", s.server_addrs}};
 }
 
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
@@ -126,6 +145,10 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.log_interval = j.at("log_interval").get<int64_t>();
     s.world_size = j.at("world_size").get<int>();
     s.num_servers = j.at("num_servers").get<int>();
+    s.slice_bytes = j.at("slice_bytes").get<uint64_t>();
+    s.backup_workers = j.at("backup_workers").get<int>();
+    s.step_timeout = j.at("step_timeout").get<double>();
+    s.server_addrs = j.at("server_addrs").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("job spec: ") + e.what());
   }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -46,6 +47,12 @@ struct JobSpec {
   int64_t log_interval = 10;               // steps between step events
   int world_size = 0;
   int num_servers = 1;
+  uint64_t slice_bytes = 512 * 1024;       // num_servers > 1: larger keys split by rows (ps/shard_plan.h)
+  int backup_workers = 0;                  // sync: a step closes after num_workers - b pushes
+  double step_timeout = 0;                 // sync: seconds before a step closes without the late; 0: never
+  /// "host:port" of servers 0..num_servers-1, where workers reach them.
+  /// Filled by rank 0 when it answers a worker's get_job; empty before.
+  std::vector<std::string> server_addrs;
 
   int num_workers() const { return world_size - num_servers; }
 };

@@ -75,6 +75,9 @@ void Service::Tick() {
 
 std::string Service::Waiting() const {
   std::vector<int> missing;
+  for (int s = 1; plan_ && s < spec_.num_servers; ++s) {
+    if (server_addrs_[s].empty()) missing.push_back(s);
+  }
   for (int w = 0; w < spec_.num_workers(); ++w) {
     if (!workers_[w]) missing.push_back(w + spec_.num_servers);
   }
@@ -95,7 +98,11 @@ std::string Service::Waiting() const {
       missing.push_back(w + spec_.num_servers);
     }
   }
-  return RankList(missing) + " to finish";
+  if (!missing.empty()) return RankList(missing) + " to finish";
+  for (int s = 1; plan_ && s < spec_.num_servers; ++s) {
+    if (!servers_[s] || !servers_[s]->shard_in) missing.push_back(s);
+  }
+  return RankList(missing) + " to send its parameters";
 }
 
 Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
@@ -113,6 +120,7 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
                         std::to_string(kMaxFrameBeforeHello));
     }
   }
+  if (header.type == wire::MsgType::kShard) return PlanShard(peer, meta, dst);
   const bool push_pull = header.type == wire::MsgType::kPushPull;
   if (!push_pull && header.type != wire::MsgType::kPush) {
     if (data_bytes != 0) {
@@ -145,12 +153,9 @@ Status Service::HandleFrame(Peer& peer, const wire::FrameHeader& header,
   if (header.type == T::kHello) return OnHello(peer, id, meta);
   if (peer.stage == Peer::Stage::kNew) return InvalidArgument("hello expected");
   switch (header.type) {
-    case T::kGetJob: {
-      wire::JobSpecMsg msg{ToJson(spec_).dump()};
-      wire::EncodeMeta(msg, &peer.meta);
-      Reply(peer, T::kJobSpec, id);
-      return Status::Ok();
-    }
+    case T::kGetJob: return OnGetJob(peer, id);
+    case T::kServerInfo: return OnServerInfo(peer, id, meta);
+    case T::kShard: return OnShard(peer, id);
     case T::kRegister: return OnRegister(peer, id, meta);
     case T::kPull: return OnPull(peer, id, meta);
     case T::kPushPull:
@@ -166,7 +171,35 @@ Status Service::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
   if (peer.stage != Peer::Stage::kNew) return InvalidArgument("second hello");
   wire::Hello hello;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &hello));
-  if (hello.role != wire::Role::kWorker) {
+  PS_RETURN_IF_ERROR(CheckRank(hello));
+  const int rank = static_cast<int>(hello.rank);
+  for (const auto& [c, other] : peers_) {
+    if (other.get() != &peer && other->rank == rank && !c->closed()) {
+      return InvalidArgument("rank " + std::to_string(rank) +
+                             " is already connected from " + c->remote());
+    }
+  }
+  peer.rank = rank;
+  peer.stage = Peer::Stage::kHello;
+  peer.conn->peer = rank;
+  if (hello.role == wire::Role::kServer) {
+    peer.server = rank;
+    servers_[rank] = &peer;
+    last_progress_ = Clock::now();
+  } else {
+    peer.worker = rank - spec_.num_servers;
+  }
+  wire::Hello reply{wire::Role::kServer, 0,
+                    static_cast<uint32_t>(spec_.world_size)};
+  wire::EncodeMeta(reply, &peer.meta);
+  Reply(peer, wire::MsgType::kHello, id);
+  return Status::Ok();
+}
+
+// Workers may join any server; other servers only rank 0 (ExpectServers).
+Status Service::CheckRank(const wire::Hello& hello) const {
+  const bool server = hello.role == wire::Role::kServer && plan_ != nullptr;
+  if (hello.role != wire::Role::kWorker && !server) {
     return InvalidArgument(std::string("a ") + wire::RoleName(hello.role) +
                            " cannot join; expected a worker");
   }
@@ -177,33 +210,23 @@ Status Service::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
                         ", the server (rank 0) has " +
                         std::to_string(spec_.world_size));
   }
-  int rank = static_cast<int>(hello.rank);
-  if (rank < spec_.num_servers || rank >= spec_.world_size) {
-    return InvalidArgument("--rank " + std::to_string(rank) +
-                           " is not a worker rank of --world_size " +
-                           std::to_string(spec_.world_size) + " (expected " +
-                           std::to_string(spec_.num_servers) + ".." +
-                           std::to_string(spec_.world_size - 1) + ")");
+  const int rank = static_cast<int>(hello.rank);
+  const int first = server ? 1 : spec_.num_servers;
+  const int end = server ? spec_.num_servers : spec_.world_size;
+  if (rank < first || rank >= end) {
+    return InvalidArgument("--rank " + std::to_string(rank) + " is not a " +
+                           wire::RoleName(hello.role) + " rank of --world_size " +
+                           std::to_string(spec_.world_size) + " --num_servers " +
+                           std::to_string(spec_.num_servers) + " (expected " +
+                           std::to_string(first) + ".." + std::to_string(end - 1) +
+                           ")");
   }
-  for (const auto& [c, other] : peers_) {
-    if (other.get() != &peer && other->rank == rank && !c->closed()) {
-      return InvalidArgument("rank " + std::to_string(rank) +
-                             " is already connected from " + c->remote());
-    }
-  }
-  peer.rank = rank;
-  peer.worker = rank - spec_.num_servers;
-  peer.stage = Peer::Stage::kHello;
-  peer.conn->peer = rank;
-  wire::Hello reply{wire::Role::kServer, 0,
-                    static_cast<uint32_t>(spec_.world_size)};
-  wire::EncodeMeta(reply, &peer.meta);
-  Reply(peer, wire::MsgType::kHello, id);
   return Status::Ok();
 }
 
 Status Service::OnRegister(Peer& peer, uint64_t id, std::string_view meta) {
   if (peer.stage != Peer::Stage::kHello) return InvalidArgument("second register");
+  if (peer.worker < 0) return InvalidArgument("register from a server");
   wire::Register reg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reg));
   PS_RETURN_IF_ERROR(CompareFingerprints(fingerprint_, reg.keys));
@@ -243,7 +266,8 @@ Status Service::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
   peer.meta.clear();
   wire::EncodeMeta(wire::Ack{}, &peer.meta);
   Reply(peer, wire::MsgType::kAck, id);
-  if (++done_ == spec_.num_workers()) Shutdown();
+  ++done_;
+  MaybeFinish();
   return Status::Ok();
 }
 
@@ -269,10 +293,13 @@ void Service::OnClose(net::Connection& conn, const Status& why) {
       if (params_in_flight_ == 0 && !deferred_.empty()) RunDeferred();
     });
   }
-  bool lost = peer.stage == Peer::Stage::kRegistered && !stopping_;
+  bool lost = (peer.stage == Peer::Stage::kRegistered ||
+               (peer.server > 0 && !peer.shard_in)) &&
+              !stopping_;
   if (lost) {
     Fail(Unavailable("rank " + std::to_string(peer.rank) +
-                     " disconnected before finishing" +
+                     (peer.server > 0 ? " (server) disconnected before sending its parameters"
+                                      : " disconnected before finishing") +
                      (why.ok() ? "" : " (" + why.message() + ")")));
   } else if (!why.ok() && !stopping_) {
     log_->Info("dropped connection from " + conn.remote() + ": " +
@@ -280,6 +307,9 @@ void Service::OnClose(net::Connection& conn, const Status& why) {
   }
   if (peer.worker >= 0 && workers_[peer.worker] == &peer) {
     workers_[peer.worker] = nullptr;
+  }
+  if (peer.server > 0 && servers_[peer.server] == &peer) {
+    servers_[peer.server] = nullptr;
   }
   // The connection may still be inside its own callback; free it later.
   asio::post(*io_, [this, c = &conn] {
@@ -342,8 +372,17 @@ nlohmann::json Service::Stats() const {
   double wall = registered_ == 0 ? 0.0
                                  : std::chrono::duration<double>(
                                        last_done_ - first_register_).count();
+  if (plan_) {  // other servers carried most bytes: count the workers' own
+    read = written = 0;
+    for (const auto& s : worker_stats_) {
+      read += s.value("bytes_pushed", uint64_t{0});
+      written += s.value("bytes_pulled", uint64_t{0});
+    }
+  }
   return {{"bytes_pushed", read},
           {"bytes_pulled", written},
+          {"num_servers", spec_.num_servers},
+          {"shard_imbalance", plan_ ? plan_->imbalance() : 1.0},
           {"samples", samples},
           {"wall_seconds", wall},
           {"samples_per_second", wall > 0 ? samples / wall : 0.0},

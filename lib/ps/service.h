@@ -27,6 +27,7 @@
 #include "net/listener.h"
 #include "ps/job_spec.h"
 #include "ps/parameter_server.h"
+#include "ps/shard_plan.h"
 #include "report/event_log.h"
 #include "wire/messages.h"
 
@@ -53,6 +54,15 @@ class Service : private net::Connection::Handler {
   /// Binds host:port. kUnavailable when the port is taken.
   Status Listen();
   int port() const { return listener_.port(); }
+
+  /// Rank 0 of a job with num_servers S > 1: accepts servers 1..S-1 (hello
+  /// as a server, server_info), answers workers' get_job once every server
+  /// has said where it listens (JobSpec::server_addrs), and reads each
+  /// server's final slices (shard) into `model_params` (the whole model's
+  /// parameters, key order, contiguous) as `plan` places them. Run ends once
+  /// every worker is done and every server's shard is in. `plan` must
+  /// outlive the Service. REQUIRES: before Run.
+  void ExpectServers(const ShardPlan* plan, std::vector<at::Tensor> model_params);
 
   /// Called on the io thread after each new version (e.g. to evaluate).
   void set_on_version(std::function<void(uint64_t)> fn) {
@@ -87,6 +97,14 @@ class Service : private net::Connection::Handler {
   Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
                      std::string_view meta);
   Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
+  Status CheckRank(const wire::Hello& hello) const;
+  Status OnGetJob(Peer& peer, uint64_t id);
+  void ReplyJob(Peer& peer, uint64_t id);
+  Status OnServerInfo(Peer& peer, uint64_t id, std::string_view meta);
+  Status PlanShard(Peer& peer, std::string_view meta,
+                   std::vector<asio::mutable_buffer>* dst);
+  Status OnShard(Peer& peer, uint64_t id);
+  void MaybeFinish();
   Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
   Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
   Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version,
@@ -128,6 +146,14 @@ class Service : private net::Connection::Handler {
   std::vector<uint64_t> clocks_;     // pushes per worker index
   std::vector<bool> done_workers_;   // by worker index
   uint64_t max_clock_gap_ = 0;       // steps ahead of the slowest, at most
+  // Rank 0 with num_servers > 1 (ExpectServers).
+  const ShardPlan* plan_ = nullptr;
+  std::vector<at::Tensor> model_params_;
+  std::vector<std::string> server_addrs_;  // by server index; [0]: ours
+  std::vector<Peer*> servers_;             // by server index; null until hello
+  int announced_ = 0;                      // servers with an address
+  int shards_ = 0;                         // servers whose slices are in
+  wire::Shard shard_msg_;                  // reused
   wire::Params params_msg_;     // descriptors built once
   std::function<void(uint64_t)> on_version_;
   int registered_ = 0;

@@ -21,6 +21,10 @@ struct Service::Peer {
   Stage stage = Stage::kNew;
   int rank = -1;
   int worker = -1;  // worker index: rank - num_servers
+  int server = -1;  // server index (= rank) of a server s > 0, on rank 0
+  bool job_pending = false;          // a get_job waiting for the servers
+  uint64_t job_id = 0;
+  bool shard_in = false;             // a server's final slices arrived
   // A pull (or the pull half of a push_pull) waiting for a version.
   bool reply_pending = false;
   uint64_t pending_id = 0;

@@ -46,6 +46,10 @@ const char* MsgTypeName(MsgType type) {
       return "done";
     case MsgType::kPush:
       return "push";
+    case MsgType::kServerInfo:
+      return "server_info";
+    case MsgType::kShard:
+      return "shard";
   }
   return "unknown";
 }

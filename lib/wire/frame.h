@@ -48,8 +48,10 @@ enum class MsgType : uint16_t {
   kParams = 9,    // server -> worker: parameters of a version
   kDone = 10,     // worker -> server: finished, with its stats as JSON
   kPush = 11,     // worker -> server: gradients; reply kAck (pull separately)
+  kServerInfo = 12,  // server s > 0 -> master: where it listens; reply kAck
+  kShard = 13,       // server s > 0 -> master, at the end: its slices; reply kAck
 };
-inline constexpr uint16_t kMaxMsgType = 11;
+inline constexpr uint16_t kMaxMsgType = 13;
 
 /// "hello", "push_pull", ...; "unknown" for values outside MsgType.
 const char* MsgTypeName(MsgType type);

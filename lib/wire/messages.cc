@@ -178,6 +178,12 @@ MsgType TypeOf(const Done&) {
 MsgType TypeOf(const Push&) {
   return MsgType::kPush;
 }
+MsgType TypeOf(const ServerInfo&) {
+  return MsgType::kServerInfo;
+}
+MsgType TypeOf(const Shard&) {
+  return MsgType::kShard;
+}
 
 void EncodeMeta(const Hello& m, std::string* meta) {
   meta->clear();
@@ -244,6 +250,15 @@ void EncodeMeta(const Params& m, std::string* meta) {
 void EncodeMeta(const Done& m, std::string* meta) {
   meta->clear();
   MetaWriter(meta).Str(m.json);
+}
+
+void EncodeMeta(const ServerInfo& m, std::string* meta) {
+  meta->clear();
+  MetaWriter(meta).Str(m.address);
+}
+
+void EncodeMeta(const Shard& m, std::string* meta) {
+  EncodeDescs(m.version, m.params, meta);
 }
 
 Status DecodeMeta(std::string_view meta, Hello* out) {
@@ -323,6 +338,14 @@ Status DecodeMeta(std::string_view meta, Done* out) {
   return DecodeString(meta, TypeOf(*out), "json", &out->json);
 }
 
+Status DecodeMeta(std::string_view meta, ServerInfo* out) {
+  return DecodeString(meta, TypeOf(*out), "address", &out->address);
+}
+
+Status DecodeMeta(std::string_view meta, Shard* out) {
+  return DecodeDescs(meta, TypeOf(*out), &out->version, &out->params);
+}
+
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total) {
   uint64_t sum = 0;
   for (size_t i = 0; i < descs.size(); ++i) {
@@ -387,9 +410,12 @@ Status ValidateFrame(const FrameHeader& header, std::string_view meta,
     case MsgType::kPushPull:
     case MsgType::kPush:
     case MsgType::kParams:
+    case MsgType::kShard:
       return ValidateDescs(meta, header.type, data_bytes);
     case MsgType::kDone:
       return ValidateNoData<Done>(meta, data_bytes);
+    case MsgType::kServerInfo:
+      return ValidateNoData<ServerInfo>(meta, data_bytes);
   }
   return Corruption("frame header: type " +
                     std::to_string(static_cast<uint16_t>(header.type)) +

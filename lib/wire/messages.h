@@ -17,6 +17,8 @@
 //   kParams    u64 version, u32 count, count x TensorDesc
 //   kDone      str json
 //   kPush      u64 version, u32 count, count x TensorDesc
+//   kServerInfo str address
+//   kShard     u64 version, u32 count, count x TensorDesc
 
 #include <cstdint>
 #include <string>
@@ -99,6 +101,18 @@ struct Done {
   std::string json;  // the worker's stats, see report/
 };
 
+/// Server s > 0 tells the master where workers reach it.
+struct ServerInfo {
+  std::string address;  // "host:port"
+};
+
+/// Server s > 0's final parameter slices (ps/shard_plan.h order), sent to
+/// the master for the merged checkpoint; data: one tensor per desc.
+struct Shard {
+  uint64_t version = 0;
+  std::vector<TensorDesc> params;
+};
+
 // Encode* clears *meta and writes the message's meta bytes into it; reusing
 // one string keeps its capacity, so steady-state encoding allocates nothing.
 // REQUIRES (PS_CHECK): strings <= kMaxStringBytes, at most
@@ -116,6 +130,8 @@ void EncodeMeta(const PushPull& m, std::string* meta);
 void EncodeMeta(const Params& m, std::string* meta);
 void EncodeMeta(const Done& m, std::string* meta);
 void EncodeMeta(const Push& m, std::string* meta);
+void EncodeMeta(const ServerInfo& m, std::string* meta);
+void EncodeMeta(const Shard& m, std::string* meta);
 
 Status DecodeMeta(std::string_view meta, Hello* out);
 Status DecodeMeta(std::string_view meta, ErrorMsg* out);
@@ -128,6 +144,8 @@ Status DecodeMeta(std::string_view meta, PushPull* out);
 Status DecodeMeta(std::string_view meta, Params* out);
 Status DecodeMeta(std::string_view meta, Done* out);
 Status DecodeMeta(std::string_view meta, Push* out);
+Status DecodeMeta(std::string_view meta, ServerInfo* out);
+Status DecodeMeta(std::string_view meta, Shard* out);
 
 /// The MsgType each struct travels as.
 MsgType TypeOf(const Hello&);
@@ -141,6 +159,8 @@ MsgType TypeOf(const PushPull&);
 MsgType TypeOf(const Params&);
 MsgType TypeOf(const Done&);
 MsgType TypeOf(const Push&);
+MsgType TypeOf(const ServerInfo&);
+MsgType TypeOf(const Shard&);
 
 /// Sum of descs' nbytes in bytes; kCorruption if it overflows uint64.
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total);

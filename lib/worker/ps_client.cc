@@ -7,8 +7,11 @@
 namespace pstrain::worker {
 
 PsClient::PsClient(std::chrono::milliseconds timeout,
-                   net::ConnectionOptions options)
-    : timeout_(2 * timeout), connect_timeout_(timeout), client_(options) {}
+                   net::ConnectionOptions options, int server_rank)
+    : timeout_(2 * timeout),
+      connect_timeout_(timeout),
+      server_rank_(server_rank),
+      client_(options) {}
 
 Status PsClient::Connect(const std::string& host, int port) {
   return client_.Connect(host, port, connect_timeout_);
@@ -26,15 +29,16 @@ Status PsClient::Call(net::FrameBuffers& request, net::ReplySink* sink,
   Status s = client_.Call(request, sink, timeout_, &got);
   if (!s.ok() && !client_.error_from_peer()) {
     // Our own wait failed (not an error the server sent): say whom we waited on.
-    return s.WithContext(std::string("waiting for rank 0 (server) to answer ") +
-                         wire::MsgTypeName(request.type()));
+    return s.WithContext("waiting for rank " + std::to_string(server_rank_) +
+                         " (server) to answer " + wire::MsgTypeName(request.type()));
   }
   PS_RETURN_IF_ERROR(s);
   return Expect(got, want);
 }
 
-Result<ps::JobSpec> PsClient::Handshake(int rank, int world_size) {
-  wire::Hello hello{wire::Role::kWorker, static_cast<uint32_t>(rank),
+Result<ps::JobSpec> PsClient::Handshake(int rank, int world_size,
+                                        wire::Role role) {
+  wire::Hello hello{role, static_cast<uint32_t>(rank),
                     static_cast<uint32_t>(world_size)};
   wire::EncodeMeta(hello, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
@@ -118,6 +122,28 @@ Status PsClient::Done(const nlohmann::json& stats) {
   wire::EncodeMeta(wire::Done{stats.dump()}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kDone, 0, meta_);
+  Status s = Call(req, nullptr, wire::MsgType::kAck);
+  client_.Close();
+  return s;
+}
+
+Status PsClient::AnnounceServer(const std::string& address) {
+  wire::EncodeMeta(wire::ServerInfo{address}, &meta_);
+  net::FrameBuffers& req = client_.NewRequest();
+  req.Reset(wire::MsgType::kServerInfo, 0, meta_);
+  return Call(req, nullptr, wire::MsgType::kAck);
+}
+
+Status PsClient::SendShard(uint64_t version, const std::vector<at::Tensor>& slices) {
+  wire::Shard shard;
+  shard.version = version;
+  for (size_t k = 0; k < slices.size(); ++k) {
+    shard.params.push_back(ps::DescribeTensor(k, slices[k]));
+  }
+  wire::EncodeMeta(shard, &meta_);
+  net::FrameBuffers& req = client_.NewRequest();
+  req.Reset(wire::MsgType::kShard, 0, meta_);
+  for (const auto& t : slices) req.AddData(t.data_ptr(), t.nbytes());
   Status s = Call(req, nullptr, wire::MsgType::kAck);
   client_.Close();
   return s;

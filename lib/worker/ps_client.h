@@ -1,6 +1,7 @@
 #pragma once
-// PsClient: a worker's view of the parameter server: handshake, model
-// registration, pull and push-pull, done. Parameters arrive straight in the
+// PsClient: a worker's view of one parameter server: handshake, model
+// registration, pull and push-pull, done; and a server s > 0's view of rank
+// 0 (handshake as a server, server_info, shard). Parameters arrive straight in the
 // storage of the tensors given to Attach (no staging copy), and gradients
 // leave straight from theirs. Each call waits at most `timeout`; a server
 // error reply comes back as its Status. Replies are awaited for twice the
@@ -25,13 +26,16 @@ namespace pstrain::worker {
 
 class PsClient : private net::ReplySink {
  public:
-  PsClient(std::chrono::milliseconds timeout, net::ConnectionOptions options);
+  /// `server_rank`: the rank this client talks to, for error messages.
+  PsClient(std::chrono::milliseconds timeout, net::ConnectionOptions options,
+           int server_rank = 0);
 
   /// Connects to the master, retrying until the timeout (it may start later).
   Status Connect(const std::string& host, int port);
   /// Hello, then the job spec. kIncompatible / kInvalidArgument from the
   /// server for a world_size mismatch, a bad or duplicate rank.
-  Result<ps::JobSpec> Handshake(int rank, int world_size);
+  Result<ps::JobSpec> Handshake(int rank, int world_size,
+                                wire::Role role = wire::Role::kWorker);
   /// Sends the model fingerprint; kIncompatible naming the first differing
   /// key when the server's model differs.
   Status Register(const std::vector<wire::KeySpec>& keys);
@@ -51,6 +55,14 @@ class PsClient : private net::ReplySink {
   /// Reports the worker's stats (a JSON object) and waits for the ack.
   Status Done(const nlohmann::json& stats);
 
+  /// Server s > 0 to rank 0: where workers reach it ("host:port").
+  Status AnnounceServer(const std::string& address);
+  /// Server s > 0 to rank 0, at the end: its slices (ps/shard_plan.h order,
+  /// contiguous CPU tensors) at `version`; waits for the ack.
+  Status SendShard(uint64_t version, const std::vector<at::Tensor>& slices);
+  /// The address of this end of the connection ("" when not connected).
+  std::string local_address() const { return client_.local_address(); }
+
   uint64_t bytes_pushed() const { return client_.bytes_written(); }
   uint64_t bytes_pulled() const { return client_.bytes_read(); }
 
@@ -65,6 +77,7 @@ class PsClient : private net::ReplySink {
 
   std::chrono::milliseconds timeout_;          // for replies
   std::chrono::milliseconds connect_timeout_;  // for the first connection
+  int server_rank_;
   net::Client client_;
   std::vector<at::Tensor> params_;
   std::vector<at::Tensor> grads_;

@@ -1,5 +1,7 @@
 #include "worker/trainer.h"
 
+#include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include <torch/torch.h>
@@ -7,8 +9,10 @@
 #include "data/dataset.h"
 #include "data/sampler.h"
 #include "models/model_zoo.h"
+#include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"
 #include "util/resources.h"
+#include "worker/fanout.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::worker {
@@ -80,13 +84,27 @@ Result<data::Dataset> LoadTrainSet(const ps::JobSpec& spec,
   return ds;
 }
 
+// "host:port" (the host may hold colons: an IPv6 address).
+Status SplitAddress(const std::string& address, std::string* host, int* port) {
+  const size_t colon = address.rfind(':');
+  char* end = nullptr;
+  const long p = colon == std::string::npos
+                     ? -1
+                     : std::strtol(address.c_str() + colon + 1, &end, 10);
+  if (colon == 0 || p <= 0 || p > 65535 || *end != '\0') {
+    return Corruption("server address '" + address + "': expected host:port");
+  }
+  *host = address.substr(0, colon);
+  *port = static_cast<int>(p);
+  return Status::Ok();
+}
+
 // One worker's run, in the order it happens: join, train, report.
 class Trainer {
  public:
   Trainer(const TrainerOptions& options, report::EventLog* log)
       : options_(options),
-        log_(log),
-        client_(options.timeout, net::ConnectionOptions{options.max_frame_bytes}) {}
+        log_(log) {}
 
   Status Join();
   Status Train();
@@ -95,10 +113,20 @@ class Trainer {
  private:
   Status Step(int64_t epoch, int64_t step, double* loss);
   void LogStep(int64_t epoch, double loss);
+  PsClient& AddClient(int server_rank);
+  Status JoinServers(const std::vector<wire::KeySpec>& fingerprint);
+  // Pull or push-pull with every server at once (Fanout).
+  enum class Exchange { kPull, kPushPull };
+  Status ExchangeAll(Exchange what);
+  Status ExchangeWith(int server);
 
   const TrainerOptions& options_;
   report::EventLog* log_;
-  PsClient client_;
+  std::vector<std::unique_ptr<PsClient>> clients_;  // by server rank
+  std::vector<uint64_t> versions_;                  // by server rank
+  ps::ShardPlan plan_;
+  std::unique_ptr<Fanout> fanout_;
+  Exchange exchange_ = Exchange::kPull;
   ps::JobSpec spec_;
   std::shared_ptr<models::Model> model_;
   torch::Device device_{torch::kCPU};
@@ -110,10 +138,57 @@ class Trainer {
   Progress progress_;
 };
 
+PsClient& Trainer::AddClient(int server_rank) {
+  clients_.push_back(std::make_unique<PsClient>(
+      options_.timeout, net::ConnectionOptions{options_.max_frame_bytes},
+      server_rank));
+  versions_.push_back(0);
+  return *clients_.back();
+}
+
+// Servers 1..S-1 (at the addresses rank 0 gave), then every server checks
+// our model and learns which slices we exchange with it.
+Status Trainer::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
+  PS_ASSIGN_OR_RETURN(plan_, ps::PlanShards(fingerprint, spec_.num_servers,
+                                            spec_.slice_bytes));
+  if (spec_.num_servers > 1 &&
+      spec_.server_addrs.size() != static_cast<size_t>(spec_.num_servers)) {
+    return Corruption("job spec names " + std::to_string(spec_.server_addrs.size()) +
+                      " server addresses, expected " +
+                      std::to_string(spec_.num_servers));
+  }
+  for (int s = 1; s < spec_.num_servers; ++s) {
+    std::string host;
+    int port = 0;
+    PS_RETURN_IF_ERROR(SplitAddress(spec_.server_addrs[s], &host, &port));
+    PsClient& c = AddClient(s);
+    PS_RETURN_IF_ERROR(c.Connect(host, port));
+    PS_RETURN_IF_ERROR(c.Handshake(options_.rank, options_.world_size).status());
+  }
+  for (auto& c : clients_) PS_RETURN_IF_ERROR(c->Register(fingerprint));
+  return Status::Ok();
+}
+
+Status Trainer::ExchangeWith(int s) {
+  auto v = exchange_ == Exchange::kPull ? clients_[s]->Pull(0)
+                                        : clients_[s]->PushPull(versions_[s]);
+  if (!v.ok()) return v.status();
+  versions_[s] = *v;
+  return Status::Ok();
+}
+
+Status Trainer::ExchangeAll(Exchange what) {
+  exchange_ = what;
+  PS_RETURN_IF_ERROR(fanout_->Run());
+  version_ = versions_[0];
+  return Status::Ok();
+}
+
 Status Trainer::Join() {
   PS_ASSIGN_OR_RETURN(device_, ParseDevice(options_.device));
-  PS_RETURN_IF_ERROR(client_.Connect(options_.master_addr, options_.master_port));
-  PS_ASSIGN_OR_RETURN(spec_, client_.Handshake(options_.rank, options_.world_size));
+  PsClient& master = AddClient(0);
+  PS_RETURN_IF_ERROR(master.Connect(options_.master_addr, options_.master_port));
+  PS_ASSIGN_OR_RETURN(spec_, master.Handshake(options_.rank, options_.world_size));
   torch::manual_seed(spec_.seed);
   PS_ASSIGN_OR_RETURN(model_, models::MakeModel(options_.model_override.empty()
                                                     ? spec_.model
@@ -127,10 +202,15 @@ Status Trainer::Join() {
                            " workers exceeds the " + std::to_string(train_.size()) +
                            " training samples");
   }
-  PS_RETURN_IF_ERROR(client_.Register(ps::Fingerprint(*model_)));
+  PS_RETURN_IF_ERROR(JoinServers(ps::Fingerprint(*model_)));
   model_->to(device_);
   mirror_ = std::make_unique<HostMirror>(*model_);
-  client_.Attach(mirror_->params, mirror_->grads);
+  for (int s = 0; s < spec_.num_servers; ++s) {
+    clients_[s]->Attach(ps::SliceViews(plan_, s, mirror_->params),
+                        ps::SliceViews(plan_, s, mirror_->grads));
+  }
+  fanout_ = std::make_unique<Fanout>(spec_.num_servers,
+                                     [this](int s) { return ExchangeWith(s); });
   sampler_ = std::make_unique<data::ShardSampler>(
       train_.size(), spec_.num_workers(), options_.rank - spec_.num_servers,
       spec_.batch_size, spec_.seed);
@@ -142,7 +222,7 @@ Status Trainer::Join() {
 Status Trainer::Train() {
   // Dropout draws differ per worker but repeat from run to run.
   torch::manual_seed(spec_.seed * 1000 + options_.rank);
-  PS_ASSIGN_OR_RETURN(version_, client_.Pull(0));
+  PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
   mirror_->ParamsToModel();
   progress_ = Progress{};
   // Sync: version v means v global steps are done (a resumed server starts
@@ -191,7 +271,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss) {
   mirror_->GradsToHost();
   *loss = nll.item<double>();
   auto t1 = Clock::now();
-  PS_ASSIGN_OR_RETURN(version_, client_.PushPull(version_));
+  PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPushPull));
   mirror_->ParamsToModel();
   auto t2 = Clock::now();
   progress_.compute += Seconds(t1 - t0);
@@ -213,17 +293,25 @@ void Trainer::LogStep(int64_t epoch, double loss) {
 
 Status Trainer::Finish() {
   double wall = Seconds(Clock::now() - progress_.start);
+  uint64_t pushed = 0, pulled = 0;
+  for (const auto& c : clients_) {
+    pushed += c->bytes_pushed();
+    pulled += c->bytes_pulled();
+  }
   nlohmann::json stats = {{"steps", progress_.steps},
                           {"samples", progress_.samples},
                           {"wall_seconds", wall},
                           {"samples_per_second", progress_.samples / wall},
                           {"compute_seconds", progress_.compute},
                           {"communication_seconds", progress_.communication},
-                          {"bytes_pushed", client_.bytes_pushed()},
-                          {"bytes_pulled", client_.bytes_pulled()},
+                          {"bytes_pushed", pushed},
+                          {"bytes_pulled", pulled},
                           {"version", version_},
                           {"peak_rss_bytes", PeakRssBytes()}};
-  PS_RETURN_IF_ERROR(client_.Done(stats));
+  // Servers 1..S-1 first: rank 0 ends only after their shards are in.
+  for (int s = spec_.num_servers - 1; s >= 0; --s) {
+    PS_RETURN_IF_ERROR(clients_[s]->Done(stats));
+  }
   log_->Emit("summary", stats);
   return Status::Ok();
 }

@@ -110,13 +110,13 @@ TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
 }
 
 TEST(FrameTest, RejectsUnknownType) {
-  for (uint16_t t : {0, 12, 0x0100, 0xFFFF}) {
+  for (uint16_t t : {0, 14, 0x0100, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.type = static_cast<MsgType>(t);
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kCorruption);
     EXPECT_EQ(s.message(), "frame header: type " + std::to_string(t) +
-                               " is unknown, expected 1..11");
+                               " is unknown, expected 1..13");
   }
 }
 

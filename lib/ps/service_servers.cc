@@ -1,0 +1,106 @@
+// Rank 0's part in a job with several servers: it is the one address every
+// process knows, so servers 1..S-1 tell it where they listen, workers learn
+// the addresses from it with the job spec, and at the end each server sends
+// it its slices so that one process holds, scores and saves the whole model.
+
+#include <algorithm>
+
+#include "ps/service.h"
+#include "ps/service_peer.h"
+#include "ps/tensor_codec.h"
+
+namespace pstrain::ps {
+
+void Service::ExpectServers(const ShardPlan* plan,
+                            std::vector<at::Tensor> model_params) {
+  plan_ = plan;
+  model_params_ = std::move(model_params);
+  server_addrs_.assign(spec_.num_servers, "");
+  servers_.assign(spec_.num_servers, nullptr);
+}
+
+// Workers wait for the servers' addresses; servers themselves only need
+// the job.
+Status Service::OnGetJob(Peer& peer, uint64_t id) {
+  if (plan_ && peer.server < 0 && announced_ < spec_.num_servers - 1) {
+    peer.job_pending = true;
+    peer.job_id = id;
+    return Status::Ok();
+  }
+  ReplyJob(peer, id);
+  return Status::Ok();
+}
+
+void Service::ReplyJob(Peer& peer, uint64_t id) {
+  JobSpec spec = spec_;
+  if (plan_) {
+    spec.server_addrs = server_addrs_;
+    spec.server_addrs[0] = options_.host + ":" + std::to_string(port());
+  }
+  wire::JobSpecMsg msg{ToJson(spec).dump()};
+  wire::EncodeMeta(msg, &peer.meta);
+  Reply(peer, wire::MsgType::kJobSpec, id);
+}
+
+Status Service::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
+  if (peer.server <= 0) return InvalidArgument("server_info from a worker");
+  if (!server_addrs_[peer.server].empty()) {
+    return InvalidArgument("second server_info");
+  }
+  wire::ServerInfo info;
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &info));
+  if (info.address.empty() || info.address.find(':') == std::string::npos) {
+    return InvalidArgument("server_info: address '" + info.address +
+                           "', expected host:port");
+  }
+  server_addrs_[peer.server] = info.address;
+  last_progress_ = Clock::now();
+  log_->Info("rank " + std::to_string(peer.rank) + " (server) listens at " +
+             info.address);
+  peer.meta.clear();
+  Reply(peer, wire::MsgType::kAck, id);
+  if (++announced_ < spec_.num_servers - 1) return Status::Ok();
+  for (auto& [c, p] : peers_) {
+    if (!p->job_pending) continue;
+    p->job_pending = false;
+    ReplyJob(*p, p->job_id);
+  }
+  return Status::Ok();
+}
+
+// A server's final slices land straight in rank 0's model parameters.
+Status Service::PlanShard(Peer& peer, std::string_view meta,
+                          std::vector<asio::mutable_buffer>* dst) {
+  if (peer.server <= 0) return InvalidArgument("shard from a worker");
+  if (peer.shard_in) return InvalidArgument("second shard");
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &shard_msg_));
+  const std::vector<at::Tensor> views =
+      SliceViews(*plan_, peer.server, model_params_);
+  if (shard_msg_.params.size() != views.size()) {
+    return Corruption("shard carries " + std::to_string(shard_msg_.params.size()) +
+                      " tensors, expected " + std::to_string(views.size()));
+  }
+  for (size_t k = 0; k < views.size(); ++k) {
+    PS_RETURN_IF_ERROR(CheckDescMatches(shard_msg_.params[k], k, views[k], "shard"));
+    dst->emplace_back(views[k].data_ptr(), views[k].nbytes());
+  }
+  return Status::Ok();
+}
+
+Status Service::OnShard(Peer& peer, uint64_t id) {
+  peer.shard_in = true;
+  ++shards_;
+  last_progress_ = Clock::now();
+  peer.meta.clear();
+  Reply(peer, wire::MsgType::kAck, id);
+  MaybeFinish();
+  return Status::Ok();
+}
+
+void Service::MaybeFinish() {
+  if (done_ < spec_.num_workers()) return;
+  if (plan_ && shards_ < spec_.num_servers - 1) return;
+  Shutdown();
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,46 @@
+#pragma once
+// Fanout: runs one task per server at the same time, so a worker's pushes
+// to S servers overlap instead of queueing (task 0 on the calling thread,
+// tasks 1..n-1 on threads kept for the Fanout's life: no thread is started
+// per step). With n = 1 it is a plain call.
+// Run is called from one thread at a time.
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "util/status.h"
+
+namespace pstrain::worker {
+
+class Fanout {
+ public:
+  using Task = std::function<Status(int)>;
+
+  /// `task(i)` for i in 0..n-1 on each Run. REQUIRES: n >= 1.
+  Fanout(int n, Task task);
+  ~Fanout();
+  Fanout(const Fanout&) = delete;
+  Fanout& operator=(const Fanout&) = delete;
+
+  /// Runs task(0..n-1) concurrently and waits for all; returns the first
+  /// error by index, or ok.
+  Status Run();
+
+ private:
+  void Loop(int i);
+
+  const int n_;
+  Task task_;
+  std::mutex mu_;
+  std::condition_variable start_, finished_;
+  uint64_t generation_ = 0;  // Run count; helpers run once per increment
+  int pending_ = 0;          // helper tasks of this generation still running
+  bool stop_ = false;
+  std::vector<Status> results_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace pstrain::worker

@@ -22,6 +22,9 @@ struct LaunchFlags {
   LocalFlags local;
   std::string checkpoint = "pstrain-model.pt";
   std::string device = "cpu";
+  // Benchmarks of stragglers: this rank sleeps delay_ms in every step.
+  int delay_rank = -1;
+  int delay_ms = 0;
 };
 
 std::string Exact(double v) {
@@ -84,6 +87,7 @@ std::vector<std::string> WorkArgs(const LaunchFlags& f, int rank, int threads) {
   auto common = CommonArgs(f, rank, threads);
   a.insert(a.end(), common.begin(), common.end());
   a.insert(a.end(), {"--device", f.device});
+  if (rank == f.delay_rank) a.insert(a.end(), {"--delay_ms", std::to_string(f.delay_ms)});
   return a;
 }
 
@@ -126,6 +130,8 @@ RunFn SetupLaunch(CLI::App* sub) {
       ->capture_default_str();
   sub->add_option("--device", f->device, "Workers' device: cpu or cuda")
       ->capture_default_str();
+  sub->add_option("--delay_rank", f->delay_rank)->group("");
+  sub->add_option("--delay_ms", f->delay_ms)->group("")->check(CLI::NonNegativeNumber);
   return [f] { return Launch(*f); };
 }
 

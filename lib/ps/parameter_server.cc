@@ -38,7 +38,8 @@ ParameterServer::ParameterServer(const JobSpec& spec,
       params_(std::move(params)),
       optimizer_(MakeOptimizer(spec, params_)),
       schedule_versions_(ScheduleVersions(spec)),
-      staleness_histogram_(kMaxStaleness + 1, 0) {
+      staleness_histogram_(kMaxStaleness + 1, 0),
+      quorum_(spec.num_workers() - spec.backup_workers) {
   PS_CHECK(num_workers_ >= 1) << "no workers in world_size " << spec.world_size;
   auto schedule = ParseLrSchedule(spec.lr_schedule);
   PS_CHECK(schedule.ok()) << schedule.status().message();
@@ -50,12 +51,15 @@ ParameterServer::ParameterServer(const JobSpec& spec,
     PS_CHECK(p.scalar_type() == at::kFloat || p.scalar_type() == at::kDouble)
         << "parameters must be float32 or float64";
   }
-  if (applies_each_push()) {
+  const bool buffered = applies_each_push() || spec.backup_workers > 0 ||
+                        spec.step_timeout > 0;
+  if (buffered) {
     grad_buffers_.resize(num_workers_);
     for (auto& buffers : grad_buffers_) {
       for (const auto& p : params_) buffers.push_back(at::zeros_like(p));
     }
-  } else {
+  }
+  if (!applies_each_push()) {
     for (const auto& p : params_) {
       accumulators_.push_back(at::zeros_like(p));
       arrivals_.emplace_back((p.nbytes() + kPieceBytes - 1) / kPieceBytes, 0);
@@ -67,19 +71,19 @@ ParameterServer::ParameterServer(const JobSpec& spec,
 ParameterServer::~ParameterServer() = default;
 
 const std::vector<at::Tensor>& ParameterServer::grad_buffer(int w) const {
-  PS_CHECK(applies_each_push()) << "grad_buffer in sync mode";
+  PS_CHECK(buffers_pushes()) << "grad_buffer in streaming sync mode";
   return grad_buffers_.at(w);
 }
 
 Status ParameterServer::CheckPush(int w, uint64_t version) const {
   PS_CHECK(w >= 0 && w < num_workers_) << "worker index " << w;
   if (applies_each_push()) return Status::Ok();
-  if (version != version_) {
+  if (version != version_ && !(buffers_pushes() && version < version_)) {
     return InvalidArgument("push for version " + std::to_string(version) +
                            " while the server is at version " +
                            std::to_string(version_));
   }
-  if (pushed_[w]) {
+  if (pushed_[w] && version == version_) {
     return InvalidArgument("second push for version " + std::to_string(version));
   }
   return Status::Ok();
@@ -119,9 +123,40 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
     Step(StalenessScale(staleness_lr_, staleness));
     return true;
   }
+  if (version < version_) {  // buffered sync: its step closed without it
+    --pushes_;
+    ++dropped_;
+    return false;
+  }
   pushed_[w] = true;
+  if (buffers_pushes()) return ++push_count_ >= quorum_ && CloseStep();
   if (++push_count_ < num_workers_) return false;
   // The last push's pieces already divided the sums by the worker count.
+  FinishStep();
+  return true;
+}
+
+bool ParameterServer::CloseStep() {
+  PS_CHECK(buffers_pushes() && !applies_each_push()) << "CloseStep: not buffered sync";
+  if (push_count_ == 0) return false;
+  for (size_t k = 0; k < params_.size(); ++k) {
+    bool first = true;
+    for (int w = 0; w < num_workers_; ++w) {
+      if (!pushed_[w]) continue;
+      if (first) {
+        accumulators_[k].copy_(grad_buffers_[w][k]);
+      } else {
+        accumulators_[k].add_(grad_buffers_[w][k]);
+      }
+      first = false;
+    }
+    accumulators_[k].div_(push_count_);
+  }
+  FinishStep();
+  return true;
+}
+
+void ParameterServer::FinishStep() {
   for (size_t k = 0; k < params_.size(); ++k) {
     params_[k].mutable_grad() = accumulators_[k];
   }
@@ -129,7 +164,6 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
   for (auto& a : arrivals_) std::fill(a.begin(), a.end(), 0);
   pushed_.assign(num_workers_, false);
   push_count_ = 0;
-  return true;
 }
 
 void ParameterServer::set_version(uint64_t version) {

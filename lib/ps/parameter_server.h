@@ -7,13 +7,22 @@
 //          piece as they arrive (Accumulate), so memory does not grow with
 //          the number of workers;
 //   async: one gradient buffer per worker, where its pushed bytes land
-//          (ssp: the same; the Service does the blocking).
+//          (ssp: the same; the Service does the blocking);
+//   sync with --backup_workers or --step_timeout ("buffered"): one buffer
+//          per worker as in async, since a step may close without a push
+//          that is already half in.
 //
 // Update rules (DESIGN.md; Li et al. OSDI 2014, section 3):
 //   sync:  gradients of version t are summed per key in arrival order; when
 //          every worker has pushed, the sum is divided by the worker count
 //          and the optimizer steps once: version t+1.
 //   async: each push steps the optimizer at once: version + 1.
+//   buffered sync (Chen et al., "Revisiting Distributed Synchronous SGD",
+//          2016, section 3): the step closes when num_workers - b workers
+//          have pushed (or CloseStep, on --step_timeout); the pushed
+//          gradients are summed in worker order and divided by their count.
+//          A push for an older version arrives after its step closed: it is
+//          dropped and counted (dropped_pushes).
 // The optimizer is libtorch's own (ps/optimizer.h), fed the (averaged)
 // gradient. Before each step every param group's lr is set to the
 // --lr_schedule's value at the current version, times (async, ssp) the
@@ -56,14 +65,17 @@ class ParameterServer {
   /// steps follow it). REQUIRES: before any push.
   void set_version(uint64_t version);
 
-  /// Async, ssp: where worker `w`'s pushed gradients are read into, tensors
-  /// of the params' dtypes and shapes, contiguous. REQUIRES: async or ssp and
+  /// Whether pushes land whole in grad_buffer(w): async, ssp, buffered sync.
+  bool buffers_pushes() const { return !grad_buffers_.empty(); }
+
+  /// Where worker `w`'s pushed gradients are read into, tensors of the
+  /// params' dtypes and shapes, contiguous. REQUIRES: buffers_pushes() and
   /// 0 <= w < num_workers().
   const std::vector<at::Tensor>& grad_buffer(int w) const;
 
   /// Whether worker `w` may push gradients computed on `version` now.
-  /// Sync (kInvalidArgument): a version other than version(), or a second
-  /// push in one step. Async, ssp: always ok.
+  /// Sync (kInvalidArgument): a version other than version() (buffered sync:
+  /// a newer one), or a second push in one step. Async, ssp: always ok.
   Status CheckPush(int w, uint64_t version) const;
 
   /// Sync pushes arrive in pieces of this many bytes of a key (the last
@@ -73,16 +85,24 @@ class ParameterServer {
   /// Sync: adds one piece of gradient (elements of key `key`'s dtype, bytes
   /// [offset, offset + bytes) of the key) into the key's accumulator; the
   /// last worker's piece also divides by the worker count. Allocates
-  /// nothing. REQUIRES: sync mode, CheckPush passed for this push, a whole
-  /// piece: offset a multiple of kPieceBytes, bytes = min(kPieceBytes,
-  /// rest of the key).
+  /// nothing. REQUIRES: sync mode, not buffers_pushes(), CheckPush passed
+  /// for this push, a whole piece: offset a multiple of kPieceBytes, bytes =
+  /// min(kPieceBytes, rest of the key).
   void Accumulate(int key, uint64_t offset, const void* data, uint64_t bytes);
 
   /// Worker `w`'s push of gradients computed on `version` is complete (sync:
-  /// accumulated; async: in grad_buffer(w)). Returns true when a new version
-  /// now exists (sync: this push closed the step; async: always). Errors as
-  /// CheckPush.
+  /// accumulated; otherwise in grad_buffer(w)). Returns true when a new
+  /// version now exists (sync: this push closed the step; async: always).
+  /// Errors as CheckPush.
   Result<bool> Push(int w, uint64_t version);
+
+  /// Buffered sync: closes the current step with the pushes in so far.
+  /// Returns whether it stepped (false when no push is in).
+  bool CloseStep();
+  /// Sync: pushes in for the current version.
+  int pushes_this_step() const { return push_count_; }
+  /// Buffered sync: late pushes dropped so far.
+  uint64_t dropped_pushes() const { return dropped_; }
 
   /// Sync: the workers that have not pushed for the current version.
   std::vector<int> MissingPushes() const;
@@ -101,6 +121,8 @@ class ParameterServer {
   bool applies_each_push() const { return spec_.mode != Mode::kSync; }
   // Sets the lr (schedule at version_, times `lr_scale`), steps, version + 1.
   void Step(double lr_scale);
+  // Sync: steps on the averaged accumulators and opens the next step.
+  void FinishStep();
 
   JobSpec spec_;
   int num_workers_;
@@ -115,6 +137,8 @@ class ParameterServer {
   std::vector<std::vector<uint16_t>> arrivals_;        // sync: per piece
   std::vector<bool> pushed_;  // sync: per worker, this step
   int push_count_ = 0;
+  int quorum_;                // buffered sync: pushes that close a step
+  uint64_t dropped_ = 0;
   uint64_t version_ = 0;
   uint64_t pushes_ = 0;
 };

@@ -40,7 +40,8 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
                   peer->conn = conn;
                   peers_[conn.get()] = std::move(peer);
                 }),
-      timer_(*io) {
+      timer_(*io),
+      step_timer_(*io) {
   workers_.assign(spec_.num_workers(), nullptr);
   clocks_.assign(spec_.num_workers(), 0);
   done_workers_.assign(spec_.num_workers(), false);
@@ -333,6 +334,7 @@ void Service::Shutdown() {
   stopping_ = true;
   listener_.Close();
   timer_.cancel();
+  step_timer_.cancel();
   // Give peers a moment to read their last reply, then close what is left.
   timer_.expires_after(std::chrono::seconds(5));
   timer_.async_wait([this](const std::error_code& ec) {
@@ -392,6 +394,8 @@ nlohmann::json Service::Stats() const {
           {"communication_seconds", std::max(0.0, round_trips - waiting) / n},
           {"waiting_seconds", waiting / n},
           {"steps", server_->version()},
+          {"dropped_pushes", server_->dropped_pushes()},
+          {"timed_out_steps", timed_out_steps_},
           {"max_clock_gap", max_clock_gap_},
           {"staleness_histogram", StalenessHistogram()},
           {"workers", worker_stats_}};

@@ -74,6 +74,8 @@ class Service : private net::Connection::Handler {
   Status Run();
 
   /// Totals for the summary: bytes_pushed, bytes_pulled (bytes), samples,
+  /// dropped_pushes and timed_out_steps (sync with backup workers or a step
+  /// timeout),
   /// wall_seconds (first registration to last done), and the workers' mean
   /// compute_seconds, communication_seconds (round trips less waiting) and
   /// waiting_seconds (replies held for other workers, sync mode).
@@ -111,6 +113,8 @@ class Service : private net::Connection::Handler {
                       bool ssp = false);
   Status OnPush(Peer& peer, uint64_t id);
   Result<bool> Step(Peer& peer);
+  void ArmStepTimer();
+  void OnStepTimeout(uint64_t version);
   void AnswerPush(Peer& peer, uint64_t id);
   void RunDeferred();
   void OnWritten(net::Connection& conn, wire::MsgType type) override;
@@ -135,6 +139,9 @@ class Service : private net::Connection::Handler {
   ServiceOptions options_;
   net::Listener listener_;
   asio::steady_timer timer_;
+  asio::steady_timer step_timer_;            // --step_timeout
+  uint64_t step_timer_version_ = UINT64_MAX; // the step it is armed for
+  uint64_t timed_out_steps_ = 0;
   std::unordered_map<net::Connection*, std::unique_ptr<Peer>> peers_;
   std::vector<Peer*> workers_;  // by worker index; null until registered
   struct Deferred {

@@ -47,7 +47,7 @@ Status Service::PlanPush(net::Connection& conn, Peer& peer, wire::MsgType type,
   }
   const uint64_t version = push_pull ? peer.push.version : peer.push_only.version;
   PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, version));
-  if (server_->mode() != Mode::kSync) {  // async, ssp: whole gradients
+  if (server_->buffers_pushes()) {  // async, ssp, buffered sync: whole gradients
     for (const auto& g : server_->grad_buffer(peer.worker)) {
       dst->emplace_back(g.data_ptr(), g.nbytes());
     }
@@ -129,7 +129,38 @@ Result<bool> Service::Step(Peer& peer) {
   const uint64_t version =
       peer.push_is_push_pull ? peer.push.version : peer.push_only.version;
   if (spec_.mode != Mode::kSync) last_progress_ = Clock::now();
-  return server_->Push(peer.worker, version);
+  auto stepped = server_->Push(peer.worker, version);
+  if (stepped.ok() && !*stepped) ArmStepTimer();
+  return stepped;
+}
+
+// --step_timeout: the workers not in this long after a step's first push
+// are stragglers for that step; it closes with the pushes it has.
+void Service::ArmStepTimer() {
+  const uint64_t version = server_->version();
+  if (spec_.step_timeout <= 0 || server_->pushes_this_step() == 0 ||
+      step_timer_version_ == version) {
+    return;
+  }
+  step_timer_version_ = version;
+  step_timer_.expires_after(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(spec_.step_timeout)));
+  step_timer_.async_wait([this, version](const std::error_code& ec) {
+    if (!ec) OnStepTimeout(version);
+  });
+}
+
+void Service::OnStepTimeout(uint64_t version) {
+  if (stopping_ || server_->version() != version) return;
+  if (params_in_flight_ > 0) {  // the step may not change bytes being sent
+    step_timer_.expires_after(std::chrono::milliseconds(1));
+    step_timer_.async_wait([this, version](const std::error_code& ec) {
+      if (!ec) OnStepTimeout(version);
+    });
+    return;
+  }
+  ++timed_out_steps_;
+  if (server_->CloseStep()) OnNewVersion();
 }
 
 void Service::AnswerPush(Peer& peer, uint64_t id) {

@@ -113,6 +113,8 @@ class Trainer {
  private:
   Status Step(int64_t epoch, int64_t step, double* loss);
   void LogStep(int64_t epoch, double loss);
+  void LogEpoch(int64_t epoch, int64_t steps, double loss_sum);
+  int64_t NextStep() const;
   PsClient& AddClient(int server_rank);
   Status JoinServers(const std::vector<wire::KeySpec>& fingerprint);
   // Pull or push-pull with every server at once (Fanout).
@@ -219,44 +221,50 @@ Status Trainer::Join() {
   return Status::Ok();
 }
 
+// The global step this worker computes next. Sync: version v means v
+// global steps are done (a resumed server starts past 0; a straggler whose
+// push was dropped, --backup_workers, jumps ahead), so the worker computes
+// step v on the batch an uninterrupted run sees there. Async and ssp
+// versions count every push of every worker, so there the worker counts its
+// own steps.
+int64_t Trainer::NextStep() const {
+  return spec_.mode == ps::Mode::kSync ? static_cast<int64_t>(version_)
+                                       : progress_.steps;
+}
+
 Status Trainer::Train() {
   // Dropout draws differ per worker but repeat from run to run.
   torch::manual_seed(spec_.seed * 1000 + options_.rank);
   PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
   mirror_->ParamsToModel();
   progress_ = Progress{};
-  // Sync: version v means v global steps are done (a resumed server starts
-  // past 0), so this worker runs steps v .. total_steps - 1 on the batches an
-  // uninterrupted run would see there. Async and ssp versions count every
-  // push of every worker, not steps, so there workers start at step 0.
-  int64_t first_epoch = 0, first_step = 0;
-  if (spec_.mode == ps::Mode::kSync && version_ > 0) {
-    const int64_t done =
-        std::min<int64_t>(static_cast<int64_t>(version_), total_steps_);
-    progress_.steps = done;
-    first_epoch = done / sampler_->steps_per_epoch();
-    first_step = done % sampler_->steps_per_epoch();
-  }
   model_->train();
-  for (int64_t epoch = first_epoch; progress_.steps < total_steps_; ++epoch) {
-    double loss_sum = 0;
-    int64_t steps = epoch == first_epoch ? first_step : 0;
-    const int64_t epoch_start = steps;
-    for (; steps < sampler_->steps_per_epoch() && progress_.steps < total_steps_;
-         ++steps) {
-      double loss = 0;
-      PS_RETURN_IF_ERROR(Step(epoch, steps, &loss));
-      loss_sum += loss;
-      if (progress_.steps % spec_.log_interval == 0 ||
-          progress_.steps == total_steps_) {
-        LogStep(epoch, loss);
-      }
+  const int64_t per_epoch = sampler_->steps_per_epoch();
+  int64_t epoch = -1, epoch_steps = 0;
+  double loss_sum = 0;
+  for (int64_t step = NextStep(); step < total_steps_; step = NextStep()) {
+    if (step / per_epoch != epoch) {
+      if (epoch >= 0) LogEpoch(epoch, epoch_steps, loss_sum);
+      epoch = step / per_epoch;
+      epoch_steps = 0;
+      loss_sum = 0;
     }
-    log_->Emit("epoch", {{"epoch", epoch + 1},
-                         {"steps", steps - epoch_start},
-                         {"loss", loss_sum / std::max<int64_t>(1, steps - epoch_start)}});
+    double loss = 0;
+    PS_RETURN_IF_ERROR(Step(epoch, step % per_epoch, &loss));
+    loss_sum += loss;
+    ++epoch_steps;
+    if (progress_.steps % spec_.log_interval == 0 || NextStep() >= total_steps_) {
+      LogStep(epoch, loss);
+    }
   }
+  if (epoch >= 0) LogEpoch(epoch, epoch_steps, loss_sum);
   return Status::Ok();
+}
+
+void Trainer::LogEpoch(int64_t epoch, int64_t steps, double loss_sum) {
+  log_->Emit("epoch", {{"epoch", epoch + 1},
+                       {"steps", steps},
+                       {"loss", loss_sum / std::max<int64_t>(1, steps)}});
 }
 
 // Forward and backward on this worker's batch, then one push-pull.
@@ -284,7 +292,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss) {
 void Trainer::LogStep(int64_t epoch, double loss) {
   double wall = Seconds(Clock::now() - progress_.start);
   log_->Emit("step", {{"epoch", epoch + 1},
-                      {"step", progress_.steps},
+                      {"step", std::min(NextStep(), total_steps_)},
                       {"total_steps", total_steps_},
                       {"loss", loss},
                       {"version", version_},

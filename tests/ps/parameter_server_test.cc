@@ -25,7 +25,7 @@ std::vector<at::Tensor> Params() {
 // Service does: sync piece by piece into the accumulators, async into the
 // worker's buffer.
 void SetGrads(ParameterServer& ps, int w, float a, float b) {
-  if (ps.mode() == Mode::kAsync) {
+  if (ps.buffers_pushes()) {
     ps.grad_buffer(w)[0].fill_(a);
     ps.grad_buffer(w)[1].fill_(b);
     return;
@@ -140,6 +140,53 @@ TEST(ParameterServerTest, MomentumIsLibtorchs) {
   }
   EXPECT_TRUE(torch::equal(params[0], ref[0]));
   EXPECT_TRUE(torch::equal(params[1], ref[1]));
+}
+
+// --backup_workers 1 of 3: the step closes on the second push, averaging
+// those two; the third push, for a closed step, is dropped and counted.
+TEST(ParameterServerTest, BackupWorkersCloseTheStepWithoutTheLastAndDropIt) {
+  auto params = Params();
+  JobSpec spec = Spec(Mode::kSync, 3);
+  spec.backup_workers = 1;
+  ParameterServer ps(spec, params);
+  ASSERT_TRUE(ps.buffers_pushes());
+  SetGrads(ps, 2, 1.0f, 4.0f);
+  ASSERT_FALSE(*ps.Push(2, 0));
+  SetGrads(ps, 0, 3.0f, 0.0f);
+  auto closed = ps.Push(0, 0);
+  ASSERT_TRUE(closed.ok());
+  EXPECT_TRUE(*closed);
+  EXPECT_EQ(ps.version(), 1u);
+  // mean grads (2, 2) of workers 0 and 2, lr 0.5: p - 1.
+  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 0.0f);
+  EXPECT_FLOAT_EQ(params[1][0][0].item<float>(), 9.0f);
+
+  SetGrads(ps, 1, 100.0f, 100.0f);  // the straggler, computed on version 0
+  auto late = ps.Push(1, 0);
+  ASSERT_TRUE(late.ok());
+  EXPECT_FALSE(*late);
+  EXPECT_EQ(ps.dropped_pushes(), 1u);
+  EXPECT_EQ(ps.version(), 1u);
+  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 0.0f);  // not applied
+  EXPECT_EQ(ps.pushes_this_step(), 0);
+  // A push from the future is still an error.
+  EXPECT_EQ(ps.Push(1, 5).status().code(), StatusCode::kInvalidArgument);
+}
+
+// --step_timeout: the Service closes a step with the pushes it has.
+TEST(ParameterServerTest, CloseStepAveragesThePushesIn) {
+  auto params = Params();
+  JobSpec spec = Spec(Mode::kSync, 3);
+  spec.step_timeout = 1;
+  ParameterServer ps(spec, params);
+  EXPECT_FALSE(ps.CloseStep());  // nothing in: no step
+  SetGrads(ps, 1, 2.0f, 6.0f);
+  ASSERT_FALSE(*ps.Push(1, 0));
+  EXPECT_EQ(ps.MissingPushes(), (std::vector<int>{0, 2}));
+  EXPECT_TRUE(ps.CloseStep());
+  EXPECT_EQ(ps.version(), 1u);
+  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 0.0f);   // 1 - 0.5 * 2
+  EXPECT_FLOAT_EQ(params[1][0][0].item<float>(), 7.0f);  // 10 - 0.5 * 6
 }
 
 }  // namespace

@@ -194,12 +194,12 @@ TEST(FrameTest, ChecksMagicThenVersionThenType) {
 TEST(FrameTest, MsgTypeNames) {
   const char* names[] = {"hello", "error", "get_job",   "job_spec", "register",
                          "ack",   "pull",  "push_pull", "params",   "done",
-                         "push"};
+                         "push",  "server_info", "shard"};
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(t)), names[t - 1]);
   }
   EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(0)), "unknown");
-  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(12)), "unknown");
+  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(14)), "unknown");
 }
 
 }  // namespace

@@ -2,15 +2,20 @@
 // binary on this machine, sharing its cores; their output is merged line by
 // line.
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <sstream>
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
 #include "cluster/launcher.h"
 #include "net/listener.h"
+#include "report/rank_board.h"
 
 namespace pstrain::apps {
 
@@ -22,6 +27,7 @@ struct LaunchFlags {
   LocalFlags local;
   std::string checkpoint = "pstrain-model.pt";
   std::string device = "cpu";
+  bool live = false;  // a RankBoard on the terminal; the children send JSON
   // Benchmarks of stragglers: this rank sleeps delay_ms in every step.
   int delay_rank = -1;
   int delay_ms = 0;
@@ -49,8 +55,10 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads)
       "--threads", std::to_string(threads), "--timeout", Exact(f.local.timeout_seconds),
       "--log_prefix", "false"};
   if (!f.local.data_dir.empty()) a.insert(a.end(), {"--data_dir", f.local.data_dir});
-  if (f.local.json) a.push_back("--json");
-  if (f.local.quiet) a.push_back("--quiet");
+  // Live: the board draws from the children's events; their human lines
+  // would garble it.
+  if (f.local.json || f.live) a.push_back("--json");
+  if (f.local.quiet || f.live) a.push_back("--quiet");
   return a;
 }
 
@@ -91,6 +99,37 @@ std::vector<std::string> WorkArgs(const LaunchFlags& f, int rank, int threads) {
   return a;
 }
 
+// A live board only on a terminal that can move the cursor, and not --quiet.
+bool WantsLiveBoard(const LocalFlags& local) {
+  const char* term = std::getenv("TERM");
+  return !local.quiet && isatty(STDERR_FILENO) && term != nullptr &&
+         std::strcmp(term, "dumb") != 0;
+}
+
+int TerminalWidth() {
+  winsize size{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+    return size.ws_col;
+  }
+  return 80;
+}
+
+// Routes the children's lines to `board`: JSON events draw their rows (and
+// pass on to stdout with --json), everything else prints above the rows.
+void AttachBoard(report::RankBoard* board, bool json, cluster::LaunchOptions* o) {
+  o->on_line = [board, json](size_t child, bool from_stderr, const std::string& line) {
+    if (!from_stderr) {
+      auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (event.is_object() && event.contains("event")) {
+        if (json) std::cout << line << std::endl;
+        board->Event(child, event);
+        return;
+      }
+    }
+    board->Line(child, line);
+  };
+}
+
 int Launch(LaunchFlags& f) {
   Status s = ResolveWorld(&f.world, "launch");
   if (s.ok()) s = FinishJobSpec(&f.job, f.world.world.world_size, f.world.world.num_servers);
@@ -104,6 +143,7 @@ int Launch(LaunchFlags& f) {
   }
   const int threads = f.local.threads > 0 ? f.local.threads
                                           : cluster::ThreadsPerProcess(w.world_size);
+  f.live = WantsLiveBoard(f.local);
   cluster::LaunchOptions o;
   o.prefix_stdout = !f.local.json;  // JSON lines carry their rank already
   for (int r = 0; r < w.num_servers; ++r) {
@@ -112,6 +152,10 @@ int Launch(LaunchFlags& f) {
   for (int r = w.num_servers; r < w.world_size; ++r) {
     o.children.push_back({WorkArgs(f, r, threads), "rank " + std::to_string(r)});
   }
+  std::vector<std::string> labels;
+  for (const auto& child : o.children) labels.push_back(child.label);
+  report::RankBoard board({&std::cerr, TerminalWidth(), nullptr}, labels);
+  if (f.live) AttachBoard(&board, f.local.json, &o);
   auto status = cluster::RunChildren(o);
   if (!status.ok()) return Fail(*log, status.status());
   return *status;

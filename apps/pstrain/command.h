@@ -15,6 +15,8 @@ struct Command {
   const char* name;
   const char* help;
   RunFn (*setup)(CLI::App* sub);
+  /// Whether the subcommand takes --config and --print_config.
+  bool configurable = true;
 };
 
 RunFn SetupServe(CLI::App* sub);
@@ -22,5 +24,8 @@ RunFn SetupWork(CLI::App* sub);
 RunFn SetupLaunch(CLI::App* sub);
 RunFn SetupEval(CLI::App* sub);
 RunFn SetupBench(CLI::App* sub);
+RunFn SetupRun(CLI::App* sub);
+RunFn SetupCompletions(CLI::App* sub);
+RunFn SetupMan(CLI::App* sub);
 
 }  // namespace pstrain::apps

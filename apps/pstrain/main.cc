@@ -6,7 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/pstrain/command.h"
-#include "wire/frame.h"
+#include "apps/pstrain/config_flags.h"
+#include "apps/pstrain/version.h"
 
 namespace pstrain::apps {
 namespace {
@@ -17,17 +18,24 @@ const Command kCommands[] = {
     {"launch", "Run one server and world_size-1 workers on this machine", SetupLaunch},
     {"eval", "Score a saved model on the test set", SetupEval},
     {"bench", "Measure the wire and training against the machine's limits", SetupBench},
+    {"run", "Serve or work by rank, from --rank or a launcher's environment "
+            "(torchrun, Open MPI, Slurm)", SetupRun},
+    {"completions", "Print the completion script for bash, zsh or fish",
+     SetupCompletions, false},
+    {"man", "Print the man page of pstrain or of one subcommand", SetupMan, false},
 };
 
 int Main(int argc, char** argv) {
   CLI::App app{"pstrain: parameter-server training for PyTorch models", "pstrain"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("pstrain 0.1.0 (protocol ") +
-                                        std::to_string(wire::kWireVersion) + ")");
+  app.set_version_flag("--version", VersionText,
+                       "Print pstrain's, the protocol's and libtorch's "
+                       "versions and whether CUDA is available");
   std::vector<std::pair<CLI::App*, RunFn>> subs;
   for (const Command& c : kCommands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     subs.emplace_back(sub, c.setup(sub));
+    if (c.configurable) AddConfigFlags(sub);
   }
   try {
     app.parse(argc, argv);
@@ -41,6 +49,7 @@ int Main(int argc, char** argv) {
     std::cerr << "pstrain: error: " << e.what() << " (see pstrain --help)\n";
     return 2;
   }
+  if (PrintConfigIfAsked(app, std::cout)) return 0;
   for (auto& [sub, run] : subs) {
     if (sub->parsed()) return run();
   }

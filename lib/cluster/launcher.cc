@@ -201,15 +201,26 @@ class ChildGroup {
   bool killed_ = false;
 };
 
+// A relay to options.on_line when set, else to `stream` with `prefix`.
+LineRelay MakeRelay(const LaunchOptions& options, size_t child, bool from_stderr,
+                    std::ostream* stream, const std::string& prefix) {
+  if (!options.on_line) return LineRelay(stream, prefix);
+  auto on_line = options.on_line;
+  return LineRelay([on_line, child, from_stderr](const std::string& line) {
+    on_line(child, from_stderr, line);
+  });
+}
+
 ChildGroup::ChildGroup(const LaunchOptions& options, SignalPipe* signals)
     : options_(options), signals_(signals) {
-  for (const ChildSpec& spec : options.children) {
+  for (size_t i = 0; i < options.children.size(); ++i) {
+    const ChildSpec& spec = options.children[i];
     std::string prefix = "[" + spec.label + "] ";
     children_.push_back(Child{
         &spec, -1,
-        Stream{Fd(),
-               LineRelay(options.out, options.prefix_stdout ? prefix : "")},
-        Stream{Fd(), LineRelay(options.err, prefix)}});
+        Stream{Fd(), MakeRelay(options, i, false, options.out,
+                               options.prefix_stdout ? prefix : "")},
+        Stream{Fd(), MakeRelay(options, i, true, options.err, prefix)}});
   }
 }
 
@@ -317,9 +328,14 @@ void ChildGroup::ReapExited() {
     if (ExitCode(status) == 0 || first_failure_ != 0)
       continue;
     first_failure_ = ExitCode(status);
-    *options_.err << "pstrain launch: " << c.spec->label << " "
-                  << Describe(status) << "; stopping the others\n";
-    options_.err->flush();
+    const std::string message = "pstrain launch: " + c.spec->label + " " +
+                                Describe(status) + "; stopping the others";
+    if (options_.on_line) {
+      options_.on_line(children_.size(), true, message);
+    } else {
+      *options_.err << message << "\n";
+      options_.err->flush();
+    }
     BeginTeardown();
   }
 }

@@ -3,6 +3,7 @@
 // machine, relays their output line by line, forwards SIGINT/SIGTERM, and
 // tears the whole group down when one child fails. POSIX only.
 
+#include <functional>
 #include <iostream>
 #include <ostream>
 #include <string>
@@ -30,6 +31,12 @@ struct LaunchOptions {
   std::ostream* out = &std::cout;
   /// Receives the children's stderr lines. Borrowed for the call.
   std::ostream* err = &std::cerr;
+  /// When set, receives every whole line instead of out and err: the
+  /// child's index in `children`, whether the line came from its stderr, and
+  /// the line without prefix or '\n'. RunChildren's own messages come with
+  /// index children.size(). Called on RunChildren's thread. Default: unset.
+  std::function<void(size_t child, bool from_stderr, const std::string& line)>
+      on_line;
   /// Seconds between SIGTERM and SIGKILL when tearing the others down.
   /// Default: 5.
   double kill_grace_seconds = 5;

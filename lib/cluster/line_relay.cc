@@ -8,8 +8,18 @@ namespace pstrain::cluster {
 
 LineRelay::LineRelay(std::ostream* sink, std::string prefix,
                      size_t max_line_bytes)
-    : sink_(sink), prefix_(std::move(prefix)), max_line_bytes_(max_line_bytes) {
-  PS_CHECK(sink_ != nullptr && max_line_bytes_ > 0);
+    : max_line_bytes_(max_line_bytes) {
+  PS_CHECK(sink != nullptr && max_line_bytes_ > 0);
+  sink_ = [sink, prefix = std::move(prefix)](const std::string& line) {
+    *sink << prefix << line << '\n';
+    sink->flush();
+  };
+}
+
+LineRelay::LineRelay(std::function<void(const std::string&)> sink,
+                     size_t max_line_bytes)
+    : sink_(std::move(sink)), max_line_bytes_(max_line_bytes) {
+  PS_CHECK(sink_ && max_line_bytes_ > 0);
 }
 
 void LineRelay::Feed(const char* data, size_t size) {
@@ -38,10 +48,7 @@ void LineRelay::Finish() {
 }
 
 void LineRelay::WriteLine(size_t begin, size_t size) {
-  *sink_ << prefix_;
-  sink_->write(pending_.data() + begin, static_cast<std::streamsize>(size));
-  *sink_ << '\n';
-  sink_->flush();
+  sink_(pending_.substr(begin, size));
 }
 
 }  // namespace pstrain::cluster

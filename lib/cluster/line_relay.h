@@ -5,6 +5,7 @@
 // thread-safe: one thread feeds all relays of an ostream.
 
 #include <cstddef>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -16,6 +17,9 @@ class LineRelay {
   /// (without the prefix) are cut into lines of that length.
   LineRelay(std::ostream* sink, std::string prefix,
             size_t max_line_bytes = 64 * 1024);
+  /// Hands each line, without prefix or '\n', to `sink` instead.
+  explicit LineRelay(std::function<void(const std::string&)> sink,
+                     size_t max_line_bytes = 64 * 1024);
 
   /// Appends `size` bytes and writes every line they complete, as
   /// prefix + line + '\n'.
@@ -27,8 +31,7 @@ class LineRelay {
  private:
   void WriteLine(size_t begin, size_t size);
 
-  std::ostream* sink_;
-  std::string prefix_;
+  std::function<void(const std::string&)> sink_;
   size_t max_line_bytes_;
   std::string pending_;
 };

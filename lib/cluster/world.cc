@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <initializer_list>
 
 #include "util/check.h"
 
@@ -30,10 +31,17 @@ Status ParseInt(const Env& env, const std::string& name, int* value) {
   return Status::Ok();
 }
 
-// Parses `name`, else `fallback` (Slurm's name for the same value).
-Status ParseIntOr(const Env& env, const std::string& name,
-                  const std::string& fallback, int* value) {
-  return ParseInt(env, env.count(name) ? name : fallback, value);
+// Parses the first of `names` that is set. The order is the launchers'
+// precedence: torchrun's, then Open MPI's, then Slurm's. Open MPI comes before
+// Slurm because mpirun inside an sbatch script inherits the batch step's
+// SLURM_PROCID (0 for every process) while OMPI_COMM_WORLD_RANK is its own.
+Status ParseFirst(const Env& env, std::initializer_list<const char*> names,
+                  int* value) {
+  for (const char* name : names) {
+    if (env.count(name))
+      return ParseInt(env, name, value);
+  }
+  return Status::Ok();
 }
 
 Status CheckSizes(const World& w) {
@@ -93,19 +101,44 @@ Status CheckMaster(const World& w) {
 Status ApplyLauncherEnv(const Env& env, const GivenFlags& given, World* world) {
   PS_CHECK(world != nullptr);
   if (!given.rank) {
-    PS_RETURN_IF_ERROR(ParseIntOr(env, "RANK", "SLURM_PROCID", &world->rank));
+    PS_RETURN_IF_ERROR(ParseFirst(
+        env, {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}, &world->rank));
   }
   if (!given.world_size) {
     PS_RETURN_IF_ERROR(
-        ParseIntOr(env, "WORLD_SIZE", "SLURM_NTASKS", &world->world_size));
+        ParseFirst(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"},
+                   &world->world_size));
   }
   if (!given.master_port) {
     PS_RETURN_IF_ERROR(ParseInt(env, "MASTER_PORT", &world->master_port));
   }
+  if (given.master_addr)
+    return Status::Ok();
   auto addr = env.find("MASTER_ADDR");
-  if (!given.master_addr && addr != env.end())
+  auto nodes = env.find("SLURM_JOB_NODELIST");
+  if (addr != env.end()) {
     world->master_addr = addr->second;
+  } else if (nodes != env.end()) {
+    PS_ASSIGN_OR_RETURN(world->master_addr, FirstSlurmHost(nodes->second));
+  }
   return Status::Ok();
+}
+
+Result<std::string> FirstSlurmHost(const std::string& nodelist) {
+  // The first host ends at the first ',' outside brackets; a bracket holds
+  // its index ranges, whose first number is the first host's.
+  const size_t cut = nodelist.find_first_of(",[");
+  std::string host = nodelist.substr(0, cut);
+  if (cut != std::string::npos && nodelist[cut] == '[' && !host.empty()) {
+    const size_t end = nodelist.find_first_of(",-]", cut + 1);
+    if (end == std::string::npos || end == cut + 1) host.clear();
+    else host += nodelist.substr(cut + 1, end - cut - 1);
+  }
+  if (host.empty()) {
+    return InvalidArgument("SLURM_JOB_NODELIST='" + nodelist +
+                           "' names no host");
+  }
+  return host;
 }
 
 Status ValidateWorld(const World& world, const std::string& role) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "util/result.h"
 #include "util/status.h"
 
 namespace pstrain::cluster {
@@ -38,15 +39,25 @@ struct GivenFlags {
 };
 
 /// Fills the fields not in `given` from a launcher's environment `env`
-/// (the library never reads the environment; apps pass EnvironmentMap):
-/// torchrun's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, and Slurm's
-/// SLURM_PROCID, SLURM_NTASKS where RANK, WORLD_SIZE are absent. A variable
-/// that is absent leaves its field as it is.
+/// (the library never reads the environment; apps pass EnvironmentMap).
+/// Each field takes the first variable that is set, in this order:
+///   rank:        RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID
+///   world_size:  WORLD_SIZE, OMPI_COMM_WORLD_SIZE, SLURM_NTASKS
+///   master_addr: MASTER_ADDR, the first host of SLURM_JOB_NODELIST
+///   master_port: MASTER_PORT
+/// (torchrun, then Open MPI, then Slurm: mpirun inside an sbatch script
+/// inherits the batch step's SLURM_PROCID). Where none is set the field is
+/// left as it is.
 /// Returns kInvalidArgument naming the variable when a number does not parse:
 /// "RANK='x' is not a number", "MASTER_PORT='99999999999' is out of range".
 [[nodiscard]] Status ApplyLauncherEnv(
     const std::map<std::string, std::string>& env, const GivenFlags& given,
     World* world);
+
+/// The first host of a Slurm node list: "node[07-09,12],gpu1" -> "node07",
+/// "a,b" -> "a". kInvalidArgument naming SLURM_JOB_NODELIST when it names
+/// no host ("", "[1-2]").
+Result<std::string> FirstSlurmHost(const std::string& nodelist);
 
 /// Checks `world` for a process of `role`: "server", "worker", or "launch"
 /// (which has no rank of its own, so rank is not checked). Requires

@@ -9,7 +9,9 @@ packages="cmake g++ make libtorch-dev libasio-dev nlohmann-json3-dev libcli11-de
   zlib1g-dev libopenblas0-pthread dataset-fashion-mnist"
 if [ "${1:-}" = "--test" ]; then
   # python3-torch: a test reads our checkpoints with Python's torch.load.
-  packages="$packages libgtest-dev python3-torch"
+  # zsh, fish: syntax checks of the completions; mandoc, groff: of the man
+  # pages; tmux: the progress bars on a real terminal.
+  packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux"
 fi
 missing=""
 for p in $packages; do

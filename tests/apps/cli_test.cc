@@ -38,7 +38,8 @@ TEST(CliTest, HelpCompletionAndManPageListTheSameSubcommands) {
   auto r = RunPstrain({"--help"}, 30);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto names = Subcommands(r.out);
-  EXPECT_EQ(names, (std::vector<std::string>{"serve", "work", "launch", "eval", "bench"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"serve", "work", "launch", "eval", "bench",
+                                             "run", "completions", "man"}));
   const std::string completion = ReadSource("completions/pstrain.bash");
   const std::string man = ReadSource("man/pstrain.1");
   for (const auto& name : names) {
@@ -51,6 +52,14 @@ TEST(CliTest, VersionNamesTheProtocol) {
   auto r = RunPstrain({"--version"}, 30);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 1)"), std::string::npos) << r.out;
+}
+
+TEST(CliTest, VersionNamesLibtorchAndCuda) {
+  auto r = RunPstrain({"--version"}, 30);
+  EXPECT_EQ(r.exit_code, 0);
+  // Debian's libtorch is CPU-only.
+  EXPECT_NE(r.out.find("\nlibtorch 1.13"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", CUDA available: no\n"), std::string::npos) << r.out;
 }
 
 }  // namespace

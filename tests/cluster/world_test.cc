@@ -89,6 +89,56 @@ TEST(ApplyLauncherEnvTest, SlurmVariablesAreAFallback) {
   EXPECT_EQ(world.rank, 1);
 }
 
+TEST(ApplyLauncherEnvTest, OpenMpiVariables) {
+  World world;
+  Env env = {{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"}};
+  ASSERT_TRUE(ApplyLauncherEnv(env, GivenFlags(), &world).ok());
+  EXPECT_EQ(world.rank, 2);
+  EXPECT_EQ(world.world_size, 4);
+  EXPECT_EQ(world.master_addr, "localhost");
+}
+
+// mpirun inside an sbatch script: every process inherits SLURM_PROCID=0, and
+// only Open MPI's variables tell the processes apart.
+TEST(ApplyLauncherEnvTest, OpenMpiWinsOverSlurmAndTorchrunOverBoth) {
+  World world;
+  Env env = {{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+             {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}};
+  ASSERT_TRUE(ApplyLauncherEnv(env, GivenFlags(), &world).ok());
+  EXPECT_EQ(world.rank, 2);
+  EXPECT_EQ(world.world_size, 4);
+  env["RANK"] = "3";
+  env["WORLD_SIZE"] = "5";
+  ASSERT_TRUE(ApplyLauncherEnv(env, GivenFlags(), &world).ok());
+  EXPECT_EQ(world.rank, 3);
+  EXPECT_EQ(world.world_size, 5);
+}
+
+TEST(ApplyLauncherEnvTest, SlurmNodeListNamesTheMaster) {
+  World world;
+  Env env = {{"SLURM_JOB_NODELIST", "gpu[07-09,12],cpu1"}};
+  ASSERT_TRUE(ApplyLauncherEnv(env, GivenFlags(), &world).ok());
+  EXPECT_EQ(world.master_addr, "gpu07");
+  env["MASTER_ADDR"] = "10.0.0.1";
+  ASSERT_TRUE(ApplyLauncherEnv(env, GivenFlags(), &world).ok());
+  EXPECT_EQ(world.master_addr, "10.0.0.1");
+  GivenFlags given;
+  given.master_addr = true;
+  world.master_addr = "flag";
+  ASSERT_TRUE(ApplyLauncherEnv(env, given, &world).ok());
+  EXPECT_EQ(world.master_addr, "flag");
+}
+
+TEST(FirstSlurmHostTest, Forms) {
+  EXPECT_EQ(*FirstSlurmHost("node1"), "node1");
+  EXPECT_EQ(*FirstSlurmHost("a,b"), "a");
+  EXPECT_EQ(*FirstSlurmHost("n[3-5]"), "n3");
+  EXPECT_EQ(*FirstSlurmHost("n[010,2]x"), "n010");
+  EXPECT_EQ(FirstSlurmHost("").status().message(),
+            "SLURM_JOB_NODELIST='' names no host");
+  EXPECT_FALSE(FirstSlurmHost("[1-2]").ok());
+}
+
 TEST(ApplyLauncherEnvTest, RejectsNonNumbers) {
   World world;
   EXPECT_EQ(Message(ApplyLauncherEnv({{"RANK", "x"}}, GivenFlags(), &world)),

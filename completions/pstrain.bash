@@ -8,19 +8,19 @@ _pstrain() {
       pstrain_serve|pstrain_work|pstrain_launch|pstrain_eval|pstrain_bench|pstrain_bench_wire|pstrain_bench_train|pstrain_run|pstrain_completions|pstrain_man) cmd=${cmd}_$w ;;
     esac
   done
-  case "  --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --step_timeout --data_dir --threads --timeout --checkpoint --resume --config --device --sizes --workers --op --seconds --modes --steps " in
+  case "  --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --step_timeout --data_dir --threads --timeout --checkpoint --resume --config --device --sizes --workers --op --seconds --modes --steps " in
     *" $prev "*) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case $cmd in
     pstrain) words='serve work launch eval bench run completions man --help --version' ;;
-    pstrain_serve) words='--help --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --step_timeout --data_dir --threads --timeout --json --quiet --checkpoint --resume --config --print_config' ;;
+    pstrain_serve) words='--help --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --step_timeout --data_dir --threads --timeout --json --quiet --checkpoint --resume --config --print_config' ;;
     pstrain_work) words='--help --rank --world_size --master_addr --master_port --num_servers --data_dir --threads --timeout --json --quiet --device --config --print_config' ;;
-    pstrain_launch) words='--help --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --step_timeout --data_dir --threads --timeout --json --quiet --checkpoint --device --config --print_config' ;;
+    pstrain_launch) words='--help --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --step_timeout --data_dir --threads --timeout --json --quiet --checkpoint --device --config --print_config' ;;
     pstrain_eval) words='--help --checkpoint --model --dataset --data_dir --threads --timeout --json --quiet --config --print_config' ;;
     pstrain_bench) words='wire train --help' ;;
     pstrain_bench_wire) words='--help --sizes --workers --op --seconds --json --config --print_config' ;;
     pstrain_bench_train) words='--help --model --dataset --modes --world_size --steps --batch_size --data_dir --lr --momentum --seed --threads --timeout --json --config --print_config' ;;
-    pstrain_run) words='--help --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --step_timeout --data_dir --threads --timeout --json --quiet --checkpoint --resume --device --config --print_config' ;;
+    pstrain_run) words='--help --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --step_timeout --data_dir --threads --timeout --json --quiet --checkpoint --resume --device --config --print_config' ;;
     pstrain_completions) words='--help' ;;
     pstrain_man) words='--help' ;;
   esac

@@ -85,6 +85,7 @@ std::vector<std::string> ServeArgs(const LaunchFlags& f, int rank, int threads) 
                      "--slice_bytes", std::to_string(s.slice_bytes),
                      "--backup_workers", std::to_string(s.backup_workers),
                      "--step_timeout", Exact(s.step_timeout),
+                     "--server_threads", std::to_string(s.server_threads),
                      "--checkpoint", f.checkpoint});
   if (s.nesterov) a.push_back("--nesterov");
   return a;

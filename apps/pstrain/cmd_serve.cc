@@ -70,7 +70,7 @@ Status SaveModel(const std::string& path, models::Model& model,
                          {"dataset", spec.dataset}};
   PS_RETURN_IF_ERROR(ps::SaveCheckpoint(path, NamedParameters(model), meta));
   if (spec.num_servers > 1) return Status::Ok();
-  return ps::SaveOptimizerState(path, server.optimizer());
+  return ps::SaveOptimizerState(path, server.optimizers());
 }
 
 // --resume: the saved parameters, optimizer state and version. Any mismatch
@@ -81,7 +81,7 @@ Status Resume(const std::string& path, models::Model& model,
   auto meta = ps::LoadCheckpointMeta(path);
   Status s = tensors.ok() ? meta.status() : tensors.status();
   if (s.ok()) s = ps::LoadIntoParameters(*tensors, NamedParameters(model), path);
-  if (s.ok()) s = ps::LoadOptimizerState(path, server.optimizer());
+  if (s.ok()) s = ps::LoadOptimizerState(path, server.optimizers());
   if (s.ok() && !(meta->contains("version") && (*meta)["version"].is_number_unsigned())) {
     s = InvalidArgument(ps::CheckpointMetaPath(path) + " has no \"version\"");
   }

@@ -58,12 +58,20 @@ std::string OptimizerStatePath(const std::string& path) {
 }
 
 Status SaveOptimizerState(const std::string& checkpoint_path,
-                          torch::optim::Optimizer& optimizer) {
+                          const std::vector<torch::optim::Optimizer*>& optimizers) {
   const std::string path = OptimizerStatePath(checkpoint_path);
   std::ostringstream bytes;
   try {
     torch::serialize::OutputArchive archive;
-    optimizer.save(archive);
+    if (optimizers.size() == 1) {
+      optimizers[0]->save(archive);
+    } else {
+      for (size_t i = 0; i < optimizers.size(); ++i) {
+        torch::serialize::OutputArchive group;
+        optimizers[i]->save(group);
+        archive.write("group" + std::to_string(i), group);
+      }
+    }
     archive.save_to(bytes);
   } catch (const std::exception& e) {
     std::string what = e.what();
@@ -74,14 +82,22 @@ Status SaveOptimizerState(const std::string& checkpoint_path,
 }
 
 Status LoadOptimizerState(const std::string& checkpoint_path,
-                          torch::optim::Optimizer& optimizer) {
+                          const std::vector<torch::optim::Optimizer*>& optimizers) {
   const std::string path = OptimizerStatePath(checkpoint_path);
   PS_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   try {
     std::istringstream in(bytes);
     torch::serialize::InputArchive archive;
     archive.load_from(in);
-    optimizer.load(archive);
+    if (optimizers.size() == 1) {
+      optimizers[0]->load(archive);
+    } else {
+      for (size_t i = 0; i < optimizers.size(); ++i) {
+        torch::serialize::InputArchive group;
+        archive.read("group" + std::to_string(i), group);
+        optimizers[i]->load(group);
+      }
+    }
   } catch (const std::exception& e) {
     std::string what = e.what();
     return Corruption(path + ": not this optimizer's state (" +

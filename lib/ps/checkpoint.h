@@ -45,17 +45,20 @@ Result<nlohmann::json> LoadCheckpointMeta(const std::string& checkpoint_path);
 /// (".pt" or ".pth" replaced, otherwise ".optim.pt" appended).
 std::string OptimizerStatePath(const std::string& checkpoint_path);
 
-/// Writes `optimizer`'s state (momentum buffers, Adam moments and step
+/// Writes the optimizers' state (momentum buffers, Adam moments and step
 /// counts, param groups) to OptimizerStatePath(checkpoint_path) with
-/// libtorch's serialization. kIOError naming the path.
+/// libtorch's serialization: one optimizer's archive as it is, several (a
+/// server's groups of keys, --server_threads) as sub-archives "group0",
+/// "group1", ... kIOError naming the path.
 Status SaveOptimizerState(const std::string& checkpoint_path,
-                          torch::optim::Optimizer& optimizer);
+                          const std::vector<torch::optim::Optimizer*>& optimizers);
 
-/// Restores state written by SaveOptimizerState into `optimizer`, which must
-/// be of the same class over parameters of the same count and shapes.
-/// kNotFound naming a missing file; kCorruption naming the file otherwise.
+/// Restores state written by SaveOptimizerState into `optimizers`, which
+/// must be as many, of the same class, over parameters of the same count and
+/// shapes. kNotFound naming a missing file; kCorruption naming the file
+/// otherwise.
 Status LoadOptimizerState(const std::string& checkpoint_path,
-                          torch::optim::Optimizer& optimizer);
+                          const std::vector<torch::optim::Optimizer*>& optimizers);
 
 /// Copies `tensors` (a checkpoint read from `path`) into `named_params`, by
 /// name, without recording gradients. kInvalidArgument naming `path` and the

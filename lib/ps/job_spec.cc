@@ -72,6 +72,7 @@ Status ValidateJobSpec(const JobSpec& s) {
   if (!staleness_lr.ok()) return staleness_lr.status();
   if (s.staleness < 0) return bad("staleness", std::to_string(s.staleness), ">= 0");
   if (s.slice_bytes == 0) return bad("slice_bytes", "0", "> 0");
+  if (s.server_threads < 1) return bad("server_threads", std::to_string(s.server_threads), ">= 1");
   if (s.backup_workers < 0 || s.backup_workers >= std::max(1, s.num_workers())) {
     return bad("backup_workers", std::to_string(s.backup_workers),
                "0.." + std::to_string(std::max(0, s.num_workers() - 1)) +
@@ -115,6 +116,7 @@ nlohmann::json ToJson(const JobSpec& s) {
           {"slice_bytes", s.slice_bytes},
           {"backup_workers", s.backup_workers},
           {"step_timeout", s.step_timeout},
+          {"server_threads", s.server_threads},
           {"server_addrs", s.server_addrs}};
 }
 
@@ -148,6 +150,7 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.slice_bytes = j.at("slice_bytes").get<uint64_t>();
     s.backup_workers = j.at("backup_workers").get<int>();
     s.step_timeout = j.at("step_timeout").get<double>();
+    s.server_threads = j.at("server_threads").get<int>();
     s.server_addrs = j.at("server_addrs").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("job spec: ") + e.what());

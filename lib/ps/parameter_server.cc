@@ -29,6 +29,28 @@ void Reduce(void* acc, const void* data, uint64_t n, int arrival, int count) {
   }
 }
 
+// --server_threads: keys in `groups` sets of about equal bytes, largest
+// first to the lightest set (LPT), each set in key order.
+std::vector<std::vector<at::Tensor>> GroupKeys(const std::vector<at::Tensor>& params,
+                                               int groups) {
+  groups = std::max(1, std::min<int>(groups, static_cast<int>(params.size())));
+  std::vector<size_t> order(params.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return params[a].nbytes() > params[b].nbytes();
+  });
+  std::vector<uint64_t> bytes(groups, 0);
+  std::vector<int> group_of(params.size());
+  for (size_t k : order) {
+    const auto lightest = std::min_element(bytes.begin(), bytes.end()) - bytes.begin();
+    group_of[k] = static_cast<int>(lightest);
+    bytes[lightest] += params[k].nbytes();
+  }
+  std::vector<std::vector<at::Tensor>> out(groups);
+  for (size_t k = 0; k < params.size(); ++k) out[group_of[k]].push_back(params[k]);
+  return out;
+}
+
 }  // namespace
 
 ParameterServer::ParameterServer(const JobSpec& spec,
@@ -36,11 +58,18 @@ ParameterServer::ParameterServer(const JobSpec& spec,
     : spec_(spec),
       num_workers_(spec.num_workers()),
       params_(std::move(params)),
-      optimizer_(MakeOptimizer(spec, params_)),
       schedule_versions_(ScheduleVersions(spec)),
       staleness_histogram_(kMaxStaleness + 1, 0),
       quorum_(spec.num_workers() - spec.backup_workers) {
   PS_CHECK(num_workers_ >= 1) << "no workers in world_size " << spec.world_size;
+  for (auto& group : GroupKeys(params_, spec.server_threads)) {
+    optimizers_.push_back(MakeOptimizer(spec, std::move(group)));
+    optimizer_ptrs_.push_back(optimizers_.back().get());
+  }
+  stepper_ = std::make_unique<Fanout>(static_cast<int>(optimizers_.size()), [this](int i) {
+    optimizers_[i]->step();
+    return Status::Ok();
+  });
   auto schedule = ParseLrSchedule(spec.lr_schedule);
   PS_CHECK(schedule.ok()) << schedule.status().message();
   schedule_ = *schedule;
@@ -172,8 +201,9 @@ void ParameterServer::set_version(uint64_t version) {
 }
 
 void ParameterServer::Step(double lr_scale) {
-  SetLr(*optimizer_, ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_) * lr_scale);
-  optimizer_->step();
+  const double lr = ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_) * lr_scale;
+  for (auto& o : optimizers_) SetLr(*o, lr);
+  PS_CHECK(stepper_->Run().ok());
   ++version_;
 }
 

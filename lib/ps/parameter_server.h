@@ -24,7 +24,9 @@
 //          A push for an older version arrives after its step closed: it is
 //          dropped and counted (dropped_pushes).
 // The optimizer is libtorch's own (ps/optimizer.h), fed the (averaged)
-// gradient. Before each step every param group's lr is set to the
+// gradient. With --server_threads T the keys are split into T groups of
+// about equal bytes, each with its own optimizer, stepped in parallel on T
+// threads: a key only ever by its group's thread, and no lock is shared. Before each step every param group's lr is set to the
 // --lr_schedule's value at the current version, times (async, ssp) the
 // --staleness_lr factor of the push's staleness (version() minus the version
 // it was computed on).
@@ -38,6 +40,7 @@
 
 #include "ps/job_spec.h"
 #include "ps/optimizer.h"
+#include "util/fanout.h"
 #include "util/result.h"
 
 namespace pstrain::ps {
@@ -57,9 +60,11 @@ class ParameterServer {
   uint64_t version() const { return version_; }
   const std::vector<at::Tensor>& params() const { return params_; }
 
-  /// The optimizer stepping params(), to save or restore its state
-  /// (ps/checkpoint.h). Lives as long as this server.
-  torch::optim::Optimizer& optimizer() { return *optimizer_; }
+  /// The optimizers stepping params(), one per group of keys, to save or
+  /// restore their state (ps/checkpoint.h). Live as long as this server.
+  const std::vector<torch::optim::Optimizer*>& optimizers() const {
+    return optimizer_ptrs_;
+  }
 
   /// Resume: continues from `version` (the lr schedule and the workers'
   /// steps follow it). REQUIRES: before any push.
@@ -127,7 +132,9 @@ class ParameterServer {
   JobSpec spec_;
   int num_workers_;
   std::vector<at::Tensor> params_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers_;
+  std::vector<torch::optim::Optimizer*> optimizer_ptrs_;
+  std::unique_ptr<Fanout> stepper_;  // steps the optimizers in parallel
   LrSchedule schedule_;
   int64_t schedule_versions_;
   StalenessLr staleness_lr_;

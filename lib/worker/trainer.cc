@@ -12,7 +12,7 @@
 #include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"
 #include "util/resources.h"
-#include "worker/fanout.h"
+#include "util/fanout.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::worker {

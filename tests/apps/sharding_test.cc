@@ -59,6 +59,28 @@ INSTANTIATE_TEST_SUITE_P(
              "_servers";
     });
 
+// --server_threads: each server steps disjoint groups of keys in parallel;
+// the result is bit for bit that of one thread, with two servers too.
+TEST(ShardingTest, ServerThreadsComputeWhatOneThreadComputes) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  auto run = [&](int servers, int threads, const std::string& out) {
+    auto r = RunPstrain({"launch", "--world_size", std::to_string(servers + 2),
+                         "--num_servers", std::to_string(servers), "--server_threads",
+                         std::to_string(threads), "--model", "mlp", "--optimizer", "adam",
+                         "--lr", "0.001", "--batch_size", "8", "--max_steps", "10",
+                         "--master_port", "0", "--data_dir", dir.path(), "--json",
+                         "--checkpoint", dir.File(out)},
+                        120);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  };
+  run(1, 1, "one.pt");
+  run(1, 3, "three.pt");
+  run(2, 2, "two_by_two.pt");
+  EXPECT_EQ(MaxAbsDiff(dir.File("one.pt"), dir.File("three.pt")), 0.0);
+  EXPECT_LT(MaxAbsDiff(dir.File("one.pt"), dir.File("two_by_two.pt")), 1e-6);
+}
+
 TEST(ShardingTest, ServersRunAsSeparateProcesses) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);

@@ -68,14 +68,14 @@ TEST(CheckpointTest, OptimizerStateRoundTripRestoresAdam) {
     opt.step();
   };
   for (int i = 0; i < 3; ++i) step(a, adam_a, 10 + i);
-  ASSERT_TRUE(SaveOptimizerState(dir.File("m.pt"), adam_a).ok());
+  ASSERT_TRUE(SaveOptimizerState(dir.File("m.pt"), {&adam_a}).ok());
   {
     torch::NoGradGuard no_grad;
     b->weight.copy_(a->weight);
     b->bias.copy_(a->bias);
   }
   torch::optim::Adam adam_b(b->parameters(), torch::optim::AdamOptions(0.1));
-  Status s = LoadOptimizerState(dir.File("m.pt"), adam_b);
+  Status s = LoadOptimizerState(dir.File("m.pt"), {&adam_b});
   ASSERT_TRUE(s.ok()) << s.ToString();
   step(a, adam_a, 20);
   step(b, adam_b, 20);
@@ -94,11 +94,37 @@ TEST(CheckpointTest, OptimizerStateRoundTripRestoresAdam) {
   EXPECT_FALSE(torch::allclose(a->weight, c->weight));
 }
 
+// A server with --server_threads has one optimizer per group of keys.
+TEST(CheckpointTest, SeveralOptimizersRoundTripAsGroups) {
+  ScratchDir dir;
+  torch::manual_seed(2);
+  torch::nn::Linear a(4, 3), b(4, 3);
+  torch::optim::SGD w(std::vector<at::Tensor>{a->weight}, torch::optim::SGDOptions(0.1).momentum(0.9));
+  torch::optim::Adam bias(std::vector<at::Tensor>{a->bias}, torch::optim::AdamOptions(0.1));
+  a->forward(torch::randn({5, 4})).pow(2).sum().backward();
+  w.step();
+  bias.step();
+  ASSERT_TRUE(SaveOptimizerState(dir.File("g.pt"), {&w, &bias}).ok());
+  torch::optim::SGD w2(std::vector<at::Tensor>{b->weight}, torch::optim::SGDOptions(0.1).momentum(0.9));
+  torch::optim::Adam bias2(std::vector<at::Tensor>{b->bias}, torch::optim::AdamOptions(0.1));
+  Status s = LoadOptimizerState(dir.File("g.pt"), {&w2, &bias2});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  auto& buf = static_cast<torch::optim::SGDParamState&>(*w2.state().begin()->second);
+  EXPECT_TRUE(torch::equal(buf.momentum_buffer(), a->weight.grad()));
+  auto& adam = static_cast<torch::optim::AdamParamState&>(*bias2.state().begin()->second);
+  EXPECT_EQ(adam.step(), 1);
+  // Saved as two groups, read as one: refused, naming the file.
+  torch::optim::SGD one(b->parameters(), torch::optim::SGDOptions(0.1));
+  s = LoadOptimizerState(dir.File("g.pt"), {&one});
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("g.optim.pt"), std::string::npos) << s.message();
+}
+
 TEST(CheckpointTest, LoadOptimizerStateNamesAMissingFile) {
   ScratchDir dir;
   torch::nn::Linear a(2, 2);
   torch::optim::SGD sgd(a->parameters(), torch::optim::SGDOptions(0.1));
-  Status s = LoadOptimizerState(dir.File("none.pt"), sgd);
+  Status s = LoadOptimizerState(dir.File("none.pt"), {&sgd});
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("none.optim.pt"), std::string::npos) << s.message();
 }

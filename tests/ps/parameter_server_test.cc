@@ -189,5 +189,39 @@ TEST(ParameterServerTest, CloseStepAveragesThePushesIn) {
   EXPECT_FLOAT_EQ(params[1][0][0].item<float>(), 7.0f);  // 10 - 0.5 * 6
 }
 
+// --server_threads: disjoint groups of keys, each stepped by its own
+// optimizer on its own thread, compute what one optimizer computes.
+TEST(ParameterServerTest, ServerThreadsStepTheSameAsOneThread) {
+  auto run = [](int threads) {
+    torch::manual_seed(7);
+    std::vector<at::Tensor> params = {torch::randn({64, 33}).requires_grad_(),
+                                      torch::randn({64}).requires_grad_(),
+                                      torch::randn({10, 64}).requires_grad_(),
+                                      torch::randn({10}).requires_grad_()};
+    JobSpec spec = Spec(Mode::kAsync, 1);
+    spec.optimizer = "adam";
+    spec.lr = 0.01;
+    spec.server_threads = threads;
+    ParameterServer ps(spec, params);
+    EXPECT_EQ(ps.optimizers().size(), static_cast<size_t>(std::min(threads, 4)));
+    for (int step = 0; step < 5; ++step) {
+      for (size_t k = 0; k < params.size(); ++k) {
+        ps.grad_buffer(0)[k].copy_(torch::randn(params[k].sizes()));
+      }
+      EXPECT_TRUE(*ps.Push(0, step));
+    }
+    return params;
+  };
+  auto one = run(1);
+  for (int threads : {2, 3, 8}) {
+    auto many = run(threads);
+    for (size_t k = 0; k < one.size(); ++k) {
+      EXPECT_TRUE(torch::equal(one[k], many[k])) << threads << " threads, key " << k;
+    }
+  }
+  torch::manual_seed(7);
+  EXPECT_FALSE(torch::equal(one[0], torch::randn({64, 33})));  // it trained
+}
+
 }  // namespace
 }  // namespace pstrain::ps

@@ -1,8 +1,8 @@
-#include "worker/fanout.h"
+#include "util/fanout.h"
 
 #include "util/check.h"
 
-namespace pstrain::worker {
+namespace pstrain {
 
 Fanout::Fanout(int n, Task task) : n_(n), task_(std::move(task)), results_(n) {
   PS_CHECK(n >= 1) << "Fanout of " << n;
@@ -50,4 +50,4 @@ void Fanout::Loop(int i) {
   }
 }
 
-}  // namespace pstrain::worker
+}  // namespace pstrain

@@ -1,8 +1,9 @@
 #pragma once
-// Fanout: runs one task per server at the same time, so a worker's pushes
-// to S servers overlap instead of queueing (task 0 on the calling thread,
-// tasks 1..n-1 on threads kept for the Fanout's life: no thread is started
-// per step). With n = 1 it is a plain call.
+// Fanout: runs n tasks at the same time, again and again: a worker's
+// exchanges with S servers, a server's optimizer steps over T groups of
+// keys (task 0 on the calling thread, tasks 1..n-1 on threads kept for the
+// Fanout's life: no thread is started per step). With n = 1 it is a plain
+// call.
 // Run is called from one thread at a time.
 
 #include <condition_variable>
@@ -13,7 +14,7 @@
 
 #include "util/status.h"
 
-namespace pstrain::worker {
+namespace pstrain {
 
 class Fanout {
  public:
@@ -43,4 +44,4 @@ class Fanout {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace pstrain::worker
+}  // namespace pstrain

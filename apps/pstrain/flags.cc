@@ -68,7 +68,7 @@ void AddJobFlags(CLI::App* app, JobFlags* f) {
   app->add_option("--betas", f->betas, "adam, adamw: B1,B2")->capture_default_str()->group(g);
   app->add_option("--eps", s.eps, "adam, adamw, rmsprop, adagrad: epsilon (0: libtorch's default, 1e-8; adagrad 1e-10)")->capture_default_str()->group(g);
   app->add_option("--lr_schedule", s.lr_schedule, "lr by server version: constant, step:N:GAMMA or cosine")->capture_default_str()->group(g);
-  app->add_option("--staleness_lr", s.staleness_lr, "async, ssp: lr of a stale push: none, inverse or linear:ALPHA")->capture_default_str()->group(g);
+  app->add_option("--staleness_lr", s.staleness_lr, "async, ssp: lr of a stale push: none, inverse (1/staleness) or linear:ALPHA")->capture_default_str()->group(g);
   app->add_option("--batch_size", s.batch_size, "Samples per worker per step")->capture_default_str()->group(g);
   app->add_option("--epochs", s.epochs, "Passes over the training set")->capture_default_str()->group(g);
   app->add_option("--max_steps", s.max_steps, "Stop each worker after this many steps (0: no limit)")->capture_default_str()->group(g);

@@ -37,7 +37,9 @@ struct JobSpec {
   std::array<double, 2> betas = {0.9, 0.999};  // adam, adamw
   double eps = 0;                          // adam, adamw, adagrad, rmsprop; 0: libtorch's default
   std::string lr_schedule = "constant";    // ps::ParseLrSchedule
-  std::string staleness_lr = "none";       // async, ssp; ps::ParseStalenessLr
+  // async, ssp; ps::ParseStalenessLr. Not none by default: with several
+  // workers' pushes each applied with momentum 0.9, plain ssp diverged.
+  std::string staleness_lr = "inverse";
   int64_t total_steps = 0;                 // versions a cosine schedule spans; 0: from max_steps
   int64_t batch_size = 32;                 // per worker, samples
   int64_t epochs = 1;

@@ -86,6 +86,8 @@ std::vector<std::string> ServeArgs(const LaunchFlags& f, int rank, int threads) 
                      "--backup_workers", std::to_string(s.backup_workers),
                      "--step_timeout", Exact(s.step_timeout),
                      "--server_threads", std::to_string(s.server_threads),
+                     "--heartbeat", Exact(s.heartbeat),
+                     "--dead_after", Exact(s.dead_after),
                      "--checkpoint", f.checkpoint});
   if (s.nesterov) a.push_back("--nesterov");
   return a;

@@ -78,6 +78,8 @@ void AddJobFlags(CLI::App* app, JobFlags* f) {
   app->add_option("--slice_bytes", s.slice_bytes, "With --num_servers > 1: a parameter larger than this is split by rows across servers (bytes)")->capture_default_str()->group(g);
   app->add_option("--backup_workers", s.backup_workers, "sync: a step closes once all but this many workers have pushed; late pushes are dropped")->capture_default_str()->group(g);
   app->add_option("--server_threads", s.server_threads, "Threads of each server that step disjoint groups of keys in parallel (one key is only ever stepped by one)")->capture_default_str()->group(g);
+  app->add_option("--heartbeat", s.heartbeat, "Seconds between heartbeats of a worker busy computing")->capture_default_str()->group(g);
+  app->add_option("--dead_after", s.dead_after, "sync: seconds without a word from a worker the step waits on before it is lost and the step goes on without it (0: never)")->capture_default_str()->group(g);
   app->add_option("--step_timeout", s.step_timeout, "sync: seconds after a step's first push before it closes without the workers not yet in (0: never)")->capture_default_str()->group(g);
 }
 

@@ -142,4 +142,9 @@ void Client::Close() {
   conn_.reset();
 }
 
+Status Client::WriteNow(std::string_view bytes) {
+  if (!connected()) return Unavailable("not connected to the server");
+  return conn_->WriteNow(bytes);
+}
+
 }  // namespace pstrain::net

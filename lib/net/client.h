@@ -61,6 +61,9 @@ class Client : private Connection::Handler {
   bool connected() const { return conn_ && !conn_->closed(); }
   /// This end's address (Connection::local_address); "" when not connected.
   std::string local_address() const { return conn_ ? conn_->local_address() : ""; }
+  /// Connection::WriteNow: a small frame, from a thread other than the one
+  /// that calls Call, while no Call runs. kUnavailable when not connected.
+  Status WriteNow(std::string_view bytes);
   uint64_t bytes_read() const;
   uint64_t bytes_written() const;
   void Close();

@@ -1,5 +1,10 @@
 #include "net/connection.h"
 
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <asio/error.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
@@ -26,6 +31,16 @@ Status FromAsioError(const std::error_code& ec, const std::string& what) {
     return Unavailable(what + ": " + ec.message());
   }
   return IOError(what + ": " + ec.message());
+}
+
+Status Connection::WriteNow(std::string_view bytes) {
+  const ssize_t n = ::send(socket_.native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  if (n != static_cast<ssize_t>(bytes.size())) {
+    return Unavailable("write to " + remote_ + ": " +
+                       (n < 0 ? std::string(std::strerror(errno)) : "short write"));
+  }
+  bytes_written_ += bytes.size();
+  return Status::Ok();
 }
 
 std::string Connection::local_address() const {

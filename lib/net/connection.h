@@ -80,6 +80,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void SendErrorAndClose(uint64_t request_id, const Status& status);
   /// See Handler::OnMeta; applies to the frame being read.
   void ReadPieceByPiece() { piecewise_ = true; }
+  /// Writes `bytes` (a small frame) at once with one send() on the socket,
+  /// from any thread, while no Send of this Connection is in flight and no
+  /// other thread runs its io_context (the caller ensures both). A system
+  /// call on the descriptor is safe from any thread where Asio's socket
+  /// object is not. kUnavailable on an error or a short write.
+  Status WriteNow(std::string_view bytes);
   /// Closes now; OnClose runs with an ok Status unless already closed.
   void Close();
 

@@ -72,6 +72,12 @@ Status ValidateJobSpec(const JobSpec& s) {
   if (!staleness_lr.ok()) return staleness_lr.status();
   if (s.staleness < 0) return bad("staleness", std::to_string(s.staleness), ">= 0");
   if (s.slice_bytes == 0) return bad("slice_bytes", "0", "> 0");
+  if (!(s.heartbeat > 0)) return bad("heartbeat", std::to_string(s.heartbeat), "> 0");
+  if (!(s.dead_after >= 0)) return bad("dead_after", std::to_string(s.dead_after), ">= 0");
+  if (s.dead_after > 0 && s.dead_after <= s.heartbeat) {
+    return bad("dead_after", std::to_string(s.dead_after),
+               "more than --heartbeat " + std::to_string(s.heartbeat) + " (or 0: never)");
+  }
   if (s.server_threads < 1) return bad("server_threads", std::to_string(s.server_threads), ">= 1");
   if (s.backup_workers < 0 || s.backup_workers >= std::max(1, s.num_workers())) {
     return bad("backup_workers", std::to_string(s.backup_workers),
@@ -117,6 +123,8 @@ nlohmann::json ToJson(const JobSpec& s) {
           {"backup_workers", s.backup_workers},
           {"step_timeout", s.step_timeout},
           {"server_threads", s.server_threads},
+          {"heartbeat", s.heartbeat},
+          {"dead_after", s.dead_after},
           {"server_addrs", s.server_addrs}};
 }
 
@@ -151,6 +159,8 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.backup_workers = j.at("backup_workers").get<int>();
     s.step_timeout = j.at("step_timeout").get<double>();
     s.server_threads = j.at("server_threads").get<int>();
+    s.heartbeat = j.at("heartbeat").get<double>();
+    s.dead_after = j.at("dead_after").get<double>();
     s.server_addrs = j.at("server_addrs").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("job spec: ") + e.what());

@@ -89,12 +89,19 @@ ParameterServer::ParameterServer(const JobSpec& spec,
     }
   }
   if (!applies_each_push()) {
+    size_t pieces = 0;
     for (const auto& p : params_) {
       accumulators_.push_back(at::zeros_like(p));
-      arrivals_.emplace_back((p.nbytes() + kPieceBytes - 1) / kPieceBytes, 0);
+      piece_base_.push_back(pieces);
+      pieces += (p.nbytes() + kPieceBytes - 1) / kPieceBytes;
     }
+    arrivals_.assign(pieces, 0);
+    extra_.assign(pieces, 0);
+    contributed_.assign(num_workers_, std::vector<bool>(pieces, false));
     pushed_.assign(num_workers_, false);
   }
+  live_.assign(num_workers_, true);
+  live_count_ = needed_ = num_workers_;
 }
 
 ParameterServer::~ParameterServer() = default;
@@ -106,6 +113,7 @@ const std::vector<at::Tensor>& ParameterServer::grad_buffer(int w) const {
 
 Status ParameterServer::CheckPush(int w, uint64_t version) const {
   PS_CHECK(w >= 0 && w < num_workers_) << "worker index " << w;
+  if (!live_[w]) return InvalidArgument("push from a worker that is not a member");
   if (applies_each_push()) return Status::Ok();
   if (version != version_ && !(buffers_pushes() && version < version_)) {
     return InvalidArgument("push for version " + std::to_string(version) +
@@ -118,7 +126,7 @@ Status ParameterServer::CheckPush(int w, uint64_t version) const {
   return Status::Ok();
 }
 
-void ParameterServer::Accumulate(int key, uint64_t offset, const void* data,
+void ParameterServer::Accumulate(int w, int key, uint64_t offset, const void* data,
                                  uint64_t bytes) {
   at::Tensor& acc = accumulators_.at(key);
   const size_t esize = acc.element_size();
@@ -128,15 +136,21 @@ void ParameterServer::Accumulate(int key, uint64_t offset, const void* data,
   PS_CHECK(offset % kPieceBytes == 0 &&
            bytes == std::min<uint64_t>(kPieceBytes, acc.nbytes() - offset))
       << "pieces must be whole: " << offset << "+" << bytes;
-  // Workers' pieces interleave; count arrivals per piece.
-  uint16_t& arrivals = arrivals_[key][offset / kPieceBytes];
+  // Workers' pieces interleave; count arrivals per piece. A piece is done
+  // once every worker of this step, and every lost one that got its bytes
+  // in before it went, has added.
+  const size_t piece = piece_base_[key] + offset / kPieceBytes;
+  uint16_t& arrivals = arrivals_[piece];
+  const int count = needed_ + extra_[piece];
   char* base = static_cast<char*>(acc.data_ptr()) + offset;
   if (acc.scalar_type() == at::kFloat) {
-    Reduce<float>(base, data, bytes / esize, arrivals, num_workers_);
+    Reduce<float>(base, data, bytes / esize, arrivals, count);
   } else {
-    Reduce<double>(base, data, bytes / esize, arrivals, num_workers_);
+    Reduce<double>(base, data, bytes / esize, arrivals, count);
   }
   ++arrivals;
+  contributed_[w][piece] = true;
+  step_started_ = true;
 }
 
 Result<bool> ParameterServer::Push(int w, uint64_t version) {
@@ -158,8 +172,9 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
     return false;
   }
   pushed_[w] = true;
-  if (buffers_pushes()) return ++push_count_ >= quorum_ && CloseStep();
-  if (++push_count_ < num_workers_) return false;
+  step_started_ = true;
+  if (buffers_pushes()) return ++push_count_ >= std::min(quorum_, needed_) && CloseStep();
+  if (++push_count_ < needed_) return false;
   // The last push's pieces already divided the sums by the worker count.
   FinishStep();
   return true;
@@ -190,9 +205,13 @@ void ParameterServer::FinishStep() {
     params_[k].mutable_grad() = accumulators_[k];
   }
   Step(1.0);
-  for (auto& a : arrivals_) std::fill(a.begin(), a.end(), 0);
+  std::fill(arrivals_.begin(), arrivals_.end(), 0);
+  std::fill(extra_.begin(), extra_.end(), 0);
+  for (auto& c : contributed_) std::fill(c.begin(), c.end(), false);
   pushed_.assign(num_workers_, false);
   push_count_ = 0;
+  needed_ = live_count_;
+  step_started_ = false;
 }
 
 void ParameterServer::set_version(uint64_t version) {
@@ -210,7 +229,7 @@ void ParameterServer::Step(double lr_scale) {
 std::vector<int> ParameterServer::MissingPushes() const {
   std::vector<int> missing;
   for (int w = 0; w < static_cast<int>(pushed_.size()); ++w) {
-    if (!pushed_[w]) missing.push_back(w);
+    if (live_[w] && !pushed_[w]) missing.push_back(w);
   }
   return missing;
 }

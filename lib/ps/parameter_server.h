@@ -87,13 +87,13 @@ class ParameterServer {
   /// piece of a key may be shorter).
   static constexpr uint64_t kPieceBytes = 512 * 1024;
 
-  /// Sync: adds one piece of gradient (elements of key `key`'s dtype, bytes
+  /// Sync: adds one piece of worker `w`'s gradient (elements of key `key`'s dtype, bytes
   /// [offset, offset + bytes) of the key) into the key's accumulator; the
   /// last worker's piece also divides by the worker count. Allocates
   /// nothing. REQUIRES: sync mode, not buffers_pushes(), CheckPush passed
   /// for this push, a whole piece: offset a multiple of kPieceBytes, bytes =
   /// min(kPieceBytes, rest of the key).
-  void Accumulate(int key, uint64_t offset, const void* data, uint64_t bytes);
+  void Accumulate(int w, int key, uint64_t offset, const void* data, uint64_t bytes);
 
   /// Worker `w`'s push of gradients computed on `version` is complete (sync:
   /// accumulated; otherwise in grad_buffer(w)). Returns true when a new
@@ -109,7 +109,22 @@ class ParameterServer {
   /// Buffered sync: late pushes dropped so far.
   uint64_t dropped_pushes() const { return dropped_; }
 
-  /// Sync: the workers that have not pushed for the current version.
+  /// Worker `w` is lost (its connection closed or it fell silent). Sync: a
+  /// push it completed for this step still counts; otherwise the step stops
+  /// waiting for it, and the pieces it already added stay in their sums
+  /// (each element is then the mean of the gradients that reached it).
+  /// Returns true when that closed the step (a new version). Async, ssp:
+  /// bookkeeping only. REQUIRES: w is a member.
+  bool RemoveWorker(int w);
+  /// Worker `w` is back. Returns true when it joins the current step (no
+  /// push or piece of it is in yet); false when it joins from the next
+  /// version on (sync), and always false in async and ssp. REQUIRES: w was
+  /// removed.
+  bool AddWorker(int w);
+  bool is_member(int w) const { return live_[w]; }
+  int members() const { return live_count_; }
+
+  /// Sync: the member workers that have not pushed for the current version.
   std::vector<int> MissingPushes() const;
   /// Pushes applied or accumulated so far.
   uint64_t pushes() const { return pushes_; }
@@ -141,7 +156,15 @@ class ParameterServer {
   std::vector<uint64_t> staleness_histogram_;
   std::vector<std::vector<at::Tensor>> grad_buffers_;  // async, ssp only
   std::vector<at::Tensor> accumulators_;               // sync only
-  std::vector<std::vector<uint16_t>> arrivals_;        // sync: per piece
+  // Sync pieces: key k's pieces are piece_base_[k] onward, in offset order.
+  std::vector<size_t> piece_base_;
+  std::vector<uint16_t> arrivals_;                // adds so far, per piece
+  std::vector<uint16_t> extra_;                   // of those, by lost workers
+  std::vector<std::vector<bool>> contributed_;    // per worker, per piece
+  std::vector<bool> live_;    // members: not lost
+  int live_count_ = 0;
+  int needed_ = 0;            // sync: complete pushes that close this step
+  bool step_started_ = false; // sync: a push or piece of this step is in
   std::vector<bool> pushed_;  // sync: per worker, this step
   int push_count_ = 0;
   int quorum_;                // buffered sync: pushes that close a step

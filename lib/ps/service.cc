@@ -45,6 +45,7 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
   workers_.assign(spec_.num_workers(), nullptr);
   clocks_.assign(spec_.num_workers(), 0);
   done_workers_.assign(spec_.num_workers(), false);
+  lost_.assign(spec_.num_workers(), false);
   for (int k = 0; k < server_->num_keys(); ++k) {
     params_msg_.params.push_back(DescribeTensor(k, server_->params()[k]));
   }
@@ -63,6 +64,7 @@ Status Service::Run() {
 
 void Service::Tick() {
   if (stopping_) return;
+  CheckSilentWorkers();
   if (Clock::now() - last_progress_ > options_.timeout) {
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(options_.timeout);
     return Fail(Timeout("timed out after " + std::to_string(secs.count()) +
@@ -137,6 +139,7 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
 void Service::OnFrame(net::Connection& conn, const wire::FrameHeader& header,
                       std::string_view meta) {
   Peer& peer = *peers_.at(&conn);
+  peer.last_heard = Clock::now();
   Status s = HandleFrame(peer, header, meta);
   if (!s.ok()) {
     log_->Info("refused " + std::string(wire::MsgTypeName(header.type)) +
@@ -157,6 +160,7 @@ Status Service::HandleFrame(Peer& peer, const wire::FrameHeader& header,
     case T::kGetJob: return OnGetJob(peer, id);
     case T::kServerInfo: return OnServerInfo(peer, id, meta);
     case T::kShard: return OnShard(peer, id);
+    case T::kHeartbeat: return Status::Ok();  // OnFrame noted the time
     case T::kRegister: return OnRegister(peer, id, meta);
     case T::kPull: return OnPull(peer, id, meta);
     case T::kPushPull:
@@ -231,10 +235,11 @@ Status Service::OnRegister(Peer& peer, uint64_t id, std::string_view meta) {
   wire::Register reg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reg));
   PS_RETURN_IF_ERROR(CompareFingerprints(fingerprint_, reg.keys));
-  if (workers_[peer.worker] != nullptr) {
+  if (workers_[peer.worker] != nullptr || done_workers_[peer.worker]) {
     return InvalidArgument("rank " + std::to_string(peer.rank) +
                            " has already registered");
   }
+  if (lost_[peer.worker]) PS_RETURN_IF_ERROR(Rejoin(peer));
   peer.stage = Peer::Stage::kRegistered;
   workers_[peer.worker] = &peer;
   if (registered_++ == 0) first_register_ = Clock::now();
@@ -291,16 +296,14 @@ void Service::OnClose(net::Connection& conn, const Status& why) {
                   deferred_.end());
   if (params_in_flight_ == 0 && !deferred_.empty()) {
     asio::post(*io_, [this] {
-      if (params_in_flight_ == 0 && !deferred_.empty()) RunDeferred();
+      if (params_in_flight_ == 0) RunPending();
     });
   }
-  bool lost = (peer.stage == Peer::Stage::kRegistered ||
-               (peer.server > 0 && !peer.shard_in)) &&
-              !stopping_;
-  if (lost) {
+  if (peer.stage == Peer::Stage::kRegistered && !stopping_) {
+    LoseWorker(peer, why);
+  } else if (peer.server > 0 && !peer.shard_in && !stopping_) {
     Fail(Unavailable("rank " + std::to_string(peer.rank) +
-                     (peer.server > 0 ? " (server) disconnected before sending its parameters"
-                                      : " disconnected before finishing") +
+                     " (server) disconnected before sending its parameters" +
                      (why.ok() ? "" : " (" + why.message() + ")")));
   } else if (!why.ok() && !stopping_) {
     log_->Info("dropped connection from " + conn.remote() + ": " +
@@ -395,6 +398,7 @@ nlohmann::json Service::Stats() const {
           {"waiting_seconds", waiting / n},
           {"steps", server_->version()},
           {"dropped_pushes", server_->dropped_pushes()},
+          {"workers_lost", workers_lost_},
           {"timed_out_steps", timed_out_steps_},
           {"max_clock_gap", max_clock_gap_},
           {"staleness_histogram", StalenessHistogram()},

@@ -74,6 +74,7 @@ class Service : private net::Connection::Handler {
   Status Run();
 
   /// Totals for the summary: bytes_pushed, bytes_pulled (bytes), samples,
+  /// workers_lost,
   /// dropped_pushes and timed_out_steps (sync with backup workers or a step
   /// timeout),
   /// wall_seconds (first registration to last done), and the workers' mean
@@ -107,6 +108,11 @@ class Service : private net::Connection::Handler {
                    std::vector<asio::mutable_buffer>* dst);
   Status OnShard(Peer& peer, uint64_t id);
   void MaybeFinish();
+  void LoseWorker(Peer& peer, const Status& why);
+  void RemoveLost(int w);
+  void CheckSilentWorkers();
+  Status Rejoin(Peer& peer);
+  void RunPending();
   Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
   Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
   Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version,
@@ -152,6 +158,10 @@ class Service : private net::Connection::Handler {
   int params_in_flight_ = 0;        // params frames being written
   std::vector<uint64_t> clocks_;     // pushes per worker index
   std::vector<bool> done_workers_;   // by worker index
+  std::vector<bool> lost_;           // by worker index: gone, may rejoin
+  int lost_count_ = 0;
+  uint64_t workers_lost_ = 0;        // losses so far (a rank may come back)
+  std::vector<int> pending_removals_;  // lost while params were being written
   uint64_t max_clock_gap_ = 0;       // steps ahead of the slowest, at most
   // Rank 0 with num_servers > 1 (ExpectServers).
   const ShardPlan* plan_ = nullptr;

@@ -25,6 +25,8 @@ struct Service::Peer {
   bool job_pending = false;          // a get_job waiting for the servers
   uint64_t job_id = 0;
   bool shard_in = false;             // a server's final slices arrived
+  Clock::time_point last_heard = Clock::now();  // last frame from it
+  uint64_t first_pull_min_version = 0;  // a rejoined sync worker's next step
   // A pull (or the pull half of a push_pull) waiting for a version.
   bool reply_pending = false;
   uint64_t pending_id = 0;

@@ -97,8 +97,10 @@ Status Service::OnShard(Peer& peer, uint64_t id) {
   return Status::Ok();
 }
 
+// Done once every worker is done or lost for good (at least one done), and
+// every other server's slices are in.
 void Service::MaybeFinish() {
-  if (done_ < spec_.num_workers()) return;
+  if (done_ == 0 || done_ + lost_count_ < spec_.num_workers()) return;
   if (plan_ && shards_ < spec_.num_servers - 1) return;
   Shutdown();
 }

@@ -81,7 +81,7 @@ void Service::PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst) {
 void Service::OnPiece(net::Connection& conn, size_t index) {
   Peer& peer = *peers_.at(&conn);
   const Peer::Piece& piece = peer.pieces[index];
-  server_->Accumulate(piece.key, piece.offset, peer.chunk.data(), piece.bytes);
+  server_->Accumulate(peer.worker, piece.key, piece.offset, peer.chunk.data(), piece.bytes);
 }
 
 Status Service::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
@@ -90,7 +90,9 @@ Status Service::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
   }
   wire::Pull pull;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &pull));
-  return AwaitVersion(peer, id, pull.min_version);
+  const uint64_t min_version = std::max(pull.min_version, peer.first_pull_min_version);
+  peer.first_pull_min_version = 0;
+  return AwaitVersion(peer, id, min_version);
 }
 
 // A reply of parameters once the server's version reaches `min_version`
@@ -183,7 +185,7 @@ void Service::AnswerPush(Peer& peer, uint64_t id) {
 std::optional<uint64_t> Service::SlowestOtherClock(int worker) const {
   std::optional<uint64_t> slowest;
   for (int w = 0; w < spec_.num_workers(); ++w) {
-    if (w == worker || done_workers_[w]) continue;
+    if (w == worker || done_workers_[w] || lost_[w]) continue;
     if (!slowest || clocks_[w] < *slowest) slowest = clocks_[w];
   }
   return slowest;
@@ -246,7 +248,7 @@ void Service::OnWritten(net::Connection& conn, wire::MsgType type) {
   auto it = peers_.find(&conn);
   if (it == peers_.end() || it->second->params_in_flight == 0) return;
   --it->second->params_in_flight;
-  if (--params_in_flight_ == 0 && !deferred_.empty()) RunDeferred();
+  if (--params_in_flight_ == 0) RunPending();
 }
 
 void Service::OnNewVersion() {

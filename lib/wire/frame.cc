@@ -50,6 +50,8 @@ const char* MsgTypeName(MsgType type) {
       return "server_info";
     case MsgType::kShard:
       return "shard";
+    case MsgType::kHeartbeat:
+      return "heartbeat";
   }
   return "unknown";
 }

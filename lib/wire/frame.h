@@ -50,8 +50,9 @@ enum class MsgType : uint16_t {
   kPush = 11,     // worker -> server: gradients; reply kAck (pull separately)
   kServerInfo = 12,  // server s > 0 -> master: where it listens; reply kAck
   kShard = 13,       // server s > 0 -> master, at the end: its slices; reply kAck
+  kHeartbeat = 14,   // worker -> server while it computes; no reply
 };
-inline constexpr uint16_t kMaxMsgType = 13;
+inline constexpr uint16_t kMaxMsgType = 14;
 
 /// "hello", "push_pull", ...; "unknown" for values outside MsgType.
 const char* MsgTypeName(MsgType type);

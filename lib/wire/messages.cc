@@ -184,6 +184,9 @@ MsgType TypeOf(const ServerInfo&) {
 MsgType TypeOf(const Shard&) {
   return MsgType::kShard;
 }
+MsgType TypeOf(const Heartbeat&) {
+  return MsgType::kHeartbeat;
+}
 
 void EncodeMeta(const Hello& m, std::string* meta) {
   meta->clear();
@@ -259,6 +262,10 @@ void EncodeMeta(const ServerInfo& m, std::string* meta) {
 
 void EncodeMeta(const Shard& m, std::string* meta) {
   EncodeDescs(m.version, m.params, meta);
+}
+
+void EncodeMeta(const Heartbeat&, std::string* meta) {
+  meta->clear();
 }
 
 Status DecodeMeta(std::string_view meta, Hello* out) {
@@ -346,6 +353,10 @@ Status DecodeMeta(std::string_view meta, Shard* out) {
   return DecodeDescs(meta, TypeOf(*out), &out->version, &out->params);
 }
 
+Status DecodeMeta(std::string_view meta, Heartbeat* out) {
+  return DecodeEmpty(meta, TypeOf(*out));
+}
+
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total) {
   uint64_t sum = 0;
   for (size_t i = 0; i < descs.size(); ++i) {
@@ -416,6 +427,8 @@ Status ValidateFrame(const FrameHeader& header, std::string_view meta,
       return ValidateNoData<Done>(meta, data_bytes);
     case MsgType::kServerInfo:
       return ValidateNoData<ServerInfo>(meta, data_bytes);
+    case MsgType::kHeartbeat:
+      return ValidateNoData<Heartbeat>(meta, data_bytes);
   }
   return Corruption("frame header: type " +
                     std::to_string(static_cast<uint16_t>(header.type)) +

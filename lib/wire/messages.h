@@ -19,6 +19,7 @@
 //   kPush      u64 version, u32 count, count x TensorDesc
 //   kServerInfo str address
 //   kShard     u64 version, u32 count, count x TensorDesc
+//   kHeartbeat (empty)
 
 #include <cstdint>
 #include <string>
@@ -101,6 +102,9 @@ struct Done {
   std::string json;  // the worker's stats, see report/
 };
 
+/// A worker busy computing is alive (Service: --dead_after).
+struct Heartbeat {};
+
 /// Server s > 0 tells the master where workers reach it.
 struct ServerInfo {
   std::string address;  // "host:port"
@@ -132,6 +136,7 @@ void EncodeMeta(const Done& m, std::string* meta);
 void EncodeMeta(const Push& m, std::string* meta);
 void EncodeMeta(const ServerInfo& m, std::string* meta);
 void EncodeMeta(const Shard& m, std::string* meta);
+void EncodeMeta(const Heartbeat& m, std::string* meta);
 
 Status DecodeMeta(std::string_view meta, Hello* out);
 Status DecodeMeta(std::string_view meta, ErrorMsg* out);
@@ -146,6 +151,7 @@ Status DecodeMeta(std::string_view meta, Done* out);
 Status DecodeMeta(std::string_view meta, Push* out);
 Status DecodeMeta(std::string_view meta, ServerInfo* out);
 Status DecodeMeta(std::string_view meta, Shard* out);
+Status DecodeMeta(std::string_view meta, Heartbeat* out);
 
 /// The MsgType each struct travels as.
 MsgType TypeOf(const Hello&);
@@ -161,6 +167,7 @@ MsgType TypeOf(const Done&);
 MsgType TypeOf(const Push&);
 MsgType TypeOf(const ServerInfo&);
 MsgType TypeOf(const Shard&);
+MsgType TypeOf(const Heartbeat&);
 
 /// Sum of descs' nbytes in bytes; kCorruption if it overflows uint64.
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total);

@@ -11,7 +11,15 @@ PsClient::PsClient(std::chrono::milliseconds timeout,
     : timeout_(2 * timeout),
       connect_timeout_(timeout),
       server_rank_(server_rank),
-      client_(options) {}
+      client_(options) {
+  wire::EncodeFramePrefix(wire::MsgType::kHeartbeat, 0, "", 0, &heartbeat_);
+}
+
+void PsClient::Heartbeat() {
+  std::unique_lock<std::mutex> lock(call_mu_, std::try_to_lock);
+  // A failed write shows again, with its reason, in the next call.
+  if (lock.owns_lock()) (void)client_.WriteNow(heartbeat_);
+}
 
 Status PsClient::Connect(const std::string& host, int port) {
   return client_.Connect(host, port, connect_timeout_);
@@ -25,6 +33,7 @@ Status PsClient::Expect(wire::MsgType got, wire::MsgType want) const {
 
 Status PsClient::Call(net::FrameBuffers& request, net::ReplySink* sink,
                       wire::MsgType want) {
+  std::lock_guard<std::mutex> lock(call_mu_);
   wire::MsgType got;
   Status s = client_.Call(request, sink, timeout_, &got);
   if (!s.ok() && !client_.error_from_peer()) {

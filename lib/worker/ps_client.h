@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ class PsClient : private net::ReplySink {
   /// Server s > 0 to rank 0, at the end: its slices (ps/shard_plan.h order,
   /// contiguous CPU tensors) at `version`; waits for the ack.
   Status SendShard(uint64_t version, const std::vector<at::Tensor>& slices);
+  /// From another thread, while this worker computes: tells the server it
+  /// is alive (a heartbeat frame), unless a call is running, which the
+  /// server hears anyway. Errors are left for the next call to find.
+  void Heartbeat();
+
   /// The address of this end of the connection ("" when not connected).
   std::string local_address() const { return client_.local_address(); }
 
@@ -85,6 +91,8 @@ class PsClient : private net::ReplySink {
   wire::Push push_only_msg_;
   wire::Params reply_;       // reused
   std::string meta_;         // reused
+  std::mutex call_mu_;       // held by Call; Heartbeat only tries it
+  std::string heartbeat_;    // the encoded frame
 };
 
 }  // namespace pstrain::worker

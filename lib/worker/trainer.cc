@@ -13,6 +13,7 @@
 #include "ps/tensor_codec.h"
 #include "util/resources.h"
 #include "util/fanout.h"
+#include "worker/heartbeats.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::worker {
@@ -128,6 +129,7 @@ class Trainer {
   std::vector<uint64_t> versions_;                  // by server rank
   ps::ShardPlan plan_;
   std::unique_ptr<Fanout> fanout_;
+  std::unique_ptr<Heartbeats> heartbeats_;  // while training
   Exchange exchange_ = Exchange::kPull;
   ps::JobSpec spec_;
   std::shared_ptr<models::Model> model_;
@@ -235,6 +237,10 @@ int64_t Trainer::NextStep() const {
 Status Trainer::Train() {
   // Dropout draws differ per worker but repeat from run to run.
   torch::manual_seed(spec_.seed * 1000 + options_.rank);
+  heartbeats_ = std::make_unique<Heartbeats>(
+      std::chrono::milliseconds(static_cast<int64_t>(spec_.heartbeat * 1000)), [this] {
+        for (auto& c : clients_) c->Heartbeat();
+      });
   PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
   mirror_->ParamsToModel();
   progress_ = Progress{};
@@ -258,6 +264,7 @@ Status Trainer::Train() {
     }
   }
   if (epoch >= 0) LogEpoch(epoch, epoch_steps, loss_sum);
+  heartbeats_.reset();
   return Status::Ok();
 }
 

@@ -52,7 +52,7 @@ size_t CoreAllocations(Mode mode, int steps) {
       for (int k = 0; k < core.num_keys(); ++k) {
         const uint64_t n = params[k].nbytes(), piece = ParameterServer::kPieceBytes;
         for (uint64_t off = 0; off < n; off += piece) {
-          core.Accumulate(k, off, grad.data(), std::min(piece, n - off));
+          core.Accumulate(0, k, off, grad.data(), std::min(piece, n - off));
         }
       }
     }

@@ -31,8 +31,8 @@ void SetGrads(ParameterServer& ps, int w, float a, float b) {
     return;
   }
   const float key0[3] = {a, a, a};
-  ps.Accumulate(0, 0, key0, sizeof(key0));
-  ps.Accumulate(1, 0, &b, 4);
+  ps.Accumulate(w, 0, 0, key0, sizeof(key0));
+  ps.Accumulate(w, 1, 0, &b, 4);
 }
 
 TEST(ParameterServerTest, SyncAveragesThenStepsOnce) {
@@ -75,7 +75,7 @@ TEST(ParameterServerTest, SyncReducesInterleavedPiecesOfManyWorkers) {
                            {0, 2}, {2, 0}, {0, 1}, {1, 2}};
   for (const auto& [w, p] : order) {
     const uint64_t off = p * piece;
-    ps.Accumulate(0, off, static_cast<char*>(grads[w].data_ptr()) + off,
+    ps.Accumulate(w, 0, off, static_cast<char*>(grads[w].data_ptr()) + off,
                   std::min(piece, bytes - off));
   }
   for (int w = 0; w < 3; ++w) ASSERT_TRUE(ps.Push(w, 0).ok());

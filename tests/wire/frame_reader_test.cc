@@ -51,7 +51,7 @@ std::string SampleFrame() {
   return Frame(m, 42, RandomBytes(&rng, 40));
 }
 
-// One frame of every type (tensor ones with data), request ids 1..13.
+// One frame of every type (tensor ones with data), request ids 1..14.
 std::vector<std::string> FrameOfEveryType() {
   const std::vector<TensorDesc> descs = {Desc(0, DType::kUInt8, {3}),
                                          Desc(1, DType::kFloat16, {0, 2})};
@@ -67,7 +67,8 @@ std::vector<std::string> FrameOfEveryType() {
           Frame(Done{"{}"}, 10, ""),
           Frame(Push{3, descs}, 11, "abc"),
           Frame(ServerInfo{"h:1"}, 12, ""),
-          Frame(Shard{4, descs}, 13, "xyz")};
+          Frame(Shard{4, descs}, 13, "xyz"),
+          Frame(Heartbeat{}, 14, "")};
 }
 
 // Feeds `bytes` in pieces of `chunk` until the reader leaves kNeedMore or
@@ -209,9 +210,9 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   ExpectError(f, StatusCode::kIncompatible,
               "protocol version 7, this build speaks 1");
   f = SampleFrame();
-  f[6] = 14;
+  f[6] = 15;
   ExpectError(f, StatusCode::kCorruption,
-              "frame header: type 14 is unknown, expected 1..13");
+              "frame header: type 15 is unknown, expected 1..14");
   f = SampleFrame();
   f[11] = static_cast<char>(0x80);
   ExpectError(f, StatusCode::kCorruption,

@@ -110,13 +110,13 @@ TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
 }
 
 TEST(FrameTest, RejectsUnknownType) {
-  for (uint16_t t : {0, 14, 0x0100, 0xFFFF}) {
+  for (uint16_t t : {0, 15, 0x0100, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.type = static_cast<MsgType>(t);
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kCorruption);
     EXPECT_EQ(s.message(), "frame header: type " + std::to_string(t) +
-                               " is unknown, expected 1..13");
+                               " is unknown, expected 1..14");
   }
 }
 
@@ -194,12 +194,12 @@ TEST(FrameTest, ChecksMagicThenVersionThenType) {
 TEST(FrameTest, MsgTypeNames) {
   const char* names[] = {"hello", "error", "get_job",   "job_spec", "register",
                          "ack",   "pull",  "push_pull", "params",   "done",
-                         "push",  "server_info", "shard"};
+                         "push",  "server_info", "shard", "heartbeat"};
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(t)), names[t - 1]);
   }
   EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(0)), "unknown");
-  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(14)), "unknown");
+  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(15)), "unknown");
 }
 
 }  // namespace

@@ -86,6 +86,7 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
                    1, 0, 0, 0, 0,    0,    0, 0,     // dims[0]
                    4, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
   EXPECT_EQ(Meta(ServerInfo{"h:9"}), Bytes({3, 0, 0, 0}) + "h:9");
+  EXPECT_EQ(Meta(Heartbeat{}), "");
   EXPECT_EQ(Meta(Shard{6, {Desc(0, DType::kFloat32, {})}}),
             Bytes({6, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
                    0, 0, 0, 0, 0x01, 0x00, 0,        // key, float32, ndim 0
@@ -327,6 +328,7 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   ok(MsgType::kPush, Meta(Push{1, descs}), 24);
   ok(MsgType::kServerInfo, Meta(ServerInfo{"h:1"}), 0);
   ok(MsgType::kShard, Meta(Shard{1, descs}), 24);
+  ok(MsgType::kHeartbeat, "", 0);
 }
 
 TEST(MessagesTest, ValidateFrameChecksDataAndType) {
@@ -344,8 +346,8 @@ TEST(MessagesTest, ValidateFrameChecksDataAndType) {
   // Meta decoded as the header's type says: a Pull's meta is no Hello.
   EXPECT_EQ(check(MsgType::kHello, Meta(Pull{5}), 0).message(),
             "hello: role 5 is unknown, expected 1..3");
-  EXPECT_EQ(check(static_cast<MsgType>(14), "", 0).message(),
-            "frame header: type 14 is unknown, expected 1..13");
+  EXPECT_EQ(check(static_cast<MsgType>(15), "", 0).message(),
+            "frame header: type 15 is unknown, expected 1..14");
   Status s = ValidateFrame(Header(MsgType::kAck, 9), "", 0);
   EXPECT_EQ(s.message(), "frame: body_len 9 != 4 + meta_len 0 + data 0");
 }
@@ -428,6 +430,7 @@ TEST(MessagesTest, TypeOfAndRoleName) {
   EXPECT_EQ(TypeOf(Push{}), MsgType::kPush);
   EXPECT_EQ(TypeOf(ServerInfo{}), MsgType::kServerInfo);
   EXPECT_EQ(TypeOf(Shard{}), MsgType::kShard);
+  EXPECT_EQ(TypeOf(Heartbeat{}), MsgType::kHeartbeat);
   EXPECT_STREQ(RoleName(Role::kServer), "server");
   EXPECT_STREQ(RoleName(Role::kWorker), "worker");
   EXPECT_STREQ(RoleName(Role::kTool), "tool");

@@ -1,0 +1,119 @@
+// Membership: a worker killed mid-job leaves the sync quorum and the others
+// go on; the same rank started again rejoins at the current version; a
+// worker that falls silent is lost after --dead_after.
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "job_test.h"
+#include "testing/idx_files.h"
+
+namespace pstrain::testing {
+namespace {
+
+using data::testing::ScratchDir;
+
+std::vector<std::string> World(const std::string& port, const ScratchDir& dir) {
+  return {"--world_size", "4", "--master_port", port, "--threads", "1",
+          "--data_dir", dir.path(), "--json"};
+}
+
+TEST(MembershipTest, KilledWorkerLeavesTheQuorumAndRejoinsWithItsRank) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  const std::string port = std::to_string(FreePort());
+  // 26 steps per epoch of 3 x 8 samples; 30 ms per step: about 3 s in all.
+  Process serve(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
+                        "--batch_size", "8", "--epochs", "4", "--checkpoint",
+                        dir.File("m.pt")},
+                       World(port, dir)));
+  auto work = [&](int rank) {
+    return std::make_unique<Process>(
+        Concat({PstrainBin(), "work", "--rank", std::to_string(rank), "--delay_ms", "30"},
+               World(port, dir)));
+  };
+  auto w1 = work(1), w2 = work(2), w3 = work(3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  w3->Signal(SIGKILL);
+  EXPECT_EQ(w3->Wait(10).exit_code, 128 + SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto again = work(3);
+
+  auto rs = serve.Wait(120);
+  ASSERT_EQ(rs.exit_code, 0) << rs.err;
+  EXPECT_EQ(w1->Wait(30).exit_code, 0);
+  EXPECT_EQ(w2->Wait(30).exit_code, 0);
+  auto back = again->Wait(30);
+  EXPECT_EQ(back.exit_code, 0) << back.err;
+  auto summary = FindEvent(rs.out, "summary");
+  EXPECT_EQ(summary["steps"], 104);
+  EXPECT_EQ(summary["workers_lost"], 1);
+  EXPECT_NE(rs.err.find("rank 3 lost at version"), std::string::npos) << rs.err;
+  EXPECT_NE(rs.err.find("rank 3 rejoined at version"), std::string::npos) << rs.err;
+  // The rejoined worker trained: it started at the server's version.
+  auto rejoined = FindEvent(back.out, "summary");
+  EXPECT_GT(rejoined["steps"].get<int>(), 0);
+  EXPECT_LT(rejoined["steps"].get<int>(), 104);
+}
+
+TEST(MembershipTest, WorkerLostForGoodEndsTheJobWithTheOthers) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  const std::string port = std::to_string(FreePort());
+  Process serve(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
+                        "--batch_size", "8", "--epochs", "2", "--checkpoint",
+                        dir.File("m.pt")},
+                       World(port, dir)));
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int r = 1; r <= 3; ++r) {
+    workers.push_back(std::make_unique<Process>(
+        Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "30"},
+               World(port, dir))));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  workers[0]->Signal(SIGKILL);
+  auto rs = serve.Wait(60);
+  ASSERT_EQ(rs.exit_code, 0) << rs.err;
+  EXPECT_EQ(workers[1]->Wait(30).exit_code, 0);
+  EXPECT_EQ(workers[2]->Wait(30).exit_code, 0);
+  auto summary = FindEvent(rs.out, "summary");
+  EXPECT_EQ(summary["steps"], 52);
+  EXPECT_EQ(summary["workers_lost"], 1);
+  EXPECT_GT(summary["test_accuracy"].get<double>(), 0.1);
+}
+
+// A worker stopped (SIGSTOP: its connection stays open, it sends nothing)
+// is lost after --dead_after, and the step goes on without it.
+TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  const std::string port = std::to_string(FreePort());
+  Process serve(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
+                        "--batch_size", "8", "--epochs", "2", "--heartbeat", "0.2",
+                        "--dead_after", "1", "--checkpoint", dir.File("m.pt")},
+                       World(port, dir)));
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int r = 1; r <= 3; ++r) {
+    workers.push_back(std::make_unique<Process>(
+        Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "20"},
+               World(port, dir))));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  workers[2]->Signal(SIGSTOP);
+  auto rs = serve.Wait(60);
+  workers[2]->Signal(SIGKILL);
+  ASSERT_EQ(rs.exit_code, 0) << rs.err;
+  EXPECT_EQ(workers[0]->Wait(30).exit_code, 0);
+  auto summary = FindEvent(rs.out, "summary");
+  EXPECT_EQ(summary["steps"], 52);
+  EXPECT_EQ(summary["workers_lost"], 1);
+  EXPECT_NE(rs.err.find("no word from rank 3 for 1"), std::string::npos) << rs.err;
+}
+
+}  // namespace
+}  // namespace pstrain::testing

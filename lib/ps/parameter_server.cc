@@ -125,7 +125,13 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
   for (size_t k = 0; k < params_.size(); ++k) {
     params_[k].mutable_grad() = accumulators_[k];
   }
-  Step(1.0);
+  if (discard_step_) {
+    ++version_;  // no optimizer step: the parameters stay as they are
+    ++discarded_steps_;
+    discard_step_ = false;
+  } else {
+    Step(1.0);
+  }
   for (auto& a : arrivals_) std::fill(a.begin(), a.end(), 0);
   pushed_.assign(num_workers_, false);
   push_count_ = 0;

@@ -84,6 +84,16 @@ class ParameterServer {
   /// CheckPush.
   Result<bool> Push(int w, uint64_t version);
 
+  /// Sync: the current step is to end without an optimizer step, because a
+  /// push in it was refused (a NaN or Inf piece) after some of its pieces
+  /// were added: a float sum cannot be taken apart exactly. The refused push
+  /// still counts (call Push), so the step closes and the version advances
+  /// with the parameters and optimizer state unchanged, the way torch.amp's
+  /// GradScaler skips a step whose gradients are not finite.
+  void DiscardStep() { discard_step_ = true; }
+  /// Sync steps that ended without an optimizer step (DiscardStep).
+  uint64_t discarded_steps() const { return discarded_steps_; }
+
   /// Sync: the workers that have not pushed for the current version.
   std::vector<int> MissingPushes() const;
   /// Pushes applied or accumulated so far.
@@ -115,6 +125,8 @@ class ParameterServer {
   std::vector<std::vector<uint16_t>> arrivals_;        // sync: per piece
   std::vector<bool> pushed_;  // sync: per worker, this step
   int push_count_ = 0;
+  bool discard_step_ = false;  // sync: see DiscardStep
+  uint64_t discarded_steps_ = 0;
   uint64_t version_ = 0;
   uint64_t pushes_ = 0;
 };

@@ -354,6 +354,8 @@ nlohmann::json Service::Stats() const {
           {"waiting_seconds", waiting / n},
           {"steps", server_->version()},
           {"max_clock_gap", max_clock_gap_},
+          {"refused_pushes", refused_pushes_},
+          {"discarded_steps", server_->discarded_steps()},
           {"staleness_histogram", StalenessHistogram()},
           {"workers", worker_stats_}};
 }

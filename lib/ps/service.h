@@ -8,6 +8,14 @@
 // A peer that sends bad bytes or breaks the protocol gets an error frame and
 // is dropped; the job goes on. A registered worker that disconnects before
 // it is done fails the job (kUnavailable naming its rank).
+//
+// A push whose gradient holds NaN or Inf is refused: counted
+// (refused_pushes in Stats), logged with the worker's rank and the key, and
+// never applied; the worker still gets the ordinary reply, so no step waits
+// for it and the job goes on. Async and ssp check the whole gradient before
+// the step. Sync checks each piece before it is added; as earlier pieces of
+// the push may be in the sums already, the whole step is then skipped
+// (ParameterServer::DiscardStep: version + 1, parameters unchanged).
 // Threading: everything runs on the io_context's thread. `*io`, `*server`
 // and `*log` must outlive the Service.
 
@@ -66,7 +74,9 @@ class Service : private net::Connection::Handler {
   /// Totals for the summary: bytes_pushed, bytes_pulled (bytes), samples,
   /// wall_seconds (first registration to last done), and the workers' mean
   /// compute_seconds, communication_seconds (round trips less waiting) and
-  /// waiting_seconds (replies held for other workers, sync mode).
+  /// waiting_seconds (replies held for other workers, sync mode),
+  /// refused_pushes (NaN or Inf) and discarded_steps (sync steps skipped
+  /// for a refused push).
   nlohmann::json Stats() const;
   nlohmann::json StalenessHistogram() const;
 
@@ -93,6 +103,7 @@ class Service : private net::Connection::Handler {
                       bool ssp = false);
   Status OnPush(Peer& peer, uint64_t id);
   Result<bool> Step(Peer& peer);
+  void RefusePush(const Peer& peer, uint64_t version);
   void AnswerPush(Peer& peer, uint64_t id);
   void RunDeferred();
   void OnWritten(net::Connection& conn, wire::MsgType type) override;
@@ -127,6 +138,7 @@ class Service : private net::Connection::Handler {
   int params_in_flight_ = 0;        // params frames being written
   std::vector<uint64_t> clocks_;     // pushes per worker index
   std::vector<bool> done_workers_;   // by worker index
+  uint64_t refused_pushes_ = 0;    // pushes holding NaN or Inf
   uint64_t max_clock_gap_ = 0;       // steps ahead of the slowest, at most
   wire::Params params_msg_;     // descriptors built once
   std::function<void(uint64_t)> on_version_;

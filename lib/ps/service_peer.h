@@ -36,6 +36,8 @@ struct Service::Peer {
     int key;
     uint64_t offset, bytes;
   };
+  // The first key of the push being read that held NaN or Inf, or -1.
+  int refused_key = -1;
   std::vector<char> chunk;           // sync: where pushed bytes land
   std::vector<Piece> pieces;         // sync: what each chunk-full holds
   std::string meta;                  // reused encode buffer

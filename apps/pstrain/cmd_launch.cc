@@ -42,6 +42,7 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads)
       "--rank", std::to_string(rank), "--world_size", std::to_string(w.world_size),
       "--master_addr", w.master_addr, "--master_port", std::to_string(w.master_port),
       "--threads", std::to_string(threads), "--timeout", Exact(f.local.timeout_seconds),
+      "--max_frame_bytes", std::to_string(f.local.max_frame_bytes),
       "--log_prefix", "false"};
   if (!f.local.data_dir.empty()) a.insert(a.end(), {"--data_dir", f.local.data_dir});
   if (f.local.json) a.push_back("--json");

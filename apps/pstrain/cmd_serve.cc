@@ -103,6 +103,7 @@ int Serve(ServeFlags& f) {
   options.host = f.world.world.master_addr;
   options.port = f.world.world.master_port;
   options.timeout = f.local.timeout();
+  options.max_frame_bytes = f.local.max_frame_bytes;
   ps::Service service(&io, spec, ps::Fingerprint(**model), &server, log.get(), options);
   if (Status l = service.Listen(); !l.ok()) {
     return Fail(*log, InvalidArgument(l.message() + " (--master_port)"));

@@ -30,6 +30,7 @@ int Work(WorkFlags& f) {
   o.data_dir = f.local.data_dir;
   o.device = f.device;
   o.timeout = f.local.timeout();
+  o.max_frame_bytes = f.local.max_frame_bytes;
   o.model_override = f.model_override;
   o.step_delay = std::chrono::milliseconds(f.delay_ms);
   Status r = worker::RunWorker(o, log.get());

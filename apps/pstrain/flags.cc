@@ -105,6 +105,10 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
   app->add_option("--timeout", f->timeout_seconds,
                   "Seconds to wait for a peer before giving up")
       ->capture_default_str()->check(CLI::PositiveNumber)->group(g);
+  app->add_option("--max_frame_bytes", f->max_frame_bytes,
+                  "Largest frame body accepted from a peer, in bytes; a larger "
+                  "one is refused from its header, before any allocation")
+      ->capture_default_str()->check(CLI::PositiveNumber)->group(g);
   app->add_flag("--json", f->json, "JSON Lines events on stdout")->group(g);
   app->add_flag("--quiet", f->quiet, "No progress lines on stderr")->group(g);
   // launch prefixes its children's lines itself; hidden from --help.

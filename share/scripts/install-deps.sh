@@ -9,7 +9,8 @@ packages="cmake g++ make libtorch-dev libasio-dev nlohmann-json3-dev libcli11-de
   zlib1g-dev libopenblas0-pthread dataset-fashion-mnist"
 if [ "${1:-}" = "--test" ]; then
   # python3-torch: a test reads our checkpoints with Python's torch.load.
-  packages="$packages libgtest-dev python3-torch"
+  # clang, libclang-rt-14-dev: tests/fuzz/run.sh (libFuzzer, ASan, UBSan).
+  packages="$packages libgtest-dev python3-torch clang libclang-rt-14-dev"
 fi
 missing=""
 for p in $packages; do

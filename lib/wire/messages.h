@@ -17,6 +17,9 @@
 //   kParams    u64 version, u32 count, count x TensorDesc
 //   kDone      str json
 //   kPush      u64 version, u32 count, count x TensorDesc
+//   kAuthHello str nonce (32 bytes)
+//   kChallenge str nonce (32 bytes), str proof (32 bytes)
+//   kAuth      str proof (32 bytes)
 
 #include <cstdint>
 #include <string>
@@ -99,6 +102,26 @@ struct Done {
   std::string json;  // the worker's stats, see report/
 };
 
+/// Bytes of every auth nonce and proof (an HMAC-SHA256; see net/auth.h).
+inline constexpr uint32_t kAuthBytes = 32;
+
+/// Opens an authenticated connection: the client's random challenge.
+struct AuthHello {
+  std::string nonce;  // kAuthBytes random bytes
+};
+
+/// The server's answer to AuthHello: its own random challenge, and its proof
+/// that it knows the token (HMAC over the client's nonce).
+struct Challenge {
+  std::string nonce;  // kAuthBytes random bytes
+  std::string proof;  // kAuthBytes
+};
+
+/// The client's proof that it knows the token (HMAC over both nonces).
+struct Auth {
+  std::string proof;  // kAuthBytes
+};
+
 // Encode* clears *meta and writes the message's meta bytes into it; reusing
 // one string keeps its capacity, so steady-state encoding allocates nothing.
 // REQUIRES (PS_CHECK): strings <= kMaxStringBytes, at most
@@ -116,6 +139,9 @@ void EncodeMeta(const PushPull& m, std::string* meta);
 void EncodeMeta(const Params& m, std::string* meta);
 void EncodeMeta(const Done& m, std::string* meta);
 void EncodeMeta(const Push& m, std::string* meta);
+void EncodeMeta(const AuthHello& m, std::string* meta);
+void EncodeMeta(const Challenge& m, std::string* meta);
+void EncodeMeta(const Auth& m, std::string* meta);
 
 Status DecodeMeta(std::string_view meta, Hello* out);
 Status DecodeMeta(std::string_view meta, ErrorMsg* out);
@@ -128,6 +154,10 @@ Status DecodeMeta(std::string_view meta, PushPull* out);
 Status DecodeMeta(std::string_view meta, Params* out);
 Status DecodeMeta(std::string_view meta, Done* out);
 Status DecodeMeta(std::string_view meta, Push* out);
+/// The auth messages also refuse a nonce or proof of other than kAuthBytes.
+Status DecodeMeta(std::string_view meta, AuthHello* out);
+Status DecodeMeta(std::string_view meta, Challenge* out);
+Status DecodeMeta(std::string_view meta, Auth* out);
 
 /// The MsgType each struct travels as.
 MsgType TypeOf(const Hello&);
@@ -141,6 +171,9 @@ MsgType TypeOf(const PushPull&);
 MsgType TypeOf(const Params&);
 MsgType TypeOf(const Done&);
 MsgType TypeOf(const Push&);
+MsgType TypeOf(const AuthHello&);
+MsgType TypeOf(const Challenge&);
+MsgType TypeOf(const Auth&);
 
 /// Sum of descs' nbytes in bytes; kCorruption if it overflows uint64.
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total);

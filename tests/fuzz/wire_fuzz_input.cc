@@ -41,6 +41,9 @@ void DecodeEveryMessage(std::string_view meta) {
   RoundTrip<wire::Params>(meta);
   RoundTrip<wire::Done>(meta);
   RoundTrip<wire::Push>(meta);
+  RoundTrip<wire::AuthHello>(meta);
+  RoundTrip<wire::Challenge>(meta);
+  RoundTrip<wire::Auth>(meta);
 }
 
 void DecodeDescriptors(std::string_view in) {

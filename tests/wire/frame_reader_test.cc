@@ -65,7 +65,10 @@ std::vector<std::string> FrameOfEveryType() {
           Frame(PushPull{1, descs}, 8, "abc"),
           Frame(Params{2, descs}, 9, "xyz"),
           Frame(Done{"{}"}, 10, ""),
-          Frame(Push{3, descs}, 11, "abc")};
+          Frame(Push{3, descs}, 11, "abc"),
+          Frame(AuthHello{std::string(32, 'n')}, 12, ""),
+          Frame(Challenge{std::string(32, 'n'), std::string(32, 'p')}, 13, ""),
+          Frame(Auth{std::string(32, 'p')}, 14, "")};
 }
 
 // Feeds `bytes` in pieces of `chunk` until the reader leaves kNeedMore or
@@ -205,11 +208,11 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   f = SampleFrame();
   f[4] = 7;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 7, this build speaks 1");
+              "protocol version 7, this build speaks 2");
   f = SampleFrame();
-  f[6] = 12;
+  f[6] = 15;
   ExpectError(f, StatusCode::kCorruption,
-              "frame header: type 12 is unknown, expected 1..11");
+              "frame header: type 15 is unknown, expected 1..14");
   f = SampleFrame();
   f[11] = static_cast<char>(0x80);
   ExpectError(f, StatusCode::kCorruption,

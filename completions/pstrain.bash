@@ -4,7 +4,7 @@ _pstrain() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local world="--rank --world_size --master_addr --master_port --num_servers"
   local job="--model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval"
-  local local_flags="--data_dir --threads --timeout --max_frame_bytes --json --quiet"
+  local local_flags="--data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet"
   local flags
   case "${COMP_WORDS[1]}" in
     serve) flags="$world $job $local_flags --checkpoint --resume" ;;

@@ -45,6 +45,9 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads)
       "--max_frame_bytes", std::to_string(f.local.max_frame_bytes),
       "--log_prefix", "false"};
   if (!f.local.data_dir.empty()) a.insert(a.end(), {"--data_dir", f.local.data_dir});
+  if (!f.local.auth_token_file.empty()) {
+    a.insert(a.end(), {"--auth_token_file", f.local.auth_token_file});
+  }
   if (f.local.json) a.push_back("--json");
   if (f.local.quiet) a.push_back("--quiet");
   return a;

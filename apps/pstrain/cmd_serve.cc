@@ -6,6 +6,7 @@
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
+#include "net/auth.h"
 #include "data/dataset.h"
 #include "models/evaluate.h"
 #include "models/model_zoo.h"
@@ -104,6 +105,11 @@ int Serve(ServeFlags& f) {
   options.port = f.world.world.master_port;
   options.timeout = f.local.timeout();
   options.max_frame_bytes = f.local.max_frame_bytes;
+  if (!f.local.auth_token_file.empty()) {
+    auto token = net::ReadAuthToken(f.local.auth_token_file);
+    if (!token.ok()) return Fail(*log, token.status());
+    options.auth_token = *token;
+  }
   ps::Service service(&io, spec, ps::Fingerprint(**model), &server, log.get(), options);
   if (Status l = service.Listen(); !l.ok()) {
     return Fail(*log, InvalidArgument(l.message() + " (--master_port)"));

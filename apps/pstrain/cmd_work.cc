@@ -3,6 +3,7 @@
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
+#include "net/auth.h"
 #include "worker/trainer.h"
 
 namespace pstrain::apps {
@@ -31,6 +32,11 @@ int Work(WorkFlags& f) {
   o.device = f.device;
   o.timeout = f.local.timeout();
   o.max_frame_bytes = f.local.max_frame_bytes;
+  if (!f.local.auth_token_file.empty()) {
+    auto token = net::ReadAuthToken(f.local.auth_token_file);
+    if (!token.ok()) return Fail(*log, token.status());
+    o.auth_token = *token;
+  }
   o.model_override = f.model_override;
   o.step_delay = std::chrono::milliseconds(f.delay_ms);
   Status r = worker::RunWorker(o, log.get());

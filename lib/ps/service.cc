@@ -38,6 +38,7 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
                 [this](std::shared_ptr<net::Connection> conn) {
                   auto peer = std::make_unique<Peer>();
                   peer->conn = conn;
+                  peer->auth = net::AuthGate(options_.auth_token);
                   peers_[conn.get()] = std::move(peer);
                 }),
       timer_(*io) {
@@ -102,6 +103,9 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
                        std::string_view meta, uint64_t data_bytes,
                        std::vector<asio::mutable_buffer>* dst) {
   Peer& peer = *peers_.at(&conn);
+  if (!peer.auth.open()) {
+    return peer.auth.CheckFrame(header.type, header.body_len, data_bytes);
+  }
   if (peer.stage == Peer::Stage::kNew) {
     if (header.type != wire::MsgType::kHello) {
       return Corruption(std::string("expected hello first, got ") +
@@ -142,6 +146,7 @@ Status Service::HandleFrame(Peer& peer, const wire::FrameHeader& header,
                             std::string_view meta) {
   const uint64_t id = header.request_id;
   using T = wire::MsgType;
+  if (!peer.auth.open()) return OnAuth(peer, header, meta);
   if (header.type == T::kHello) return OnHello(peer, id, meta);
   if (peer.stage == Peer::Stage::kNew) return InvalidArgument("hello expected");
   switch (header.type) {
@@ -244,6 +249,14 @@ Status Service::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
   wire::EncodeMeta(wire::Ack{}, &peer.meta);
   Reply(peer, wire::MsgType::kAck, id);
   if (++done_ == spec_.num_workers()) Shutdown();
+  return Status::Ok();
+}
+
+Status Service::OnAuth(Peer& peer, const wire::FrameHeader& header,
+                       std::string_view meta) {
+  wire::MsgType reply = wire::MsgType::kAck;
+  PS_RETURN_IF_ERROR(peer.auth.OnFrame(header.type, meta, &reply, &peer.meta));
+  Reply(peer, reply, header.request_id);
   return Status::Ok();
 }
 

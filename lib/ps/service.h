@@ -46,6 +46,9 @@ struct ServiceOptions {
   /// How long the job may make no progress before the Service gives up.
   std::chrono::milliseconds timeout{120000};
   uint64_t max_frame_bytes = wire::kDefaultMaxFrameBytes;
+  /// Non-empty: every connection must prove it knows this token (net/auth.h)
+  /// before any other frame is accepted. Default: none.
+  std::string auth_token;
 };
 
 class Service : private net::Connection::Handler {
@@ -96,6 +99,8 @@ class Service : private net::Connection::Handler {
 
   Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
                      std::string_view meta);
+  Status OnAuth(Peer& peer, const wire::FrameHeader& header,
+                std::string_view meta);
   Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
   Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
   Status OnPull(Peer& peer, uint64_t id, std::string_view meta);

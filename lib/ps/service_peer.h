@@ -9,6 +9,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "net/auth_gate.h"
 #include "ps/service.h"
 
 namespace pstrain::ps {
@@ -18,6 +19,7 @@ using Clock = std::chrono::steady_clock;
 struct Service::Peer {
   enum class Stage { kNew, kHello, kRegistered, kDone };
   std::shared_ptr<net::Connection> conn;
+  net::AuthGate auth;  // open once the peer proved the token (or none)
   Stage stage = Stage::kNew;
   int rank = -1;
   int worker = -1;  // worker index: rank - num_servers

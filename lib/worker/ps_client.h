@@ -27,8 +27,11 @@ class PsClient : private net::ReplySink {
  public:
   PsClient(std::chrono::milliseconds timeout, net::ConnectionOptions options);
 
-  /// Connects to the master, retrying until the timeout (it may start later).
+  /// Connects to the master, retrying until the timeout (it may start later),
+  /// then, with a token set, authenticates both ways (net/auth.h).
   Status Connect(const std::string& host, int port);
+  /// The --auth_token_file token; "" (the default): none.
+  void set_auth_token(std::string token) { auth_token_ = std::move(token); }
   /// Hello, then the job spec. kIncompatible / kInvalidArgument from the
   /// server for a world_size mismatch, a bad or duplicate rank.
   Result<ps::JobSpec> Handshake(int rank, int world_size);
@@ -72,6 +75,7 @@ class PsClient : private net::ReplySink {
   wire::Push push_only_msg_;
   wire::Params reply_;       // reused
   std::string meta_;         // reused
+  std::string auth_token_;
 };
 
 }  // namespace pstrain::worker

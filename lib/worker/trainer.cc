@@ -86,7 +86,9 @@ class Trainer {
   Trainer(const TrainerOptions& options, report::EventLog* log)
       : options_(options),
         log_(log),
-        client_(options.timeout, net::ConnectionOptions{options.max_frame_bytes}) {}
+        client_(options.timeout, net::ConnectionOptions{options.max_frame_bytes}) {
+    client_.set_auth_token(options.auth_token);
+  }
 
   Status Join();
   Status Train();

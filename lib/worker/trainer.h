@@ -24,6 +24,8 @@ struct TrainerOptions {
   /// Longest wait for the server, for connecting and for each reply.
   std::chrono::milliseconds timeout{120000};
   uint64_t max_frame_bytes = uint64_t{1} << 32;
+  /// The --auth_token_file token; "" (the default): none.
+  std::string auth_token;
   /// For tests of the fingerprint check only: build this model instead of
   /// the job's. Default: "" (the job's).
   std::string model_override;

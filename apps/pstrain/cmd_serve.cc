@@ -26,6 +26,7 @@ struct ServeFlags {
   LocalFlags local;
   std::string checkpoint = "pstrain-model.pt";
   std::string resume;  // "" = start from the seed's initial model
+  std::string bind_addr;  // "" = master_addr's interface
 };
 
 Result<data::Dataset> LoadTestSet(const ps::JobSpec& spec, const std::string& dir) {
@@ -101,7 +102,7 @@ int Serve(ServeFlags& f) {
   }
   asio::io_context io;
   ps::ServiceOptions options;
-  options.host = f.world.world.master_addr;
+  options.host = f.bind_addr.empty() ? f.world.world.master_addr : f.bind_addr;
   options.port = f.world.world.master_port;
   options.timeout = f.local.timeout();
   options.max_frame_bytes = f.local.max_frame_bytes;
@@ -161,6 +162,9 @@ RunFn SetupServe(CLI::App* sub) {
                   "Continue from a checkpoint saved by serve: its parameters, "
                   "optimizer state (.optim.pt) and version (.json); pass the "
                   "same job flags as the run that saved it");
+  sub->add_option("--bind_addr", f->bind_addr,
+                  "Address to listen on; default: the one --master_addr "
+                  "resolves to, never all interfaces unless asked (0.0.0.0)");
   return [f] { return Serve(*f); };
 }
 

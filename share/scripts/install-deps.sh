@@ -6,7 +6,7 @@ set -eu
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 packages="cmake g++ make libtorch-dev libasio-dev nlohmann-json3-dev libcli11-dev
-  zlib1g-dev libopenblas0-pthread dataset-fashion-mnist"
+  zlib1g-dev libssl-dev libopenblas0-pthread dataset-fashion-mnist"
 if [ "${1:-}" = "--test" ]; then
   # python3-torch: a test reads our checkpoints with Python's torch.load.
   # clang, libclang-rt-14-dev: tests/fuzz/run.sh (libFuzzer, ASan, UBSan).

@@ -68,10 +68,31 @@ void Service::Tick() {
     return Fail(Timeout("timed out after " + std::to_string(secs.count()) +
                         " s waiting for " + Waiting()));
   }
+  DropStalledPeers();
   timer_.expires_after(kTick);
   timer_.async_wait([this](const std::error_code& ec) {
     if (!ec) Tick();
   });
+}
+
+// Every read and write is asynchronous, so a stalled peer blocks no one; it
+// is dropped here so that it holds no connection (and no memory) for ever.
+void Service::DropStalledPeers() {
+  const auto now = Clock::now();
+  const auto secs =
+      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count());
+  std::vector<std::pair<net::Connection*, Status>> drop;
+  for (const auto& [conn, peer] : peers_) {
+    if (conn->closed()) continue;
+    if (conn->StalledFor(now, options_.timeout)) {
+      drop.emplace_back(conn, Timeout("a frame stalled mid-way for more than " +
+                                      secs + " s"));
+    } else if (peer->stage == Peer::Stage::kNew &&
+               now - peer->accepted_at > options_.timeout) {
+      drop.emplace_back(conn, Timeout("no handshake within " + secs + " s"));
+    }
+  }
+  for (auto& [conn, why] : drop) conn->CloseWith(why);
 }
 
 std::string Service::Waiting() const {

@@ -6,7 +6,9 @@
 // names the ranks it waits for once nothing has progressed for `timeout`.
 //
 // A peer that sends bad bytes or breaks the protocol gets an error frame and
-// is dropped; the job goes on. A registered worker that disconnects before
+// is dropped; the job goes on. So is, after `timeout`, a peer that has not
+// finished its handshake (hello, and auth with a token), that stopped in
+// the middle of a frame, or that does not take in a frame written to it. A registered worker that disconnects before
 // it is done fails the job (kUnavailable naming its rank).
 //
 // A push whose gradient holds NaN or Inf is refused: counted
@@ -121,6 +123,7 @@ class Service : private net::Connection::Handler {
   bool SspAllows(const Peer& peer) const;
   void NoteClock(const Peer& peer);
   void Tick();
+  void DropStalledPeers();
   std::string Waiting() const;
   void Fail(const Status& status);
   void Shutdown();

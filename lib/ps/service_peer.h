@@ -21,6 +21,7 @@ struct Service::Peer {
   std::shared_ptr<net::Connection> conn;
   net::AuthGate auth;  // open once the peer proved the token (or none)
   Stage stage = Stage::kNew;
+  Clock::time_point accepted_at = Clock::now();  // for the handshake deadline
   int rank = -1;
   int worker = -1;  // worker index: rank - num_servers
   // A pull (or the pull half of a push_pull) waiting for a version.

@@ -11,7 +11,7 @@ _pstrain() {
     work) flags="$world $local_flags --device" ;;
     launch) flags="--world_size --master_addr --master_port --num_servers $job $local_flags --checkpoint --device" ;;
     eval) flags="--checkpoint --model --dataset $local_flags" ;;
-    bench) flags="wire train --sizes --workers --op --seconds --model --modes --world_size --steps --batch_size --lr --momentum --seed --data_dir --threads --timeout --json" ;;
+    bench) flags="wire train load --connections --bytes --sizes --workers --op --seconds --model --modes --world_size --steps --batch_size --lr --momentum --seed --data_dir --threads --timeout --json" ;;
     *) flags="serve work launch eval bench --help --version" ;;
   esac
   if [ "$COMP_CWORD" -eq 1 ]; then flags="serve work launch eval bench --help --version"; fi

@@ -7,7 +7,7 @@ _pstrain() {
   local local_flags="--data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet"
   local flags
   case "${COMP_WORDS[1]}" in
-    serve) flags="$world $job $local_flags --checkpoint --resume --bind_addr" ;;
+    serve) flags="$world $job $local_flags --checkpoint --resume --bind_addr --checkpoint_every --keep" ;;
     work) flags="$world $local_flags --device" ;;
     launch) flags="--world_size --master_addr --master_port --num_servers $job $local_flags --checkpoint --device" ;;
     eval) flags="--checkpoint --model --dataset $local_flags" ;;

@@ -1,16 +1,20 @@
 // pstrain serve: rank 0 (the master and parameter server). Decides the job,
 // serves the workers, then saves and scores the model.
 
+#include <chrono>
+#include <optional>
+
 #include <asio/io_context.hpp>
 #include <torch/torch.h>
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
-#include "net/auth.h"
 #include "data/dataset.h"
 #include "models/evaluate.h"
 #include "models/model_zoo.h"
+#include "net/auth.h"
 #include "ps/checkpoint.h"
+#include "ps/checkpoint_rotation.h"
 #include "ps/parameter_server.h"
 #include "ps/service.h"
 #include "ps/tensor_codec.h"
@@ -27,6 +31,8 @@ struct ServeFlags {
   std::string checkpoint = "pstrain-model.pt";
   std::string resume;  // "" = start from the seed's initial model
   std::string bind_addr;  // "" = master_addr's interface
+  std::string checkpoint_every;  // "" = only at the end
+  int keep = 3;
 };
 
 Result<data::Dataset> LoadTestSet(const ps::JobSpec& spec, const std::string& dir) {
@@ -97,8 +103,20 @@ int Serve(ServeFlags& f) {
   if (!test.ok()) return Fail(*log, test.status());
 
   ps::ParameterServer server(spec, (*model)->parameters());
+  if (f.resume == "auto") {  // the newest complete periodic checkpoint, if any
+    auto saved = ps::CompleteCheckpoints(f.checkpoint);
+    f.resume = saved.empty() ? "" : saved.back().second;
+    log->Info(saved.empty() ? "--resume auto: no complete checkpoint yet, starting afresh"
+                            : "--resume auto: " + f.resume);
+  }
   if (!f.resume.empty()) {
     if (Status r = Resume(f.resume, **model, server); !r.ok()) return Fail(*log, r);
+  }
+  std::optional<ps::CheckpointRotation> rotation;
+  if (!f.checkpoint_every.empty()) {
+    auto every = ps::ParseCheckpointEvery(f.checkpoint_every);
+    if (!every.ok()) return Fail(*log, every.status());
+    rotation.emplace(f.checkpoint, *every, f.keep);
   }
   asio::io_context io;
   ps::ServiceOptions options;
@@ -121,6 +139,13 @@ int Serve(ServeFlags& f) {
   // Async versions can advance several at a time: evaluate on crossing.
   uint64_t evaluated = server.version();
   service.set_on_version([&](uint64_t version) {
+    if (rotation && rotation->Due(version, std::chrono::steady_clock::now())) {
+      // On the io thread, so no step changes the model while it is written.
+      Status c = SaveModel(rotation->PathFor(version), **model, server, spec);
+      if (c.ok()) c = rotation->Saved(version, std::chrono::steady_clock::now());
+      if (!c.ok()) log->Info("checkpoint of version " + std::to_string(version) +
+                             " failed: " + c.message());
+    }
     if (spec.eval_interval > 0 &&
         version / spec.eval_interval > evaluated / spec.eval_interval) {
       evaluated = version;
@@ -161,7 +186,13 @@ RunFn SetupServe(CLI::App* sub) {
   sub->add_option("--resume", f->resume,
                   "Continue from a checkpoint saved by serve: its parameters, "
                   "optimizer state (.optim.pt) and version (.json); pass the "
-                  "same job flags as the run that saved it");
+                  "same job flags as the run that saved it; auto: the newest "
+                  "complete --checkpoint_every checkpoint, if any");
+  sub->add_option("--checkpoint_every", f->checkpoint_every,
+                  "Also save a checkpoint every N versions, or every Ns seconds "
+                  "(e.g. 100 or 30s), beside --checkpoint as NAME-vVERSION.pt");
+  sub->add_option("--keep", f->keep, "How many periodic checkpoints to keep")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--bind_addr", f->bind_addr,
                   "Address to listen on; default: the one --master_addr "
                   "resolves to, never all interfaces unless asked (0.0.0.0)");

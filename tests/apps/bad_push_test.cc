@@ -139,7 +139,9 @@ TEST_F(BadPushTest, SyncStepWithANanPushIsSkippedAndOthersFinish) {
 }
 
 // --max_frame_bytes reaches the server's connections: a worker's push of
-// the mlp's ~400 KB is refused from its header, and the worker is told why.
+// the mlp's ~800 KB is refused from its header. The server's error frame
+// may or may not reach the worker before its own write fails on the closed
+// socket, so only the server's log line is asserted word for word.
 TEST_F(BadPushTest, FrameOverMaxFrameBytesIsRefused) {
   const int port = FreePort();
   Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps", "2",
@@ -150,7 +152,9 @@ TEST_F(BadPushTest, FrameOverMaxFrameBytesIsRefused) {
                       World(2, port)));
   auto rw = work.Wait(60);
   EXPECT_EQ(rw.exit_code, 1) << rw.err;
-  EXPECT_NE(rw.err.find("exceeds max_frame_bytes 65536"), std::string::npos) << rw.err;
+  EXPECT_TRUE(rw.err.find("exceeds max_frame_bytes 65536") != std::string::npos ||
+              rw.err.find("answer push_pull") != std::string::npos)
+      << rw.err;
   auto rs = serve.Wait(60);
   EXPECT_EQ(rs.exit_code, 1) << rs.err;
   EXPECT_NE(rs.err.find("exceeds max_frame_bytes 65536"), std::string::npos) << rs.err;

@@ -178,15 +178,6 @@ MsgType TypeOf(const Done&) {
 MsgType TypeOf(const Push&) {
   return MsgType::kPush;
 }
-MsgType TypeOf(const AuthHello&) {
-  return MsgType::kAuthHello;
-}
-MsgType TypeOf(const Challenge&) {
-  return MsgType::kChallenge;
-}
-MsgType TypeOf(const Auth&) {
-  return MsgType::kAuth;
-}
 
 void EncodeMeta(const Hello& m, std::string* meta) {
   meta->clear();
@@ -330,59 +321,6 @@ Status DecodeMeta(std::string_view meta, Params* out) {
 
 Status DecodeMeta(std::string_view meta, Done* out) {
   return DecodeString(meta, TypeOf(*out), "json", &out->json);
-}
-
-void EncodeMeta(const AuthHello& m, std::string* meta) {
-  meta->clear();
-  MetaWriter(meta).Str(m.nonce);
-}
-
-void EncodeMeta(const Challenge& m, std::string* meta) {
-  meta->clear();
-  MetaWriter w(meta);
-  w.Str(m.nonce);
-  w.Str(m.proof);
-}
-
-void EncodeMeta(const Auth& m, std::string* meta) {
-  meta->clear();
-  MetaWriter(meta).Str(m.proof);
-}
-
-namespace {
-
-// One nonce or proof: a str of exactly kAuthBytes (checked before it grows
-// *out, so an unauthenticated peer cannot make us allocate).
-Status AuthField(MetaReader& r, const char* field, std::string* out) {
-  uint32_t len = 0;
-  MetaReader peek = r;
-  PS_RETURN_IF_ERROR(peek.U32(field, &len));
-  if (len != kAuthBytes) {
-    return r.Error(std::string(field) + " of " + std::to_string(len) +
-                   " bytes, expected " + std::to_string(kAuthBytes));
-  }
-  return r.Str(field, out);
-}
-
-}  // namespace
-
-Status DecodeMeta(std::string_view meta, AuthHello* out) {
-  MetaReader r(meta, NameOf(*out));
-  PS_RETURN_IF_ERROR(AuthField(r, "nonce", &out->nonce));
-  return r.Finish();
-}
-
-Status DecodeMeta(std::string_view meta, Challenge* out) {
-  MetaReader r(meta, NameOf(*out));
-  PS_RETURN_IF_ERROR(AuthField(r, "nonce", &out->nonce));
-  PS_RETURN_IF_ERROR(AuthField(r, "proof", &out->proof));
-  return r.Finish();
-}
-
-Status DecodeMeta(std::string_view meta, Auth* out) {
-  MetaReader r(meta, NameOf(*out));
-  PS_RETURN_IF_ERROR(AuthField(r, "proof", &out->proof));
-  return r.Finish();
 }
 
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total) {

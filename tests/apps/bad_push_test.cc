@@ -74,7 +74,7 @@ class BadPushTest : public ::testing::Test {
 TEST_F(BadPushTest, AsyncNanAndInfPushesAreRefusedAndNeverApplied) {
   const int port = FreePort();
   Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--mode", "async",
-                        "--json", "--timeout", "30"},
+                        "--json", "--timeout", "30", "--checkpoint", dir_.File("m.pt")},
                        World(2, port)));
   FakeWorker bad;
   bad.Join(1, 2, port);
@@ -108,7 +108,8 @@ TEST_F(BadPushTest, AsyncNanAndInfPushesAreRefusedAndNeverApplied) {
 TEST_F(BadPushTest, SyncStepWithANanPushIsSkippedAndOthersFinish) {
   const int port = FreePort();
   Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps", "4",
-                        "--batch_size", "8", "--json", "--timeout", "30"},
+                        "--batch_size", "8", "--json", "--timeout", "30",
+                        "--checkpoint", dir_.File("m.pt")},
                        World(3, port)));
   Process good(Concat({PstrainBin(), "work", "--rank", "1"}, World(3, port)));
   FakeWorker bad;
@@ -146,7 +147,8 @@ TEST_F(BadPushTest, FrameOverMaxFrameBytesIsRefused) {
   const int port = FreePort();
   Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps", "2",
                         "--batch_size", "8", "--timeout", "10",
-                        "--max_frame_bytes", "65536"},
+                        "--max_frame_bytes", "65536",
+                        "--checkpoint", dir_.File("m.pt")},
                        World(2, port)));
   Process work(Concat({PstrainBin(), "work", "--rank", "1", "--timeout", "10"},
                       World(2, port)));

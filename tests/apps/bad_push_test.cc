@@ -8,12 +8,16 @@
 #include <chrono>
 #include <limits>
 
+#include <asio/connect.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/write.hpp>
 #include <torch/torch.h>
 
 #include "job_test.h"
 #include "models/model_zoo.h"
 #include "ps/tensor_codec.h"
 #include "testing/idx_files.h"
+#include "wire/frame_reader.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::testing {
@@ -160,6 +164,54 @@ TEST_F(BadPushTest, FrameOverMaxFrameBytesIsRefused) {
   auto rs = serve.Wait(60);
   EXPECT_EQ(rs.exit_code, 1) << rs.err;
   EXPECT_NE(rs.err.find("exceeds max_frame_bytes 65536"), std::string::npos) << rs.err;
+}
+
+// Handshake refusals a peer can provoke, each an error frame naming the
+// problem while the server goes on: a rank already taken, and a peer of
+// another protocol version.
+TEST_F(BadPushTest, DuplicateRankAndOtherProtocolVersionAreRefused) {
+  const int port = FreePort();
+  Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--mode", "async",
+                        "--timeout", "30", "--checkpoint", dir_.File("m.pt")},
+                       World(2, port)));
+  FakeWorker first;
+  first.Join(1, 2, port);
+  worker::PsClient second(std::chrono::seconds(30), {});
+  ASSERT_TRUE(second.Connect("127.0.0.1", port).ok());
+  auto dup = second.Handshake(1, 2);
+  EXPECT_EQ(dup.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(dup.status().message().rfind("rank 1 is already connected from 127.0.0.1:", 0),
+            0u) << dup.status().ToString();
+
+  // A version-1 header: the version field is bytes 4..5.
+  std::string meta, frame;
+  wire::EncodeMeta(wire::Hello{wire::Role::kWorker, 1, 2}, &meta);
+  wire::EncodeFramePrefix(wire::MsgType::kHello, 1, meta, 0, &frame);
+  frame[4] = 1;
+  asio::io_context io;
+  asio::ip::tcp::socket s(io);
+  asio::ip::tcp::resolver resolver(io);
+  asio::connect(s, resolver.resolve("127.0.0.1", std::to_string(port)));
+  asio::write(s, asio::buffer(frame));
+  std::string got;
+  asio::error_code ec;
+  char buf[512];
+  while (!ec) got.append(buf, s.read_some(asio::buffer(buf), ec));
+  wire::FrameReader reader;
+  std::string_view in = got;
+  ASSERT_EQ(reader.Feed(&in), wire::FrameReader::State::kFrame) << got.size();
+  EXPECT_EQ(reader.header().type, wire::MsgType::kError);
+  wire::ErrorMsg err;
+  ASSERT_TRUE(wire::DecodeMeta(reader.meta(), &err).ok());
+  EXPECT_EQ(err.code, StatusCode::kIncompatible);
+  EXPECT_EQ(err.message, "protocol version 1, this build speaks 2");
+
+  ASSERT_TRUE(first.client().Done(nlohmann::json::object()).ok());
+  auto rs = serve.Wait(60);
+  EXPECT_EQ(rs.exit_code, 0) << rs.err;
+  EXPECT_NE(rs.err.find("rank 1 is already connected"), std::string::npos) << rs.err;
+  EXPECT_NE(rs.err.find("protocol version 1, this build speaks 2"), std::string::npos)
+      << rs.err;
 }
 
 }  // namespace

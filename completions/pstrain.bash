@@ -5,22 +5,23 @@ _pstrain() {
   local cmd=pstrain w words
   for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
     case ${cmd}_$w in
-      pstrain_serve|pstrain_work|pstrain_launch|pstrain_eval|pstrain_bench|pstrain_bench_wire|pstrain_bench_train|pstrain_run|pstrain_completions|pstrain_man) cmd=${cmd}_$w ;;
+      pstrain_serve|pstrain_work|pstrain_launch|pstrain_eval|pstrain_bench|pstrain_bench_wire|pstrain_bench_train|pstrain_bench_load|pstrain_run|pstrain_completions|pstrain_man) cmd=${cmd}_$w ;;
     esac
   done
-  case "  --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --checkpoint --resume --config --device --sizes --workers --op --seconds --modes --steps " in
+  case "  --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --max_frame_bytes --auth_token_file --checkpoint --resume --checkpoint_every --keep --bind_addr --config --device --reconnect_timeout --sizes --workers --op --seconds --modes --steps --connections --bytes " in
     *" $prev "*) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case $cmd in
     pstrain) words='serve work launch eval bench run completions man --help --version' ;;
-    pstrain_serve) words='--help --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --json --quiet --checkpoint --resume --config --print_config' ;;
-    pstrain_work) words='--help --rank --world_size --master_addr --master_port --num_servers --data_dir --threads --timeout --json --quiet --device --config --print_config' ;;
-    pstrain_launch) words='--help --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --json --quiet --checkpoint --device --config --print_config' ;;
-    pstrain_eval) words='--help --checkpoint --model --dataset --data_dir --threads --timeout --json --quiet --config --print_config' ;;
-    pstrain_bench) words='wire train --help' ;;
+    pstrain_serve) words='--help --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet --checkpoint --resume --checkpoint_every --keep --bind_addr --config --print_config' ;;
+    pstrain_work) words='--help --rank --world_size --master_addr --master_port --num_servers --data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet --device --reconnect_timeout --config --print_config' ;;
+    pstrain_launch) words='--help --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet --checkpoint --device --config --print_config' ;;
+    pstrain_eval) words='--help --checkpoint --model --dataset --data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet --config --print_config' ;;
+    pstrain_bench) words='wire train load --help' ;;
     pstrain_bench_wire) words='--help --sizes --workers --op --seconds --json --config --print_config' ;;
     pstrain_bench_train) words='--help --model --dataset --modes --world_size --steps --batch_size --data_dir --lr --momentum --seed --threads --timeout --json --config --print_config' ;;
-    pstrain_run) words='--help --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --json --quiet --checkpoint --resume --device --config --print_config' ;;
+    pstrain_bench_load) words='--help --connections --bytes --seconds --json --config --print_config' ;;
+    pstrain_run) words='--help --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet --checkpoint --resume --checkpoint_every --keep --bind_addr --device --config --print_config' ;;
     pstrain_completions) words='--help' ;;
     pstrain_man) words='--help' ;;
   esac

@@ -14,6 +14,7 @@
 #include "apps/pstrain/flags.h"
 #include "bench/machine_info.h"
 #include "bench/table.h"
+#include "bench/load_bench.h"
 #include "bench/train_bench.h"
 #include "bench/wire_bench.h"
 #include "cluster/launcher.h"
@@ -96,6 +97,53 @@ int RunWire(WireFlags& f) {
     std::cout << doc.dump(2) << std::endl;
   } else {
     PrintWireTable(*result);
+  }
+  return 0;
+}
+
+struct LoadFlags {
+  bench::LoadBenchOptions options;
+  bool json = false;
+};
+
+void AddLoadFlags(CLI::App* sub, LoadFlags* f) {
+  auto& o = f->options;
+  sub->add_option("--connections", o.connections, "Worker connections, one thread each")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--bytes", o.bytes, "Bytes of gradient per push")
+      ->capture_default_str()->check(CLI::Range(uint64_t{4}, uint64_t{1} << 30));
+  sub->add_option("--seconds", o.seconds, "How long every connection pushes")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_flag("--json", f->json, "One JSON document on stdout");
+}
+
+// Exit status 1 unless every acknowledged push was applied exactly once.
+int RunLoad(const LoadFlags& f) {
+  auto log = BenchLog(f.json);
+  auto report = bench::RunLoadBench(f.options);
+  if (!report.ok()) return Fail(*log, report.status());
+  const json result = bench::ToJson(*report);
+  if (f.json) {
+    json doc = bench::BenchDocument();
+    doc["load"] = result;
+    std::cout << doc.dump(2) << std::endl;
+  } else {
+    std::cout << "pstrain bench load: " << report->connections << " connections x "
+              << bench::FormatSize(report->bytes) << " pushes, async, "
+              << bench::FixedDecimals(report->seconds, 1) << " s over loopback\n"
+              << "acknowledged " << report->acked_pushes << ", applied "
+              << report->applied_pushes << ", server version " << report->server_version
+              << ", refused " << report->refused_pushes << "; "
+              << bench::FixedDecimals(Number(result, "pushes_per_second"), 0)
+              << " pushes/s, " << bench::FixedDecimals(Number(result, "gbps"), 2)
+              << " GB/s; peak RSS " << bench::FormatSize(report->rss_after_quarter)
+              << " a quarter in, " << bench::FormatSize(report->peak_rss) << " at the end\n";
+  }
+  if (!report->exact()) {
+    return Fail(*log, Status(StatusCode::kCorruption,
+                             "bench load: " + std::to_string(report->acked_pushes) +
+                                 " pushes acknowledged but " +
+                                 std::to_string(report->applied_pushes) + " applied"));
   }
   return 0;
 }
@@ -234,7 +282,15 @@ RunFn SetupBench(CLI::App* sub) {
       "train",
       "Train one model single, sync and async; compare speed and accuracy");
   AddTrainFlags(train_sub, train.get());
+  auto load = std::make_shared<LoadFlags>();
+  CLI::App* load_sub = sub->add_subcommand(
+      "load",
+      "Many connections pushing async against one server; checks that every "
+      "push is applied exactly once and reports peak memory");
+  AddLoadFlags(load_sub, load.get());
   return [=] {
+    if (load_sub->parsed())
+      return RunLoad(*load);
     if (wire_sub->parsed())
       return RunWire(*wire);
     if (train_sub->parsed())

@@ -53,8 +53,12 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads)
       "--master_addr", w.master_addr, "--master_port", std::to_string(w.master_port),
       "--num_servers", std::to_string(w.num_servers),
       "--threads", std::to_string(threads), "--timeout", Exact(f.local.timeout_seconds),
+      "--max_frame_bytes", std::to_string(f.local.max_frame_bytes),
       "--log_prefix", "false"};
   if (!f.local.data_dir.empty()) a.insert(a.end(), {"--data_dir", f.local.data_dir});
+  if (!f.local.auth_token_file.empty()) {
+    a.insert(a.end(), {"--auth_token_file", f.local.auth_token_file});
+  }
   // Live: the board draws from the children's events; their human lines
   // would garble it.
   if (f.local.json || f.live) a.push_back("--json");

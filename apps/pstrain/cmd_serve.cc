@@ -4,6 +4,9 @@
 // they take the job from rank 0, tell it where they listen, and send it
 // their slices at the end.
 
+#include <chrono>
+#include <optional>
+
 #include <asio/io_context.hpp>
 #include <torch/torch.h>
 
@@ -12,7 +15,9 @@
 #include "data/dataset.h"
 #include "models/evaluate.h"
 #include "models/model_zoo.h"
+#include "net/auth.h"
 #include "ps/checkpoint.h"
+#include "ps/checkpoint_rotation.h"
 #include "ps/parameter_server.h"
 #include "ps/service.h"
 #include "ps/shard_plan.h"
@@ -31,6 +36,9 @@ struct ServeFlags {
   LocalFlags local;
   std::string checkpoint = "pstrain-model.pt";
   std::string resume;  // "" = start from the seed's initial model
+  std::string bind_addr;  // "" = master_addr's interface
+  std::string checkpoint_every;  // "" = only at the end
+  int keep = 3;
 };
 
 Result<data::Dataset> LoadTestSet(const ps::JobSpec& spec, const std::string& dir) {
@@ -103,7 +111,14 @@ int ServeSlices(ServeFlags& f, report::EventLog& log) {
   if (!f.resume.empty()) {
     return Fail(log, InvalidArgument("--resume: only with --num_servers 1"));
   }
-  worker::PsClient master(f.local.timeout(), net::ConnectionOptions{}, 0);
+  std::string token;
+  if (!f.local.auth_token_file.empty()) {
+    auto read = net::ReadAuthToken(f.local.auth_token_file);
+    if (!read.ok()) return Fail(log, read.status());
+    token = *read;
+  }
+  worker::PsClient master(f.local.timeout(), net::ConnectionOptions{f.local.max_frame_bytes}, 0);
+  master.set_auth_token(token);
   Status s = master.Connect(w.master_addr, w.master_port);
   if (!s.ok()) return Fail(log, s);
   auto spec = master.Handshake(w.rank, w.world_size, wire::Role::kServer);
@@ -116,9 +131,11 @@ int ServeSlices(ServeFlags& f, report::EventLog& log) {
   ps::ParameterServer server(*spec, ps::SliceLeaves(plan, w.rank, (*model)->parameters()));
   asio::io_context io;
   ps::ServiceOptions options;
-  options.host = master.local_address();
+  options.host = f.bind_addr.empty() ? master.local_address() : f.bind_addr;
   options.port = 0;
   options.timeout = f.local.timeout();
+  options.max_frame_bytes = f.local.max_frame_bytes;
+  options.auth_token = token;
   ps::Service service(&io, *spec, ps::Fingerprint(**model), &server, &log, options);
   if (Status l = service.Listen(); !l.ok()) return Fail(log, l);
   const std::string address = options.host + ":" + std::to_string(service.port());
@@ -146,6 +163,10 @@ int Serve(ServeFlags& f) {
   if (f.world.world.num_servers > 1 && !f.resume.empty()) {
     return Fail(*log, InvalidArgument("--resume: only with --num_servers 1"));
   }
+  if (f.world.world.num_servers > 1 && !f.checkpoint_every.empty()) {
+    // Rank 0 holds the other servers' slices only at the end.
+    return Fail(*log, InvalidArgument("--checkpoint_every: only with --num_servers 1"));
+  }
   const ps::JobSpec& spec = f.job.spec;
   SetThreads(f.local.threads);
   torch::manual_seed(spec.seed);
@@ -156,14 +177,32 @@ int Serve(ServeFlags& f) {
 
   const ps::ShardPlan plan = PlanOrDie(**model, spec);
   ps::ParameterServer server(spec, ps::SliceLeaves(plan, 0, (*model)->parameters()));
+  if (f.resume == "auto") {  // the newest complete periodic checkpoint, if any
+    auto saved = ps::CompleteCheckpoints(f.checkpoint);
+    f.resume = saved.empty() ? "" : saved.back().second;
+    log->Info(saved.empty() ? "--resume auto: no complete checkpoint yet, starting afresh"
+                            : "--resume auto: " + f.resume);
+  }
   if (!f.resume.empty()) {
     if (Status r = Resume(f.resume, **model, server); !r.ok()) return Fail(*log, r);
   }
+  std::optional<ps::CheckpointRotation> rotation;
+  if (!f.checkpoint_every.empty()) {
+    auto every = ps::ParseCheckpointEvery(f.checkpoint_every);
+    if (!every.ok()) return Fail(*log, every.status());
+    rotation.emplace(f.checkpoint, *every, f.keep);
+  }
   asio::io_context io;
   ps::ServiceOptions options;
-  options.host = f.world.world.master_addr;
+  options.host = f.bind_addr.empty() ? f.world.world.master_addr : f.bind_addr;
   options.port = f.world.world.master_port;
   options.timeout = f.local.timeout();
+  options.max_frame_bytes = f.local.max_frame_bytes;
+  if (!f.local.auth_token_file.empty()) {
+    auto token = net::ReadAuthToken(f.local.auth_token_file);
+    if (!token.ok()) return Fail(*log, token.status());
+    options.auth_token = *token;
+  }
   ps::Service service(&io, spec, ps::Fingerprint(**model), &server, log.get(), options);
   if (spec.num_servers > 1) service.ExpectServers(&plan, (*model)->parameters());
   if (Status l = service.Listen(); !l.ok()) {
@@ -175,6 +214,13 @@ int Serve(ServeFlags& f) {
   // Async versions can advance several at a time: evaluate on crossing.
   uint64_t evaluated = server.version();
   service.set_on_version([&](uint64_t version) {
+    if (rotation && rotation->Due(version, std::chrono::steady_clock::now())) {
+      // On the io thread, so no step changes the model while it is written.
+      Status c = SaveModel(rotation->PathFor(version), **model, server, spec);
+      if (c.ok()) c = rotation->Saved(version, std::chrono::steady_clock::now());
+      if (!c.ok()) log->Info("checkpoint of version " + std::to_string(version) +
+                             " failed: " + c.message());
+    }
     if (spec.eval_interval > 0 &&
         version / spec.eval_interval > evaluated / spec.eval_interval) {
       evaluated = version;
@@ -215,7 +261,16 @@ RunFn SetupServe(CLI::App* sub) {
   sub->add_option("--resume", f->resume,
                   "Continue from a checkpoint saved by serve: its parameters, "
                   "optimizer state (.optim.pt) and version (.json); pass the "
-                  "same job flags as the run that saved it");
+                  "same job flags as the run that saved it; auto: the newest "
+                  "complete --checkpoint_every checkpoint, if any");
+  sub->add_option("--checkpoint_every", f->checkpoint_every,
+                  "Also save a checkpoint every N versions, or every Ns seconds "
+                  "(e.g. 100 or 30s), beside --checkpoint as NAME-vVERSION.pt");
+  sub->add_option("--keep", f->keep, "How many periodic checkpoints to keep")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--bind_addr", f->bind_addr,
+                  "Address to listen on; default: the one --master_addr "
+                  "resolves to, never all interfaces unless asked (0.0.0.0)");
   return [f] { return Serve(*f); };
 }
 

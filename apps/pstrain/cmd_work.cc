@@ -3,6 +3,7 @@
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
+#include "net/auth.h"
 #include "worker/trainer.h"
 
 namespace pstrain::apps {
@@ -15,6 +16,7 @@ struct WorkFlags {
   std::string device = "cpu";
   std::string model_override;
   int delay_ms = 0;
+  double reconnect_timeout = 60;
 };
 
 int Work(WorkFlags& f) {
@@ -30,8 +32,16 @@ int Work(WorkFlags& f) {
   o.data_dir = f.local.data_dir;
   o.device = f.device;
   o.timeout = f.local.timeout();
+  o.max_frame_bytes = f.local.max_frame_bytes;
+  if (!f.local.auth_token_file.empty()) {
+    auto token = net::ReadAuthToken(f.local.auth_token_file);
+    if (!token.ok()) return Fail(*log, token.status());
+    o.auth_token = *token;
+  }
   o.model_override = f.model_override;
   o.step_delay = std::chrono::milliseconds(f.delay_ms);
+  o.reconnect_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(f.reconnect_timeout * 1000));
   Status r = worker::RunWorker(o, log.get());
   return r.ok() ? 0 : Fail(*log, r);
 }
@@ -43,6 +53,11 @@ RunFn SetupWork(CLI::App* sub) {
   AddWorldFlags(sub, &f->world, /*with_rank=*/true);
   AddLocalFlags(sub, &f->local);
   sub->add_option("--device", f->device, "cpu or cuda")->capture_default_str();
+  sub->add_option("--reconnect_timeout", f->reconnect_timeout,
+                  "Seconds to keep reconnecting, with exponential backoff, to a server "
+                  "that went away (restarted, say), then go on from its version (0: give up at once)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   // Only for testing the model fingerprint check; hidden from --help.
   sub->add_option("--model_override", f->model_override)->group("");
   // Only for tests and benchmarks of stragglers: a slower worker.

@@ -111,6 +111,14 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
   app->add_option("--timeout", f->timeout_seconds,
                   "Seconds to wait for a peer before giving up")
       ->capture_default_str()->check(CLI::PositiveNumber)->group(g);
+  app->add_option("--max_frame_bytes", f->max_frame_bytes,
+                  "Largest frame body accepted from a peer, in bytes; a larger "
+                  "one is refused from its header, before any allocation")
+      ->capture_default_str()->check(CLI::PositiveNumber)->group(g);
+  app->add_option("--auth_token_file", f->auth_token_file,
+                  "File holding a token that every process of the job shares; "
+                  "connections must prove they know it (HMAC-SHA256 "
+                  "challenge-response; the token never travels)")->group(g);
   app->add_flag("--json", f->json, "JSON Lines events on stdout")->group(g);
   app->add_flag("--quiet", f->quiet, "No progress lines on stderr")->group(g);
   // launch prefixes its children's lines itself; hidden from --help.

@@ -45,6 +45,8 @@ struct LocalFlags {
   std::string data_dir;  // "" = Debian's place for the data set
   int threads = 0;       // 0 = libtorch's default
   double timeout_seconds = 120;
+  uint64_t max_frame_bytes = uint64_t{1} << 32;  // larger frames are refused
+  std::string auth_token_file;  // "" = no authentication
   bool json = false;
   bool quiet = false;
   bool log_prefix = true;  // "pstrain rank 1 (worker): " before human lines

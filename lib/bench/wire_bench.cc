@@ -9,6 +9,7 @@
 #include <asio/io_context.hpp>
 #include <torch/torch.h>
 
+#include "bench/bench_server.h"
 #include "bench/loopback_limits.h"
 #include "ps/parameter_server.h"
 #include "ps/service.h"
@@ -41,58 +42,6 @@ Status RunOp(worker::PsClient& client, const std::string& op) {
   if (op == "push") return client.Push(0);
   return client.PushPull(0).status();
 }
-
-// A server holding one float32 key of `bytes` (async mode: every push is
-// applied at once, as a parameter server does), on its own thread.
-class BenchServer {
- public:
-  BenchServer(uint64_t bytes, int workers)
-      : param_(torch::zeros({std::max<int64_t>(1, bytes / 4)}).requires_grad_()),
-        log_(QuietLog()) {
-    spec_.model = "bench";
-    spec_.mode = ps::Mode::kAsync;
-    spec_.momentum = 0;
-    spec_.lr = 1e-9;
-    spec_.world_size = workers + 1;
-    server_ = std::make_unique<ps::ParameterServer>(spec_, std::vector<at::Tensor>{param_});
-    ps::ServiceOptions o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    service_ = std::make_unique<ps::Service>(&io_, spec_, Keys(), server_.get(),
-                                             log_.get(), o);
-  }
-  Status Start() {
-    PS_RETURN_IF_ERROR(service_->Listen());
-    thread_ = std::thread([this] { status_ = service_->Run(); });
-    return Status::Ok();
-  }
-  Status Join() {
-    thread_.join();
-    return status_;
-  }
-  int port() const { return service_->port(); }
-  std::vector<wire::KeySpec> Keys() const { return {ps::KeySpecOf("w", param_)}; }
-  const at::Tensor& param() const { return param_; }
-
- private:
-  static std::unique_ptr<report::EventLog> QuietLog() {
-    static std::ostringstream sink;
-    report::EventLogOptions o;
-    o.quiet = true;
-    o.err = &sink;
-    o.out = &sink;
-    return std::make_unique<report::EventLog>(o);
-  }
-
-  at::Tensor param_;
-  ps::JobSpec spec_;
-  std::unique_ptr<report::EventLog> log_;
-  std::unique_ptr<ps::ParameterServer> server_;
-  asio::io_context io_;
-  std::unique_ptr<ps::Service> service_;
-  std::thread thread_;
-  Status status_;
-};
 
 // One worker thread's part of a case: join, warm up, time ops until the
 // deadline, leave.

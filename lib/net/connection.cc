@@ -62,9 +62,32 @@ void Connection::Start() {
   ReadHead();
 }
 
+bool Connection::StalledFor(std::chrono::steady_clock::time_point now,
+                            std::chrono::milliseconds limit) const {
+  const std::chrono::steady_clock::time_point idle{};
+  return (reading_since_ != idle && now - reading_since_ > limit) ||
+         (writing_since_ != idle && now - writing_since_ > limit);
+}
+
+// The head is read with read_some first, so that a frame's clock starts with
+// its first byte, however few arrive: a peer that sends half a header and
+// stops is as stalled as one that stops in the data.
 void Connection::ReadHead() {
   if (closed_) return;
-  asio::async_read(socket_, asio::buffer(head_, sizeof(head_)),
+  reading_since_ = {};
+  socket_.async_read_some(
+      asio::buffer(head_, sizeof(head_)),
+      OnRead([self = shared_from_this()](const std::error_code& ec, size_t n) {
+        self->OnHeadBytes(ec, n);
+      }));
+}
+
+void Connection::OnHeadBytes(const std::error_code& ec, size_t n) {
+  if (closed_) return;
+  if (ec) return OnHead(ec);
+  reading_since_ = std::chrono::steady_clock::now();
+  if (n == sizeof(head_)) return OnHead(ec);
+  asio::async_read(socket_, asio::buffer(head_ + n, sizeof(head_) - n),
                    OnRead([self = shared_from_this()](const std::error_code& ec,
                                                       size_t) { self->OnHead(ec); }));
 }
@@ -136,6 +159,7 @@ void Connection::OnDataRead(const std::error_code& ec) {
   if (closed_) return;
   if (ec) return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
   bytes_read_ += header_.body_len - wire::kMetaLenBytes - meta_.size();
+  reading_since_ = {};
   handler_->OnFrame(*this, header_, meta_);
   ReadHead();
 }
@@ -162,10 +186,12 @@ void Connection::Send(FrameBuffers& frame) {
 void Connection::WriteNext() {
   if (write_queue_.empty()) {
     writing_ = false;
+    writing_since_ = {};
     if (close_after_write_) Finish(Status::Ok());
     return;
   }
   writing_ = true;
+  writing_since_ = std::chrono::steady_clock::now();
   FrameBuffers* frame = write_queue_.front();
   asio::async_write(
       socket_, BufferView<asio::const_buffer>(frame->Finish()),

@@ -9,6 +9,7 @@
 // alive); `*handler` must outlive the Connection or Close() must be called
 // first.
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -88,6 +89,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Status WriteNow(std::string_view bytes);
   /// Closes now; OnClose runs with an ok Status unless already closed.
   void Close();
+  /// Closes now without telling the peer (it may not be listening);
+  /// OnClose runs with `why` unless already closed.
+  void CloseWith(const Status& why) { Finish(why); }
 
   bool closed() const { return closed_; }
   /// "127.0.0.1:53124", or "?" when the socket is gone.
@@ -95,6 +99,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// This end's address ("127.0.0.1"), the interface that reaches the peer;
   /// "" when the socket is gone.
   std::string local_address() const;
+  /// Whether a frame has been on its way for longer than `limit` at `now`:
+  /// one whose first bytes came in but not yet its last (a peer that stopped
+  /// mid-frame), or one being written that the peer does not take in. Idle
+  /// time between frames never counts (a worker may compute for long). The
+  /// owner's watchdog calls this and closes stalled connections; nothing
+  /// else waits on them, as every read and write is asynchronous.
+  bool StalledFor(std::chrono::steady_clock::time_point now,
+                  std::chrono::milliseconds limit) const;
+
   /// Bytes read and written so far, headers included.
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t bytes_written() const { return bytes_written_; }
@@ -104,6 +117,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void ReadHead();
+  void OnHeadBytes(const std::error_code& ec, size_t n);
   void OnHead(const std::error_code& ec);
   void OnMetaRead(const std::error_code& ec);
   void OnDataRead(const std::error_code& ec);
@@ -141,6 +155,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   HandlerMemory write_memory_;  // the one write in flight  // reported by OnClose after the error frame
   uint64_t bytes_read_ = 0;
   uint64_t bytes_written_ = 0;
+  // Since when the frame being read (written) has been on its way; the
+  // epoch (zero) while none is.
+  std::chrono::steady_clock::time_point reading_since_{};
+  std::chrono::steady_clock::time_point writing_since_{};
 };
 
 /// Converts an Asio error to a Status: kUnavailable for a peer that went

@@ -204,7 +204,13 @@ void ParameterServer::FinishStep() {
   for (size_t k = 0; k < params_.size(); ++k) {
     params_[k].mutable_grad() = accumulators_[k];
   }
-  Step(1.0);
+  if (discard_step_) {
+    ++version_;  // no optimizer step: the parameters stay as they are
+    ++discarded_steps_;
+    discard_step_ = false;
+  } else {
+    Step(1.0);
+  }
   std::fill(arrivals_.begin(), arrivals_.end(), 0);
   std::fill(extra_.begin(), extra_.end(), 0);
   for (auto& c : contributed_) std::fill(c.begin(), c.end(), false);

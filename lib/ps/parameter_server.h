@@ -124,6 +124,16 @@ class ParameterServer {
   bool is_member(int w) const { return live_[w]; }
   int members() const { return live_count_; }
 
+  /// Sync: the current step is to end without an optimizer step, because a
+  /// push in it was refused (a NaN or Inf piece) after some of its pieces
+  /// were added: a float sum cannot be taken apart exactly. The refused push
+  /// still counts (call Push), so the step closes and the version advances
+  /// with the parameters and optimizer state unchanged, the way torch.amp's
+  /// GradScaler skips a step whose gradients are not finite.
+  void DiscardStep() { discard_step_ = true; }
+  /// Sync steps that ended without an optimizer step (DiscardStep).
+  uint64_t discarded_steps() const { return discarded_steps_; }
+
   /// Sync: the member workers that have not pushed for the current version.
   std::vector<int> MissingPushes() const;
   /// Pushes applied or accumulated so far.
@@ -169,6 +179,9 @@ class ParameterServer {
   int push_count_ = 0;
   int quorum_;                // buffered sync: pushes that close a step
   uint64_t dropped_ = 0;
+  bool discard_step_ = false;  // sync: see DiscardStep
+  uint64_t discarded_steps_ = 0;
+  /// Sync: the member workers that have not pushed for the current version.
   uint64_t version_ = 0;
   uint64_t pushes_ = 0;
 };

@@ -38,6 +38,7 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
                 [this](std::shared_ptr<net::Connection> conn) {
                   auto peer = std::make_unique<Peer>();
                   peer->conn = conn;
+                  peer->auth = net::AuthGate(options_.auth_token);
                   peers_[conn.get()] = std::move(peer);
                 }),
       timer_(*io),
@@ -70,10 +71,31 @@ void Service::Tick() {
     return Fail(Timeout("timed out after " + std::to_string(secs.count()) +
                         " s waiting for " + Waiting()));
   }
+  DropStalledPeers();
   timer_.expires_after(kTick);
   timer_.async_wait([this](const std::error_code& ec) {
     if (!ec) Tick();
   });
+}
+
+// Every read and write is asynchronous, so a stalled peer blocks no one; it
+// is dropped here so that it holds no connection (and no memory) for ever.
+void Service::DropStalledPeers() {
+  const auto now = Clock::now();
+  const auto secs =
+      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count());
+  std::vector<std::pair<net::Connection*, Status>> drop;
+  for (const auto& [conn, peer] : peers_) {
+    if (conn->closed()) continue;
+    if (conn->StalledFor(now, options_.timeout)) {
+      drop.emplace_back(conn, Timeout("a frame stalled mid-way for more than " +
+                                      secs + " s"));
+    } else if (peer->stage == Peer::Stage::kNew &&
+               now - peer->accepted_at > options_.timeout) {
+      drop.emplace_back(conn, Timeout("no handshake within " + secs + " s"));
+    }
+  }
+  for (auto& [conn, why] : drop) conn->CloseWith(why);
 }
 
 std::string Service::Waiting() const {
@@ -112,6 +134,9 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
                        std::string_view meta, uint64_t data_bytes,
                        std::vector<asio::mutable_buffer>* dst) {
   Peer& peer = *peers_.at(&conn);
+  if (!peer.auth.open()) {
+    return peer.auth.CheckFrame(header.type, header.body_len, data_bytes);
+  }
   if (peer.stage == Peer::Stage::kNew) {
     if (header.type != wire::MsgType::kHello) {
       return Corruption(std::string("expected hello first, got ") +
@@ -154,6 +179,7 @@ Status Service::HandleFrame(Peer& peer, const wire::FrameHeader& header,
                             std::string_view meta) {
   const uint64_t id = header.request_id;
   using T = wire::MsgType;
+  if (!peer.auth.open()) return OnAuth(peer, header, meta);
   if (header.type == T::kHello) return OnHello(peer, id, meta);
   if (peer.stage == Peer::Stage::kNew) return InvalidArgument("hello expected");
   switch (header.type) {
@@ -274,6 +300,14 @@ Status Service::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
   Reply(peer, wire::MsgType::kAck, id);
   ++done_;
   MaybeFinish();
+  return Status::Ok();
+}
+
+Status Service::OnAuth(Peer& peer, const wire::FrameHeader& header,
+                       std::string_view meta) {
+  wire::MsgType reply = wire::MsgType::kAck;
+  PS_RETURN_IF_ERROR(peer.auth.OnFrame(header.type, meta, &reply, &peer.meta));
+  Reply(peer, reply, header.request_id);
   return Status::Ok();
 }
 
@@ -401,6 +435,8 @@ nlohmann::json Service::Stats() const {
           {"workers_lost", workers_lost_},
           {"timed_out_steps", timed_out_steps_},
           {"max_clock_gap", max_clock_gap_},
+          {"refused_pushes", refused_pushes_},
+          {"discarded_steps", server_->discarded_steps()},
           {"staleness_histogram", StalenessHistogram()},
           {"workers", worker_stats_}};
 }

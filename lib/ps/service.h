@@ -6,8 +6,18 @@
 // names the ranks it waits for once nothing has progressed for `timeout`.
 //
 // A peer that sends bad bytes or breaks the protocol gets an error frame and
-// is dropped; the job goes on. A registered worker that disconnects before
+// is dropped; the job goes on. So is, after `timeout`, a peer that has not
+// finished its handshake (hello, and auth with a token), that stopped in
+// the middle of a frame, or that does not take in a frame written to it. A registered worker that disconnects before
 // it is done fails the job (kUnavailable naming its rank).
+//
+// A push whose gradient holds NaN or Inf is refused: counted
+// (refused_pushes in Stats), logged with the worker's rank and the key, and
+// never applied; the worker still gets the ordinary reply, so no step waits
+// for it and the job goes on. Async and ssp check the whole gradient before
+// the step. Sync checks each piece before it is added; as earlier pieces of
+// the push may be in the sums already, the whole step is then skipped
+// (ParameterServer::DiscardStep: version + 1, parameters unchanged).
 // Threading: everything runs on the io_context's thread. `*io`, `*server`
 // and `*log` must outlive the Service.
 
@@ -39,6 +49,9 @@ struct ServiceOptions {
   /// How long the job may make no progress before the Service gives up.
   std::chrono::milliseconds timeout{120000};
   uint64_t max_frame_bytes = wire::kDefaultMaxFrameBytes;
+  /// Non-empty: every connection must prove it knows this token (net/auth.h)
+  /// before any other frame is accepted. Default: none.
+  std::string auth_token;
 };
 
 class Service : private net::Connection::Handler {
@@ -79,7 +92,9 @@ class Service : private net::Connection::Handler {
   /// timeout),
   /// wall_seconds (first registration to last done), and the workers' mean
   /// compute_seconds, communication_seconds (round trips less waiting) and
-  /// waiting_seconds (replies held for other workers, sync mode).
+  /// waiting_seconds (replies held for other workers, sync mode),
+  /// refused_pushes (NaN or Inf) and discarded_steps (sync steps skipped
+  /// for a refused push).
   nlohmann::json Stats() const;
   nlohmann::json StalenessHistogram() const;
 
@@ -99,6 +114,8 @@ class Service : private net::Connection::Handler {
 
   Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
                      std::string_view meta);
+  Status OnAuth(Peer& peer, const wire::FrameHeader& header,
+                std::string_view meta);
   Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
   Status CheckRank(const wire::Hello& hello) const;
   Status OnGetJob(Peer& peer, uint64_t id);
@@ -121,6 +138,7 @@ class Service : private net::Connection::Handler {
   Result<bool> Step(Peer& peer);
   void ArmStepTimer();
   void OnStepTimeout(uint64_t version);
+  void RefusePush(const Peer& peer, uint64_t version);
   void AnswerPush(Peer& peer, uint64_t id);
   void RunDeferred();
   void OnWritten(net::Connection& conn, wire::MsgType type) override;
@@ -133,6 +151,7 @@ class Service : private net::Connection::Handler {
   bool SspAllows(const Peer& peer) const;
   void NoteClock(const Peer& peer);
   void Tick();
+  void DropStalledPeers();
   std::string Waiting() const;
   void Fail(const Status& status);
   void Shutdown();
@@ -162,6 +181,7 @@ class Service : private net::Connection::Handler {
   int lost_count_ = 0;
   uint64_t workers_lost_ = 0;        // losses so far (a rank may come back)
   std::vector<int> pending_removals_;  // lost while params were being written
+  uint64_t refused_pushes_ = 0;    // pushes holding NaN or Inf
   uint64_t max_clock_gap_ = 0;       // steps ahead of the slowest, at most
   // Rank 0 with num_servers > 1 (ExpectServers).
   const ShardPlan* plan_ = nullptr;

@@ -9,6 +9,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "net/auth_gate.h"
 #include "ps/service.h"
 
 namespace pstrain::ps {
@@ -18,7 +19,9 @@ using Clock = std::chrono::steady_clock;
 struct Service::Peer {
   enum class Stage { kNew, kHello, kRegistered, kDone };
   std::shared_ptr<net::Connection> conn;
+  net::AuthGate auth;  // open once the peer proved the token (or none)
   Stage stage = Stage::kNew;
+  Clock::time_point accepted_at = Clock::now();  // for the handshake deadline
   int rank = -1;
   int worker = -1;  // worker index: rank - num_servers
   int server = -1;  // server index (= rank) of a server s > 0, on rank 0
@@ -42,6 +45,8 @@ struct Service::Peer {
     int key;
     uint64_t offset, bytes;
   };
+  // The first key of the push being read that held NaN or Inf, or -1.
+  int refused_key = -1;
   std::vector<char> chunk;           // sync: where pushed bytes land
   std::vector<Piece> pieces;         // sync: what each chunk-full holds
   std::string meta;                  // reused encode buffer

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "ps/finite_check.h"
 #include "ps/service.h"
 #include "ps/service_peer.h"
 #include "ps/tensor_codec.h"
@@ -47,6 +48,7 @@ Status Service::PlanPush(net::Connection& conn, Peer& peer, wire::MsgType type,
   }
   const uint64_t version = push_pull ? peer.push.version : peer.push_only.version;
   PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, version));
+  peer.refused_key = -1;
   if (server_->buffers_pushes()) {  // async, ssp, buffered sync: whole gradients
     for (const auto& g : server_->grad_buffer(peer.worker)) {
       dst->emplace_back(g.data_ptr(), g.nbytes());
@@ -80,7 +82,14 @@ void Service::PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst) {
 
 void Service::OnPiece(net::Connection& conn, size_t index) {
   Peer& peer = *peers_.at(&conn);
+  if (peer.refused_key >= 0) return;  // the rest of a refused push is dropped
   const Peer::Piece& piece = peer.pieces[index];
+  // Checked before it is added: a NaN in the sum could not be taken out.
+  const auto dtype = server_->params()[piece.key].scalar_type();
+  if (!AllFinite(peer.chunk.data(), piece.bytes, dtype)) {
+    peer.refused_key = piece.key;
+    return;
+  }
   server_->Accumulate(peer.worker, piece.key, piece.offset, peer.chunk.data(), piece.bytes);
 }
 
@@ -130,7 +139,19 @@ Status Service::OnPush(Peer& peer, uint64_t id) {
 Result<bool> Service::Step(Peer& peer) {
   const uint64_t version =
       peer.push_is_push_pull ? peer.push.version : peer.push_only.version;
-  if (spec_.mode != Mode::kSync) last_progress_ = Clock::now();
+  if (server_->buffers_pushes()) {  // whole gradients: check them all now
+    if (spec_.mode != Mode::kSync) last_progress_ = Clock::now();
+    peer.refused_key = FirstNonFinite(server_->grad_buffer(peer.worker));
+  }
+  if (peer.refused_key >= 0) {
+    RefusePush(peer, version);
+    // Buffered: never applied (a sync step closes without it, by
+    // --backup_workers or --step_timeout).
+    if (server_->buffers_pushes()) return false;
+    // Streaming sync: the push still counts so that the step closes, but
+    // earlier finite pieces are in the sums already, so the step is skipped.
+    server_->DiscardStep();
+  }
   auto stepped = server_->Push(peer.worker, version);
   if (stepped.ok() && !*stepped) ArmStepTimer();
   return stepped;
@@ -163,6 +184,18 @@ void Service::OnStepTimeout(uint64_t version) {
   }
   ++timed_out_steps_;
   if (server_->CloseStep()) OnNewVersion();
+}
+
+void Service::RefusePush(const Peer& peer, uint64_t version) {
+  ++refused_pushes_;
+  const int key = peer.refused_key;
+  const std::string name =
+      key < static_cast<int>(fingerprint_.size()) ? fingerprint_[key].name : "?";
+  log_->Info("refused the push of rank " + std::to_string(peer.rank) +
+             " for version " + std::to_string(version) + ": key " +
+             std::to_string(key) + " (" + name + ") holds NaN or Inf; " +
+             (spec_.mode == Mode::kSync ? "the step is skipped"
+                                         : "it is not applied"));
 }
 
 void Service::AnswerPush(Peer& peer, uint64_t id) {

@@ -46,6 +46,12 @@ const char* MsgTypeName(MsgType type) {
       return "done";
     case MsgType::kPush:
       return "push";
+    case MsgType::kAuthHello:
+      return "auth_hello";
+    case MsgType::kChallenge:
+      return "challenge";
+    case MsgType::kAuth:
+      return "auth";
     case MsgType::kServerInfo:
       return "server_info";
     case MsgType::kShard:

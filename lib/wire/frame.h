@@ -26,7 +26,7 @@
 namespace pstrain::wire {
 
 inline constexpr uint32_t kMagic = 0x52545350;  // "PSTR" in little-endian
-inline constexpr uint16_t kWireVersion = 1;
+inline constexpr uint16_t kWireVersion = 2;  // 2: auth messages 12..14
 inline constexpr size_t kFrameHeaderBytes = 28;
 inline constexpr size_t kMetaLenBytes = 4;
 /// Default cap on body_len: 4 GiB, so that one large embedding slice fits.
@@ -48,11 +48,14 @@ enum class MsgType : uint16_t {
   kParams = 9,    // server -> worker: parameters of a version
   kDone = 10,     // worker -> server: finished, with its stats as JSON
   kPush = 11,     // worker -> server: gradients; reply kAck (pull separately)
-  kServerInfo = 12,  // server s > 0 -> master: where it listens; reply kAck
-  kShard = 13,       // server s > 0 -> master, at the end: its slices; reply kAck
-  kHeartbeat = 14,   // worker -> server while it computes; no reply
+  kAuthHello = 12,  // client -> server, first frame under a token: its nonce
+  kChallenge = 13,  // server -> client: its nonce and its proof of the token
+  kAuth = 14,       // client -> server: its proof of the token; reply kAck
+  kServerInfo = 15,  // server s > 0 -> master: where it listens; reply kAck
+  kShard = 16,       // server s > 0 -> master, at the end: its slices; reply kAck
+  kHeartbeat = 17,   // worker -> server while it computes; no reply
 };
-inline constexpr uint16_t kMaxMsgType = 14;
+inline constexpr uint16_t kMaxMsgType = 17;
 
 /// "hello", "push_pull", ...; "unknown" for values outside MsgType.
 const char* MsgTypeName(MsgType type);

@@ -425,6 +425,12 @@ Status ValidateFrame(const FrameHeader& header, std::string_view meta,
       return ValidateDescs(meta, header.type, data_bytes);
     case MsgType::kDone:
       return ValidateNoData<Done>(meta, data_bytes);
+    case MsgType::kAuthHello:
+      return ValidateNoData<AuthHello>(meta, data_bytes);
+    case MsgType::kChallenge:
+      return ValidateNoData<Challenge>(meta, data_bytes);
+    case MsgType::kAuth:
+      return ValidateNoData<Auth>(meta, data_bytes);
     case MsgType::kServerInfo:
       return ValidateNoData<ServerInfo>(meta, data_bytes);
     case MsgType::kHeartbeat:

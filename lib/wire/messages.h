@@ -17,6 +17,9 @@
 //   kParams    u64 version, u32 count, count x TensorDesc
 //   kDone      str json
 //   kPush      u64 version, u32 count, count x TensorDesc
+//   kAuthHello str nonce (32 bytes)
+//   kChallenge str nonce (32 bytes), str proof (32 bytes)
+//   kAuth      str proof (32 bytes)
 //   kServerInfo str address
 //   kShard     u64 version, u32 count, count x TensorDesc
 //   kHeartbeat (empty)
@@ -102,6 +105,26 @@ struct Done {
   std::string json;  // the worker's stats, see report/
 };
 
+/// Bytes of every auth nonce and proof (an HMAC-SHA256; see net/auth.h).
+inline constexpr uint32_t kAuthBytes = 32;
+
+/// Opens an authenticated connection: the client's random challenge.
+struct AuthHello {
+  std::string nonce;  // kAuthBytes random bytes
+};
+
+/// The server's answer to AuthHello: its own random challenge, and its proof
+/// that it knows the token (HMAC over the client's nonce).
+struct Challenge {
+  std::string nonce;  // kAuthBytes random bytes
+  std::string proof;  // kAuthBytes
+};
+
+/// The client's proof that it knows the token (HMAC over both nonces).
+struct Auth {
+  std::string proof;  // kAuthBytes
+};
+
 /// A worker busy computing is alive (Service: --dead_after).
 struct Heartbeat {};
 
@@ -134,6 +157,9 @@ void EncodeMeta(const PushPull& m, std::string* meta);
 void EncodeMeta(const Params& m, std::string* meta);
 void EncodeMeta(const Done& m, std::string* meta);
 void EncodeMeta(const Push& m, std::string* meta);
+void EncodeMeta(const AuthHello& m, std::string* meta);
+void EncodeMeta(const Challenge& m, std::string* meta);
+void EncodeMeta(const Auth& m, std::string* meta);
 void EncodeMeta(const ServerInfo& m, std::string* meta);
 void EncodeMeta(const Shard& m, std::string* meta);
 void EncodeMeta(const Heartbeat& m, std::string* meta);
@@ -149,6 +175,10 @@ Status DecodeMeta(std::string_view meta, PushPull* out);
 Status DecodeMeta(std::string_view meta, Params* out);
 Status DecodeMeta(std::string_view meta, Done* out);
 Status DecodeMeta(std::string_view meta, Push* out);
+/// The auth messages also refuse a nonce or proof of other than kAuthBytes.
+Status DecodeMeta(std::string_view meta, AuthHello* out);
+Status DecodeMeta(std::string_view meta, Challenge* out);
+Status DecodeMeta(std::string_view meta, Auth* out);
 Status DecodeMeta(std::string_view meta, ServerInfo* out);
 Status DecodeMeta(std::string_view meta, Shard* out);
 Status DecodeMeta(std::string_view meta, Heartbeat* out);
@@ -165,6 +195,9 @@ MsgType TypeOf(const PushPull&);
 MsgType TypeOf(const Params&);
 MsgType TypeOf(const Done&);
 MsgType TypeOf(const Push&);
+MsgType TypeOf(const AuthHello&);
+MsgType TypeOf(const Challenge&);
+MsgType TypeOf(const Auth&);
 MsgType TypeOf(const ServerInfo&);
 MsgType TypeOf(const Shard&);
 MsgType TypeOf(const Heartbeat&);

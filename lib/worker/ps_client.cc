@@ -1,5 +1,7 @@
 #include "worker/ps_client.h"
 
+#include "net/auth.h"
+
 #include <nlohmann/json.hpp>
 
 #include "ps/tensor_codec.h"
@@ -22,7 +24,9 @@ void PsClient::Heartbeat() {
 }
 
 Status PsClient::Connect(const std::string& host, int port) {
-  return client_.Connect(host, port, connect_timeout_);
+  PS_RETURN_IF_ERROR(client_.Connect(host, port, connect_timeout_));
+  if (auth_token_.empty()) return Status::Ok();
+  return net::Authenticate(&client_, auth_token_, timeout_);
 }
 
 Status PsClient::Expect(wire::MsgType got, wire::MsgType want) const {

@@ -31,8 +31,11 @@ class PsClient : private net::ReplySink {
   PsClient(std::chrono::milliseconds timeout, net::ConnectionOptions options,
            int server_rank = 0);
 
-  /// Connects to the master, retrying until the timeout (it may start later).
+  /// Connects to the master, retrying until the timeout (it may start later),
+  /// then, with a token set, authenticates both ways (net/auth.h).
   Status Connect(const std::string& host, int port);
+  /// The --auth_token_file token; "" (the default): none.
+  void set_auth_token(std::string token) { auth_token_ = std::move(token); }
   /// Hello, then the job spec. kIncompatible / kInvalidArgument from the
   /// server for a world_size mismatch, a bad or duplicate rank.
   Result<ps::JobSpec> Handshake(int rank, int world_size,
@@ -66,6 +69,10 @@ class PsClient : private net::ReplySink {
   /// server hears anyway. Errors are left for the next call to find.
   void Heartbeat();
 
+  /// Whether the connection was lost without an error from the server (a
+  /// restarted or killed server), so reconnecting may help.
+  bool lost() const { return !client_.connected() && !client_.error_from_peer(); }
+
   /// The address of this end of the connection ("" when not connected).
   std::string local_address() const { return client_.local_address(); }
 
@@ -93,6 +100,7 @@ class PsClient : private net::ReplySink {
   std::string meta_;         // reused
   std::mutex call_mu_;       // held by Call; Heartbeat only tries it
   std::string heartbeat_;    // the encoded frame
+  std::string auth_token_;
 };
 
 }  // namespace pstrain::worker

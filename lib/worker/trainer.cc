@@ -122,6 +122,9 @@ class Trainer {
   enum class Exchange { kPull, kPushPull };
   Status ExchangeAll(Exchange what);
   Status ExchangeWith(int server);
+  Status Reconnect(const Status& why);
+  Status JoinAgain(int server);
+  void StartHeartbeats();
 
   const TrainerOptions& options_;
   report::EventLog* log_;
@@ -130,6 +133,7 @@ class Trainer {
   ps::ShardPlan plan_;
   std::unique_ptr<Fanout> fanout_;
   std::unique_ptr<Heartbeats> heartbeats_;  // while training
+  int64_t reconnects_ = 0;
   Exchange exchange_ = Exchange::kPull;
   ps::JobSpec spec_;
   std::shared_ptr<models::Model> model_;
@@ -146,6 +150,7 @@ PsClient& Trainer::AddClient(int server_rank) {
   clients_.push_back(std::make_unique<PsClient>(
       options_.timeout, net::ConnectionOptions{options_.max_frame_bytes},
       server_rank));
+  clients_.back()->set_auth_token(options_.auth_token);
   versions_.push_back(0);
   return *clients_.back();
 }
@@ -179,6 +184,72 @@ Status Trainer::ExchangeWith(int s) {
   if (!v.ok()) return v.status();
   versions_[s] = *v;
   return Status::Ok();
+}
+
+// A server whose connection was lost (restarted, say): reconnect with
+// exponential backoff until --reconnect_timeout, then pull its parameters
+// and version and go on from there.
+Status Trainer::Reconnect(const Status& why) {
+  std::vector<int> lost;
+  for (int s = 0; s < spec_.num_servers; ++s) {
+    if (clients_[s]->lost()) lost.push_back(s);
+  }
+  if (lost.empty() || options_.reconnect_timeout.count() <= 0) return why;
+  heartbeats_.reset();  // it walks clients_, which changes here
+  const auto deadline = Clock::now() + options_.reconnect_timeout;
+  auto backoff = std::chrono::milliseconds(100);
+  for (int s : lost) {
+    log_->Info("lost rank " + std::to_string(s) + " (" + why.message() +
+               "); reconnecting for up to " +
+               std::to_string(options_.reconnect_timeout.count() / 1000) + " s");
+    for (;;) {
+      Status joined = JoinAgain(s);
+      if (joined.ok()) break;
+      if (joined.code() != StatusCode::kUnavailable &&
+          joined.code() != StatusCode::kTimeout) {
+        return joined;
+      }
+      if (Clock::now() + backoff > deadline) {
+        return Unavailable("rank " + std::to_string(s) + " did not come back within " +
+                           std::to_string(options_.reconnect_timeout.count() / 1000) +
+                           " s (--reconnect_timeout): " + joined.message());
+      }
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(2 * backoff, std::chrono::milliseconds(5000));
+    }
+  }
+  ++reconnects_;
+  StartHeartbeats();
+  PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
+  log_->Info("reconnected; going on from version " + std::to_string(version_));
+  return Status::Ok();
+}
+
+// A fresh connection to server `s`: handshake, model check, slices.
+Status Trainer::JoinAgain(int s) {
+  auto c = std::make_unique<PsClient>(
+      options_.timeout, net::ConnectionOptions{options_.max_frame_bytes}, s);
+  c->set_auth_token(options_.auth_token);
+  const std::string address =
+      s == 0 ? options_.master_addr + ":" + std::to_string(options_.master_port)
+             : spec_.server_addrs[s];
+  std::string host;
+  int port = 0;
+  PS_RETURN_IF_ERROR(SplitAddress(address, &host, &port));
+  PS_RETURN_IF_ERROR(c->Connect(host, port));
+  PS_RETURN_IF_ERROR(c->Handshake(options_.rank, options_.world_size).status());
+  PS_RETURN_IF_ERROR(c->Register(ps::Fingerprint(*model_)));
+  c->Attach(ps::SliceViews(plan_, s, mirror_->params),
+            ps::SliceViews(plan_, s, mirror_->grads));
+  clients_[s] = std::move(c);
+  return Status::Ok();
+}
+
+void Trainer::StartHeartbeats() {
+  heartbeats_ = std::make_unique<Heartbeats>(
+      std::chrono::milliseconds(static_cast<int64_t>(spec_.heartbeat * 1000)), [this] {
+        for (auto& c : clients_) c->Heartbeat();
+      });
 }
 
 Status Trainer::ExchangeAll(Exchange what) {
@@ -237,10 +308,7 @@ int64_t Trainer::NextStep() const {
 Status Trainer::Train() {
   // Dropout draws differ per worker but repeat from run to run.
   torch::manual_seed(spec_.seed * 1000 + options_.rank);
-  heartbeats_ = std::make_unique<Heartbeats>(
-      std::chrono::milliseconds(static_cast<int64_t>(spec_.heartbeat * 1000)), [this] {
-        for (auto& c : clients_) c->Heartbeat();
-      });
+  StartHeartbeats();
   PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
   mirror_->ParamsToModel();
   progress_ = Progress{};
@@ -286,7 +354,11 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss) {
   mirror_->GradsToHost();
   *loss = nll.item<double>();
   auto t1 = Clock::now();
-  PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPushPull));
+  if (Status s = ExchangeAll(Exchange::kPushPull); !s.ok()) {
+    // This step's gradients are lost with the connection; the next step
+    // starts from the server's parameters.
+    PS_RETURN_IF_ERROR(Reconnect(s));
+  }
   mirror_->ParamsToModel();
   auto t2 = Clock::now();
   progress_.compute += Seconds(t1 - t0);
@@ -322,6 +394,7 @@ Status Trainer::Finish() {
                           {"bytes_pushed", pushed},
                           {"bytes_pulled", pulled},
                           {"version", version_},
+                          {"reconnects", reconnects_},
                           {"peak_rss_bytes", PeakRssBytes()}};
   // Servers 1..S-1 first: rank 0 ends only after their shards are in.
   for (int s = spec_.num_servers - 1; s >= 0; --s) {

@@ -24,12 +24,17 @@ struct TrainerOptions {
   /// Longest wait for the server, for connecting and for each reply.
   std::chrono::milliseconds timeout{120000};
   uint64_t max_frame_bytes = uint64_t{1} << 32;
+  /// The --auth_token_file token; "" (the default): none.
+  std::string auth_token;
   /// For tests of the fingerprint check only: build this model instead of
   /// the job's. Default: "" (the job's).
   std::string model_override;
   /// For tests and benchmarks of stragglers only: sleep this long in every
   /// step's compute. Default: 0.
   std::chrono::milliseconds step_delay{0};
+  /// How long to keep reconnecting to a server whose connection was lost
+  /// (backoff 0.1 s doubling to 5 s); 0: fail at once. Default: 60 s.
+  std::chrono::milliseconds reconnect_timeout{60000};
 };
 
 /// Trains until the job's epochs or max_steps are done. Returns

@@ -6,12 +6,13 @@ set -eu
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 packages="cmake g++ make libtorch-dev libasio-dev nlohmann-json3-dev libcli11-dev
-  zlib1g-dev libopenblas0-pthread dataset-fashion-mnist"
+  zlib1g-dev libssl-dev libopenblas0-pthread dataset-fashion-mnist"
 if [ "${1:-}" = "--test" ]; then
   # python3-torch: a test reads our checkpoints with Python's torch.load.
   # zsh, fish: syntax checks of the completions; mandoc, groff: of the man
-  # pages; tmux: the progress bars on a real terminal.
-  packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux"
+  # pages; tmux: the progress bars on a real terminal; clang,
+  # libclang-rt-14-dev: tests/fuzz/run.sh (libFuzzer, ASan, UBSan).
+  packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev"
 fi
 missing=""
 for p in $packages; do

@@ -38,7 +38,8 @@ TEST(MembershipTest, KilledWorkerLeavesTheQuorumAndRejoinsWithItsRank) {
                World(port, dir)));
   };
   auto w1 = work(1), w2 = work(2), w3 = work(3);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   w3->Signal(SIGKILL);
   EXPECT_EQ(w3->Wait(10).exit_code, 128 + SIGKILL);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -75,7 +76,8 @@ TEST(MembershipTest, WorkerLostForGoodEndsTheJobWithTheOthers) {
         Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "30"},
                World(port, dir))));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(serve.WaitForErr("rank 1 joined", 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   workers[0]->Signal(SIGKILL);
   auto rs = serve.Wait(60);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
@@ -103,7 +105,8 @@ TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
         Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "20"},
                World(port, dir))));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   workers[2]->Signal(SIGSTOP);
   auto rs = serve.Wait(60);
   workers[2]->Signal(SIGKILL);
@@ -113,6 +116,43 @@ TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
   EXPECT_EQ(summary["steps"], 52);
   EXPECT_EQ(summary["workers_lost"], 1);
   EXPECT_NE(rs.err.find("no word from rank 3 for 1"), std::string::npos) << rs.err;
+}
+
+// The server is killed mid-run and started again with --resume auto: the
+// workers reconnect on their own and the run finishes from the last
+// checkpoint's version.
+TEST(MembershipTest, WorkersReconnectToARestartedServer) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  const std::string port = std::to_string(FreePort());
+  auto serve_args = Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
+                            "--batch_size", "8", "--epochs", "4", "--checkpoint",
+                            dir.File("m.pt"), "--checkpoint_every", "5", "--resume", "auto"},
+                           World(port, dir));
+  auto first = std::make_unique<Process>(serve_args);
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int r = 1; r <= 3; ++r) {
+    workers.push_back(std::make_unique<Process>(
+        Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "30",
+                "--reconnect_timeout", "30"},
+               World(port, dir))));
+  }
+  ASSERT_TRUE(first->WaitForErr("rank 3 joined", 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  first->Signal(SIGKILL);
+  EXPECT_EQ(first->Wait(10).exit_code, 128 + SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Process second(serve_args);
+  auto rs = second.Wait(120);
+  ASSERT_EQ(rs.exit_code, 0) << rs.err;
+  EXPECT_NE(rs.err.find("--resume auto: " + dir.path()), std::string::npos) << rs.err;
+  for (auto& w : workers) {
+    auto r = w->Wait(30);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("reconnected; going on from version"), std::string::npos) << r.err;
+    EXPECT_EQ(FindEvent(r.out, "summary")["reconnects"], 1);
+  }
+  EXPECT_EQ(FindEvent(rs.out, "summary")["steps"], 104);
 }
 
 }  // namespace

@@ -58,6 +58,35 @@ TEST(ParameterServerTest, SyncAveragesThenStepsOnce) {
   EXPECT_EQ(ps.MissingPushes(), (std::vector<int>{0, 1}));
 }
 
+// A refused push (the Service found NaN in a later piece) leaves its
+// finite first key in the sums; DiscardStep closes the step without
+// stepping, and the next step starts from clean sums.
+TEST(ParameterServerTest, SyncDiscardedStepAdvancesVersionOnly) {
+  auto params = Params();
+  ParameterServer ps(Spec(Mode::kSync, 2), params);
+  SetGrads(ps, 0, 1.0f, 4.0f);
+  ASSERT_TRUE(ps.Push(0, 0).ok());
+  const float key0[3] = {5.0f, 5.0f, 5.0f};
+  ps.Accumulate(1, 0, 0, key0, sizeof(key0));  // worker 1's key 1 never arrives
+  ps.DiscardStep();
+  auto closed = ps.Push(1, 0);
+  ASSERT_TRUE(closed.ok());
+  EXPECT_TRUE(*closed);
+  EXPECT_EQ(ps.version(), 1u);
+  EXPECT_EQ(ps.discarded_steps(), 1u);
+  EXPECT_TRUE(torch::equal(params[0], torch::tensor({1.0f, 2.0f, 3.0f})));
+  EXPECT_TRUE(torch::equal(params[1], torch::tensor({{10.0f}})));
+
+  SetGrads(ps, 0, 1.0f, 4.0f);
+  SetGrads(ps, 1, 3.0f, 0.0f);
+  ASSERT_TRUE(ps.Push(0, 1).ok());
+  ASSERT_TRUE(ps.Push(1, 1).ok());
+  EXPECT_EQ(ps.version(), 2u);
+  EXPECT_EQ(ps.discarded_steps(), 1u);
+  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 0.0f);  // as in a clean step
+  EXPECT_FLOAT_EQ(params[1][0][0].item<float>(), 9.0f);
+}
+
 // Pieces of three workers interleave in any order; each element must end as
 // the mean of the three, whichever worker's piece came first or last (sums
 // in arrival order, so equal to rounding).

@@ -69,6 +69,15 @@ Process::~Process() {
   ::unlink(err_path_.c_str());
 }
 
+bool Process::WaitForErr(const std::string& text, double timeout_seconds) const {
+  const double deadline = Now() + timeout_seconds;
+  while (Slurp(err_path_).find(text) == std::string::npos) {
+    if (Now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 void Process::Signal(int sig) {
   if (!reaped_) ::kill(pid_, sig);
 }

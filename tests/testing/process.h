@@ -32,6 +32,9 @@ class Process {
   /// Waits up to `timeout_seconds`; on timeout kills it (SIGKILL).
   ProcessResult Wait(double timeout_seconds);
   void Signal(int sig);
+  /// Waits up to `timeout_seconds` for `text` to appear in its stderr so
+  /// far; whether it did.
+  bool WaitForErr(const std::string& text, double timeout_seconds) const;
   pid_t pid() const { return pid_; }
 
  private:

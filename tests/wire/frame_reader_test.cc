@@ -51,7 +51,7 @@ std::string SampleFrame() {
   return Frame(m, 42, RandomBytes(&rng, 40));
 }
 
-// One frame of every type (tensor ones with data), request ids 1..14.
+// One frame of every type (tensor ones with data), request ids 1..17.
 std::vector<std::string> FrameOfEveryType() {
   const std::vector<TensorDesc> descs = {Desc(0, DType::kUInt8, {3}),
                                          Desc(1, DType::kFloat16, {0, 2})};
@@ -66,9 +66,12 @@ std::vector<std::string> FrameOfEveryType() {
           Frame(Params{2, descs}, 9, "xyz"),
           Frame(Done{"{}"}, 10, ""),
           Frame(Push{3, descs}, 11, "abc"),
-          Frame(ServerInfo{"h:1"}, 12, ""),
-          Frame(Shard{4, descs}, 13, "xyz"),
-          Frame(Heartbeat{}, 14, "")};
+          Frame(AuthHello{std::string(32, 'n')}, 12, ""),
+          Frame(Challenge{std::string(32, 'n'), std::string(32, 'p')}, 13, ""),
+          Frame(Auth{std::string(32, 'p')}, 14, ""),
+          Frame(ServerInfo{"h:1"}, 15, ""),
+          Frame(Shard{4, descs}, 16, "xyz"),
+          Frame(Heartbeat{}, 17, "")};
 }
 
 // Feeds `bytes` in pieces of `chunk` until the reader leaves kNeedMore or
@@ -208,11 +211,11 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   f = SampleFrame();
   f[4] = 7;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 7, this build speaks 1");
+              "protocol version 7, this build speaks 2");
   f = SampleFrame();
-  f[6] = 15;
+  f[6] = 18;
   ExpectError(f, StatusCode::kCorruption,
-              "frame header: type 15 is unknown, expected 1..14");
+              "frame header: type 18 is unknown, expected 1..17");
   f = SampleFrame();
   f[11] = static_cast<char>(0x80);
   ExpectError(f, StatusCode::kCorruption,

@@ -85,6 +85,28 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
                    2, 0, 0, 0, 0x06, 0x00, 1,        // key, int32, raw, ndim
                    1, 0, 0, 0, 0,    0,    0, 0,     // dims[0]
                    4, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
+  const std::string a(32, 'a'), b(32, 'b');
+  EXPECT_EQ(Meta(AuthHello{a}), Bytes({32, 0, 0, 0}) + a);
+  EXPECT_EQ(Meta(Challenge{a, b}), Bytes({32, 0, 0, 0}) + a + Bytes({32, 0, 0, 0}) + b);
+  EXPECT_EQ(Meta(Auth{b}), Bytes({32, 0, 0, 0}) + b);
+}
+
+TEST(MessagesTest, AuthFieldsMustBe32Bytes) {
+  AuthHello hello;
+  EXPECT_EQ(DecodeMeta(Bytes({31, 0, 0, 0}) + std::string(31, 'a'), &hello).message(),
+            "auth_hello: nonce of 31 bytes, expected 32");
+  Challenge challenge;
+  EXPECT_EQ(DecodeMeta(Bytes({32, 0, 0, 0}) + std::string(32, 'a') +
+                           Bytes({0xFF, 0xFF, 0xFF, 0xFF}),
+                       &challenge)
+                .message(),
+            "challenge: proof of 4294967295 bytes, expected 32");
+  Auth auth;
+  EXPECT_EQ(DecodeMeta(Bytes({32, 0, 0, 0}) + std::string(32, 'b') + "?", &auth)
+                .message(),
+            "auth: 1 trailing byte");
+  EXPECT_TRUE(DecodeMeta(Meta(Auth{std::string(32, 'b')}), &auth).ok());
+  EXPECT_EQ(auth.proof, std::string(32, 'b'));
   EXPECT_EQ(Meta(ServerInfo{"h:9"}), Bytes({3, 0, 0, 0}) + "h:9");
   EXPECT_EQ(Meta(Heartbeat{}), "");
   EXPECT_EQ(Meta(Shard{6, {Desc(0, DType::kFloat32, {})}}),
@@ -97,7 +119,7 @@ TEST(MessagesTest, GoldenFramePrefix) {
   std::string out = "stale";
   EncodeFramePrefix(MsgType::kHello, 0x0A0B, Meta(Hello{Role::kServer, 0, 2}),
                     0, &out);
-  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x01, 0x00, 0x01, 0x00,  //
+  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x02, 0x00, 0x01, 0x00,  //
                         0x00, 0x00, 0x00, 0x00,                          //
                         13,   0,    0,    0,    0,    0,    0,    0,     //
                         0x0B, 0x0A, 0,    0,    0,    0,    0,    0,     //
@@ -326,6 +348,9 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   ok(MsgType::kParams, Meta(Params{1, descs}), 24);
   ok(MsgType::kDone, Meta(Done{"{}"}), 0);
   ok(MsgType::kPush, Meta(Push{1, descs}), 24);
+  ok(MsgType::kAuthHello, Meta(AuthHello{std::string(32, 'n')}), 0);
+  ok(MsgType::kChallenge, Meta(Challenge{std::string(32, 'n'), std::string(32, 'p')}), 0);
+  ok(MsgType::kAuth, Meta(Auth{std::string(32, 'p')}), 0);
   ok(MsgType::kServerInfo, Meta(ServerInfo{"h:1"}), 0);
   ok(MsgType::kShard, Meta(Shard{1, descs}), 24);
   ok(MsgType::kHeartbeat, "", 0);
@@ -346,8 +371,8 @@ TEST(MessagesTest, ValidateFrameChecksDataAndType) {
   // Meta decoded as the header's type says: a Pull's meta is no Hello.
   EXPECT_EQ(check(MsgType::kHello, Meta(Pull{5}), 0).message(),
             "hello: role 5 is unknown, expected 1..3");
-  EXPECT_EQ(check(static_cast<MsgType>(15), "", 0).message(),
-            "frame header: type 15 is unknown, expected 1..14");
+  EXPECT_EQ(check(static_cast<MsgType>(18), "", 0).message(),
+            "frame header: type 18 is unknown, expected 1..17");
   Status s = ValidateFrame(Header(MsgType::kAck, 9), "", 0);
   EXPECT_EQ(s.message(), "frame: body_len 9 != 4 + meta_len 0 + data 0");
 }
@@ -386,6 +411,9 @@ TEST(MessagesTest, EveryTruncationFails) {
   ExpectEveryPrefixFails(PushPull{1, descs});
   ExpectEveryPrefixFails(Params{1, descs});
   ExpectEveryPrefixFails(Done{"{}"});
+  ExpectEveryPrefixFails(AuthHello{std::string(32, 'n')});
+  ExpectEveryPrefixFails(Challenge{std::string(32, 'n'), std::string(32, 'p')});
+  ExpectEveryPrefixFails(Auth{std::string(32, 'p')});
 }
 
 template <typename M>
@@ -414,6 +442,9 @@ TEST(MessagesTest, RandomMetaDecodesOrFails) {
   CountRandomDecodes<PushPull>(&rng);
   CountRandomDecodes<Params>(&rng);
   CountRandomDecodes<Done>(&rng);
+  CountRandomDecodes<AuthHello>(&rng);
+  CountRandomDecodes<Challenge>(&rng);
+  CountRandomDecodes<Auth>(&rng);
 }
 
 TEST(MessagesTest, TypeOfAndRoleName) {
@@ -428,6 +459,9 @@ TEST(MessagesTest, TypeOfAndRoleName) {
   EXPECT_EQ(TypeOf(Params{}), MsgType::kParams);
   EXPECT_EQ(TypeOf(Done{}), MsgType::kDone);
   EXPECT_EQ(TypeOf(Push{}), MsgType::kPush);
+  EXPECT_EQ(TypeOf(AuthHello{}), MsgType::kAuthHello);
+  EXPECT_EQ(TypeOf(Challenge{}), MsgType::kChallenge);
+  EXPECT_EQ(TypeOf(Auth{}), MsgType::kAuth);
   EXPECT_EQ(TypeOf(ServerInfo{}), MsgType::kServerInfo);
   EXPECT_EQ(TypeOf(Shard{}), MsgType::kShard);
   EXPECT_EQ(TypeOf(Heartbeat{}), MsgType::kHeartbeat);

@@ -1,0 +1,24 @@
+#pragma once
+// Finite-value checks for pushed gradients. A gradient holding NaN or Inf
+// would poison the model for good (one step spreads it to every weight the
+// optimizer touches), so the Service refuses such a push before it reaches
+// the optimizer. Plain loops over raw bytes: no allocation, no torch ops, so
+// they can run on each 512 KiB piece as it arrives. Thread-compatible.
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace pstrain::ps {
+
+/// Whether all `bytes / element size` elements at `data` are finite.
+/// REQUIRES: dtype kFloat or kDouble (what parameters may be), bytes a
+/// multiple of the element size, data aligned for the dtype.
+bool AllFinite(const void* data, uint64_t bytes, at::ScalarType dtype);
+
+/// The index of the first tensor in `tensors` holding a NaN or Inf, or -1.
+/// REQUIRES: contiguous CPU float32/float64 tensors.
+int FirstNonFinite(const std::vector<at::Tensor>& tensors);
+
+}  // namespace pstrain::ps

@@ -1,0 +1,165 @@
+// --auth_token_file with real processes: without the token, or with a wrong
+// one, a connection gets no further than the challenge; with it, training
+// is exactly what it is without authentication.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include <asio/connect.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/read.hpp>
+#include <asio/write.hpp>
+
+#include "job_test.h"
+#include "net/auth.h"
+#include "testing/idx_files.h"
+#include "wire/frame_reader.h"
+#include "wire/messages.h"
+
+namespace pstrain::testing {
+namespace {
+
+using data::testing::ScratchDir;
+
+// A raw TCP peer that sends frames and reads back every frame the server
+// sends until it closes the connection.
+class RawPeer {
+ public:
+  explicit RawPeer(int port) : socket_(io_) {
+    asio::ip::tcp::resolver resolver(io_);
+    asio::error_code ec;
+    for (int i = 0; i < 200; ++i) {  // the server may not be listening yet
+      asio::connect(socket_, resolver.resolve("127.0.0.1", std::to_string(port)), ec);
+      if (!ec) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_FALSE(ec) << ec.message();
+  }
+  template <typename Msg>
+  void Send(const Msg& msg) {
+    std::string meta, frame;
+    wire::EncodeMeta(msg, &meta);
+    wire::EncodeFramePrefix(wire::TypeOf(msg), 1, meta, 0, &frame);
+    asio::write(socket_, asio::buffer(frame));
+  }
+  // The next frame's type and meta; false once the server closed.
+  bool Next(wire::MsgType* type, std::string* meta) {
+    char buf[4096];
+    for (;;) {
+      std::string_view in(pending_);
+      auto state = reader_.Feed(&in);
+      pending_.erase(0, pending_.size() - in.size());
+      if (state == wire::FrameReader::State::kFrame) {
+        *type = reader_.header().type;
+        meta->assign(reader_.meta());
+        return true;
+      }
+      EXPECT_NE(state, wire::FrameReader::State::kError) << reader_.status().ToString();
+      asio::error_code ec;
+      const size_t n = socket_.read_some(asio::buffer(buf), ec);
+      if (ec) return false;
+      pending_.append(buf, n);
+    }
+  }
+
+ private:
+  asio::io_context io_;
+  asio::ip::tcp::socket socket_;
+  wire::FrameReader reader_;
+  std::string pending_;
+};
+
+std::string ErrorText(const std::string& meta) {
+  wire::ErrorMsg err;
+  EXPECT_TRUE(wire::DecodeMeta(meta, &err).ok());
+  return err.message;
+}
+
+class AuthJobTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    data::testing::WriteTinyDataset(dir_.path(), 320, 50);
+    std::ofstream(dir_.File("token")) << "correct horse battery staple\n";
+    std::ofstream(dir_.File("wrong")) << "incorrect horse\n";
+  }
+  std::vector<std::string> Serve(int port, const std::string& token_file,
+                                 const std::string& checkpoint) {
+    std::vector<std::string> a = {PstrainBin(), "serve", "--model", "mlp", "--max_steps", "3",
+                                  "--batch_size", "8", "--timeout", "20", "--world_size", "2",
+                                  "--master_addr", "127.0.0.1", "--master_port",
+                                  std::to_string(port), "--data_dir", dir_.path(),
+                                  "--checkpoint", dir_.File(checkpoint)};
+    if (!token_file.empty()) a = Concat(a, {"--auth_token_file", token_file});
+    return a;
+  }
+  std::vector<std::string> Work(int port, const std::string& token_file) {
+    std::vector<std::string> a = {PstrainBin(), "work", "--rank", "1", "--world_size", "2",
+                                  "--master_addr", "127.0.0.1", "--master_port",
+                                  std::to_string(port), "--data_dir", dir_.path(),
+                                  "--timeout", "20"};
+    if (!token_file.empty()) a = Concat(a, {"--auth_token_file", token_file});
+    return a;
+  }
+  ScratchDir dir_;
+};
+
+TEST_F(AuthJobTest, WithoutOrWithAWrongTokenNothingPassesTheChallenge) {
+  const int port = FreePort();
+  Process serve(Serve(port, dir_.File("token"), "served.pt"));
+  wire::MsgType type;
+  std::string meta;
+  {  // straight to hello: one error frame, then the server closes
+    RawPeer peer(port);
+    peer.Send(wire::Hello{wire::Role::kWorker, 1, 2});
+    ASSERT_TRUE(peer.Next(&type, &meta));
+    EXPECT_EQ(type, wire::MsgType::kError);
+    EXPECT_EQ(ErrorText(meta),
+              "authentication required: expected auth_hello first, got hello");
+    EXPECT_FALSE(peer.Next(&type, &meta));
+  }
+  {  // a wrong proof: the challenge, an error, then the server closes
+    RawPeer peer(port);
+    peer.Send(wire::AuthHello{net::NewNonce()});
+    ASSERT_TRUE(peer.Next(&type, &meta));
+    EXPECT_EQ(type, wire::MsgType::kChallenge);
+    peer.Send(wire::Auth{std::string(32, 'x')});
+    ASSERT_TRUE(peer.Next(&type, &meta));
+    EXPECT_EQ(type, wire::MsgType::kError);
+    EXPECT_EQ(ErrorText(meta), "authentication failed: wrong proof of the auth token");
+    EXPECT_FALSE(peer.Next(&type, &meta));
+  }
+  // Real workers: a wrong token and none are refused; the server goes on.
+  auto wrong = Process(Work(port, dir_.File("wrong"))).Wait(30);
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
+  EXPECT_NE(wrong.err.find("the server could not prove it knows the auth token"),
+            std::string::npos) << wrong.err;
+  auto none = Process(Work(port, "")).Wait(30);
+  EXPECT_EQ(none.exit_code, 2) << none.err;
+  EXPECT_NE(none.err.find("authentication required"), std::string::npos) << none.err;
+
+  auto good = Process(Work(port, dir_.File("token"))).Wait(60);
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  auto rs = serve.Wait(60);
+  ASSERT_EQ(rs.exit_code, 0) << rs.err;
+  EXPECT_NE(rs.err.find("authentication failed"), std::string::npos) << rs.err;
+}
+
+TEST_F(AuthJobTest, WithTheTokenTrainingIsUnchanged) {
+  const int port = FreePort();
+  Process serve(Serve(port, dir_.File("token"), "served.pt"));
+  Process work(Work(port, dir_.File("token")));
+  ASSERT_EQ(work.Wait(60).exit_code, 0);
+  ASSERT_EQ(serve.Wait(60).exit_code, 0);
+
+  const int port2 = FreePort();
+  Process serve2(Serve(port2, "", "plain.pt"));
+  Process work2(Work(port2, ""));
+  ASSERT_EQ(work2.Wait(60).exit_code, 0);
+  ASSERT_EQ(serve2.Wait(60).exit_code, 0);
+  EXPECT_EQ(MaxAbsDiff(dir_.File("served.pt"), dir_.File("plain.pt")), 0.0);
+}
+
+}  // namespace
+}  // namespace pstrain::testing

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Writes one valid frame of every message type into a folder, as seeds for
+the wire fuzzer (tests/fuzz/run.sh). Layouts: share/doc/wire-format.md.
+Each file starts with the fuzzer's piece-size byte (0 = feed at once)."""
+import os
+import struct
+import sys
+
+MAGIC, VERSION = 0x52545350, 1
+
+
+def frame(mtype, meta, data=b"", request_id=7):
+    body = struct.pack("<I", len(meta)) + meta + data
+    return struct.pack("<IHHIQQ", MAGIC, VERSION, mtype, 0, len(body),
+                       request_id) + body
+
+
+def s(text):
+    return struct.pack("<I", len(text)) + text
+
+
+def desc(key, dims, dtype=1, size=4):
+    n = 1
+    for d in dims:
+        n *= d
+    return (struct.pack("<IBBB", key, dtype, 0, len(dims)) +
+            b"".join(struct.pack("<q", d) for d in dims) +
+            struct.pack("<Q", n * size)), b"\x00" * (n * size)
+
+
+def tensors(mtype, version, shapes):
+    metas, datas = [], []
+    for key, dims in enumerate(shapes):
+        m, d = desc(key, dims)
+        metas.append(m)
+        datas.append(d)
+    meta = struct.pack("<QI", version, len(shapes)) + b"".join(metas)
+    return frame(mtype, meta, b"".join(datas))
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    reg = (struct.pack("<I", 2) + s(b"fc.weight") + struct.pack("<BBqq", 1, 2, 3, 4)
+           + s(b"fc.bias") + struct.pack("<BBq", 1, 1, 3))
+    seeds = {
+        "hello": frame(1, struct.pack("<BII", 2, 1, 3)),
+        "error": frame(2, struct.pack("<H", 2) + s(b"bad")),
+        "get_job": frame(3, b""),
+        "job_spec": frame(4, s(b'{"mode":"sync"}')),
+        "register": frame(5, reg),
+        "ack": frame(6, b""),
+        "pull": frame(7, struct.pack("<Q", 3)),
+        "push_pull": tensors(8, 2, [[2, 3], [3]]),
+        "params": tensors(9, 4, [[4], []]),
+        "done": frame(10, s(b'{"steps":5}')),
+        "push": tensors(11, 1, [[1, 2, 1]]),
+    }
+    for name, data in seeds.items():
+        for piece in (0, 5):
+            with open(os.path.join(out, f"{name}-{piece}"), "wb") as f:
+                f.write(bytes([piece]) + data)
+    with open(os.path.join(out, "two-frames-3"), "wb") as f:
+        f.write(b"\x03" + seeds["hello"] + seeds["push"])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "seeds")

@@ -1,0 +1,42 @@
+#include "ps/finite_check.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include <torch/torch.h>
+
+namespace pstrain::ps {
+namespace {
+
+TEST(FiniteCheckTest, FindsNanAndInfAnywhereInFloatAndDouble) {
+  for (auto dtype : {torch::kFloat, torch::kDouble}) {
+    auto t = torch::ones({1000}, dtype);
+    EXPECT_TRUE(AllFinite(t.data_ptr(), t.nbytes(), t.scalar_type()));
+    for (double bad : {std::numeric_limits<double>::quiet_NaN(),
+                       std::numeric_limits<double>::infinity(),
+                       -std::numeric_limits<double>::infinity()}) {
+      for (int64_t at : {0, 517, 999}) {
+        auto u = t.clone();
+        u[at] = bad;
+        EXPECT_FALSE(AllFinite(u.data_ptr(), u.nbytes(), u.scalar_type()))
+            << bad << " at " << at;
+        // Only the bytes asked about count.
+        EXPECT_EQ(AllFinite(u.data_ptr(), at * u.element_size(), u.scalar_type()),
+                  true);
+      }
+    }
+  }
+}
+
+TEST(FiniteCheckTest, FirstNonFiniteNamesTheTensor) {
+  std::vector<at::Tensor> ts = {torch::zeros({3}), torch::zeros({2, 2}),
+                                torch::zeros({4})};
+  EXPECT_EQ(FirstNonFinite(ts), -1);
+  ts[1][1][0] = std::numeric_limits<float>::infinity();
+  ts[2][3] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(FirstNonFinite(ts), 1);
+}
+
+}  // namespace
+}  // namespace pstrain::ps

@@ -94,6 +94,7 @@ std::vector<std::string> ServeArgs(const LaunchFlags& f, int rank, int threads) 
                      "--dead_after", Exact(s.dead_after),
                      "--checkpoint", f.checkpoint});
   if (s.nesterov) a.push_back("--nesterov");
+  if (s.reassign_shards) a.push_back("--reassign_shards");
   return a;
 }
 

@@ -80,6 +80,7 @@ void AddJobFlags(CLI::App* app, JobFlags* f) {
   app->add_option("--server_threads", s.server_threads, "Threads of each server that step disjoint groups of keys in parallel (one key is only ever stepped by one)")->capture_default_str()->group(g);
   app->add_option("--heartbeat", s.heartbeat, "Seconds between heartbeats of a worker busy computing")->capture_default_str()->group(g);
   app->add_option("--dead_after", s.dead_after, "sync: seconds without a word from a worker the step waits on before it is lost and the step goes on without it (0: never)")->capture_default_str()->group(g);
+  app->add_flag("--reassign_shards", s.reassign_shards, "sync: once a worker is lost, the others share its samples (each step still covers the whole global batch)")->group(g);
   app->add_option("--step_timeout", s.step_timeout, "sync: seconds after a step's first push before it closes without the workers not yet in (0: never)")->capture_default_str()->group(g);
 }
 

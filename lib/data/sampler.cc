@@ -39,6 +39,19 @@ torch::Tensor ShardSampler::BatchIndices(int64_t epoch, int64_t step) {
   return perm.slice(/*dim=*/0, begin, begin + batch_size_).clone();
 }
 
+torch::Tensor ShardSampler::GlobalBatchPart(int64_t epoch, int64_t step, int part,
+                                            int parts) {
+  PS_CHECK(epoch >= 0) << "epoch " << epoch;
+  PS_CHECK(step >= 0 && step < steps_per_epoch())
+      << "step " << step << " of " << steps_per_epoch();
+  PS_CHECK(part >= 0 && part < parts) << "part " << part << " of " << parts;
+  const torch::Tensor& perm = EpochPermutation(epoch);
+  const int64_t global = num_workers_ * batch_size_;
+  const int64_t begin = step * global + global * part / parts;
+  const int64_t end = step * global + global * (part + 1) / parts;
+  return perm.slice(/*dim=*/0, begin, end).clone();
+}
+
 const torch::Tensor& ShardSampler::EpochPermutation(int64_t epoch) {
   if (epoch != cached_epoch_) {
     uint64_t epoch_seed =

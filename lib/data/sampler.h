@@ -36,6 +36,13 @@ class ShardSampler {
   /// REQUIRES (PS_CHECK): epoch >= 0, 0 <= step < steps_per_epoch().
   torch::Tensor BatchIndices(int64_t epoch, int64_t step);
 
+  /// int64 [about num_workers * batch_size / parts], CPU: part `part` of
+  /// `parts` of the global batch at `step` (rows [part*G/parts,
+  /// (part+1)*G/parts) of it, G = num_workers * batch_size): the batches
+  /// when only `parts` workers share a step (--reassign_shards).
+  /// REQUIRES (PS_CHECK): as BatchIndices, and 0 <= part < parts.
+  torch::Tensor GlobalBatchPart(int64_t epoch, int64_t step, int part, int parts);
+
  private:
   const torch::Tensor& EpochPermutation(int64_t epoch);
 

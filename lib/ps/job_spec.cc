@@ -90,6 +90,9 @@ Status ValidateJobSpec(const JobSpec& s) {
         "--eval_interval: only with --num_servers 1 (with several servers, rank 0 "
         "holds the whole model only at the end)");
   }
+  if (s.mode != Mode::kSync && s.reassign_shards) {
+    return InvalidArgument("--reassign_shards: only with --mode sync");
+  }
   if (s.mode != Mode::kSync && (s.backup_workers > 0 || s.step_timeout > 0)) {
     return InvalidArgument("--backup_workers and --step_timeout: only with --mode sync");
   }
@@ -125,6 +128,7 @@ nlohmann::json ToJson(const JobSpec& s) {
           {"server_threads", s.server_threads},
           {"heartbeat", s.heartbeat},
           {"dead_after", s.dead_after},
+          {"reassign_shards", s.reassign_shards},
           {"server_addrs", s.server_addrs}};
 }
 
@@ -161,6 +165,7 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.server_threads = j.at("server_threads").get<int>();
     s.heartbeat = j.at("heartbeat").get<double>();
     s.dead_after = j.at("dead_after").get<double>();
+    s.reassign_shards = j.at("reassign_shards").get<bool>();
     s.server_addrs = j.at("server_addrs").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("job spec: ") + e.what());

@@ -19,7 +19,8 @@ void Service::LoseWorker(Peer& peer, const Status& why) {
              std::to_string(server_->version()) +
              (why.ok() ? "" : " (" + why.message() + ")") + "; going on with " +
              std::to_string(server_->members() - 1) +
-             " workers; its shard's batches are skipped until it rejoins");
+             (spec_.reassign_shards ? " workers, who share its samples until it rejoins"
+                                     : " workers; its shard's batches are skipped until it rejoins"));
   if (params_in_flight_ > 0) {  // removing may step: not under a params write
     pending_removals_.push_back(w);
     return;

@@ -293,6 +293,12 @@ void Service::OnNewVersion() {
 void Service::SendParams(Peer& peer, uint64_t id) {
   if (peer.conn->closed()) return;
   params_msg_.version = server_->version();
+  params_msg_.members.clear();
+  if (spec_.reassign_shards && server_->members() < server_->num_workers()) {
+    for (int w = 0; w < server_->num_workers(); ++w) {
+      if (server_->is_member(w)) params_msg_.members.push_back(w);
+    }
+  }
   wire::EncodeMeta(params_msg_, &peer.meta);
   net::FrameBuffers& frame = peer.conn->NewFrame();
   frame.Reset(wire::MsgType::kParams, id, peer.meta);

@@ -39,11 +39,13 @@ void EncodeDescs(uint64_t version, const std::vector<TensorDesc>& descs,
 }
 
 // Reads "u64 version, u32 count, count x TensorDesc", handing each
-// descriptor to sink(desc), which returns a Status. Shared by the decoder
-// (which stores) and the validator (which only sums), so both check the same.
-template <typename Sink>
+// descriptor to sink(desc), which returns a Status; params then carry
+// "u32 count, count x u32 member", each handed to members(worker). Shared
+// by the decoders (which store) and the validator (which only sums), so
+// both check the same.
+template <typename Sink, typename MemberSink>
 Status ReadDescs(std::string_view meta, MsgType type, uint64_t* version,
-                 Sink&& sink) {
+                 Sink&& sink, MemberSink&& members) {
   MetaReader r(meta, MsgTypeName(type));
   uint32_t count = 0;
   PS_RETURN_IF_ERROR(r.U64("version", version));
@@ -53,7 +55,22 @@ Status ReadDescs(std::string_view meta, MsgType type, uint64_t* version,
     PS_RETURN_IF_ERROR(r.Desc(&desc));
     return r.Wrap(sink(desc));
   }));
+  if (type == MsgType::kParams) {
+    PS_RETURN_IF_ERROR(r.Count(4, &count));
+    PS_RETURN_IF_ERROR(r.Items("member", count, [&](uint32_t) {
+      uint32_t worker = 0;
+      PS_RETURN_IF_ERROR(r.U32("worker", &worker));
+      members(worker);
+      return Status::Ok();
+    }));
+  }
   return r.Finish();
+}
+
+template <typename Sink>
+Status ReadDescs(std::string_view meta, MsgType type, uint64_t* version,
+                 Sink&& sink) {
+  return ReadDescs(meta, type, version, sink, [](uint32_t) {});
 }
 
 Status DecodeDescs(std::string_view meta, MsgType type, uint64_t* version,
@@ -247,7 +264,12 @@ void EncodeMeta(const Push& m, std::string* meta) {
 }
 
 void EncodeMeta(const Params& m, std::string* meta) {
+  PS_CHECK(m.members.size() <= kMaxTensorsPerMessage)
+      << m.members.size() << " members in one message";
   EncodeDescs(m.version, m.params, meta);
+  MetaWriter w(meta);
+  w.U32(static_cast<uint32_t>(m.members.size()));
+  for (uint32_t worker : m.members) w.U32(worker);
 }
 
 void EncodeMeta(const Done& m, std::string* meta) {
@@ -338,7 +360,15 @@ Status DecodeMeta(std::string_view meta, Push* out) {
 }
 
 Status DecodeMeta(std::string_view meta, Params* out) {
-  return DecodeDescs(meta, TypeOf(*out), &out->version, &out->params);
+  out->params.clear();  // both keep capacity: steady state allocates nothing
+  out->members.clear();
+  return ReadDescs(
+      meta, TypeOf(*out), &out->version,
+      [out](const TensorDesc& d) {
+        out->params.push_back(d);
+        return Status::Ok();
+      },
+      [out](uint32_t worker) { out->members.push_back(worker); });
 }
 
 Status DecodeMeta(std::string_view meta, Done* out) {

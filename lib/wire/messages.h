@@ -14,7 +14,8 @@
 //   kAck       (empty)
 //   kPull      u64 min_version
 //   kPushPull  u64 version, u32 count, count x TensorDesc
-//   kParams    u64 version, u32 count, count x TensorDesc
+//   kParams    u64 version, u32 count, count x TensorDesc,
+//              u32 members, members x u32 worker index
 //   kDone      str json
 //   kPush      u64 version, u32 count, count x TensorDesc
 //   kAuthHello str nonce (32 bytes)
@@ -99,6 +100,10 @@ struct Push {
 struct Params {
   uint64_t version = 0;
   std::vector<TensorDesc> params;
+  /// Sync with --reassign_shards, once a worker was lost: the worker
+  /// indices (rank - num_servers, ascending) that compute step `version`,
+  /// sharing the global batch. Empty: every worker, each its own slice.
+  std::vector<uint32_t> members;
 };
 
 struct Done {

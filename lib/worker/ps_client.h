@@ -76,6 +76,9 @@ class PsClient : private net::ReplySink {
   /// The address of this end of the connection ("" when not connected).
   std::string local_address() const { return client_.local_address(); }
 
+  /// The last params reply's members (wire::Params::members).
+  const std::vector<uint32_t>& members() const { return reply_.members; }
+
   uint64_t bytes_pushed() const { return client_.bytes_written(); }
   uint64_t bytes_pulled() const { return client_.bytes_read(); }
 

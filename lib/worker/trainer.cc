@@ -1,5 +1,6 @@
 #include "worker/trainer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -113,6 +114,7 @@ class Trainer {
 
  private:
   Status Step(int64_t epoch, int64_t step, double* loss);
+  torch::Tensor BatchIndices(int64_t epoch, int64_t step);
   void LogStep(int64_t epoch, double loss);
   void LogEpoch(int64_t epoch, int64_t steps, double loss_sum);
   int64_t NextStep() const;
@@ -342,11 +344,25 @@ void Trainer::LogEpoch(int64_t epoch, int64_t steps, double loss_sum) {
                        {"loss", loss_sum / std::max<int64_t>(1, steps)}});
 }
 
+// This worker's slice of the global batch; with --reassign_shards after a
+// loss, its part of the global batch shared by the workers the server
+// named.
+torch::Tensor Trainer::BatchIndices(int64_t epoch, int64_t step) {
+  const auto& members = clients_[0]->members();
+  const uint32_t me = static_cast<uint32_t>(options_.rank - spec_.num_servers);
+  auto it = std::find(members.begin(), members.end(), me);
+  if (!spec_.reassign_shards || it == members.end()) {
+    return sampler_->BatchIndices(epoch, step);
+  }
+  return sampler_->GlobalBatchPart(epoch, step, static_cast<int>(it - members.begin()),
+                                   static_cast<int>(members.size()));
+}
+
 // Forward and backward on this worker's batch, then one push-pull.
 Status Trainer::Step(int64_t epoch, int64_t step, double* loss) {
   auto t0 = Clock::now();
   if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
-  data::Batch batch = data::GetBatch(train_, sampler_->BatchIndices(epoch, step));
+  data::Batch batch = data::GetBatch(train_, BatchIndices(epoch, step));
   model_->zero_grad(/*set_to_none=*/false);
   auto out = model_->forward(batch.images.to(device_));
   auto nll = torch::nll_loss(out, batch.labels.to(device_));
@@ -363,7 +379,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss) {
   auto t2 = Clock::now();
   progress_.compute += Seconds(t1 - t0);
   progress_.communication += Seconds(t2 - t1);
-  progress_.samples += spec_.batch_size;
+  progress_.samples += batch.labels.size(0);
   ++progress_.steps;
   return Status::Ok();
 }

@@ -155,5 +155,41 @@ TEST(MembershipTest, WorkersReconnectToARestartedServer) {
   EXPECT_EQ(FindEvent(rs.out, "summary")["steps"], 104);
 }
 
+// --reassign_shards: once a worker is lost, the others share the whole
+// global batch of every step, so they train on more samples than their own.
+TEST(MembershipTest, ReassignedShardsKeepEveryStepsGlobalBatch) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  const std::string port = std::to_string(FreePort());
+  Process serve(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
+                        "--batch_size", "8", "--epochs", "2", "--reassign_shards",
+                        "--checkpoint", dir.File("m.pt")},
+                       World(port, dir)));
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int r = 1; r <= 3; ++r) {
+    workers.push_back(std::make_unique<Process>(
+        Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "30"},
+               World(port, dir))));
+  }
+  ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  workers[2]->Signal(SIGKILL);
+  auto rs = serve.Wait(60);
+  ASSERT_EQ(rs.exit_code, 0) << rs.err;
+  EXPECT_NE(rs.err.find("workers, who share its samples"), std::string::npos) << rs.err;
+  int64_t samples = 0;
+  for (int i = 0; i < 2; ++i) {
+    auto r = workers[i]->Wait(30);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto summary = FindEvent(r.out, "summary");
+    EXPECT_EQ(summary["steps"], 52);
+    samples += summary["samples"].get<int64_t>();
+  }
+  // Own slices only would be 2 x 52 x 8; shared, each step after the loss
+  // gives each survivor 12 samples.
+  EXPECT_GT(samples, 2 * 52 * 8 + 40);
+  EXPECT_LE(samples, 2 * 52 * 12);
+}
+
 }  // namespace
 }  // namespace pstrain::testing

@@ -50,7 +50,7 @@ class TestServer : public Connection::Handler {
       d.ndim = 1;
       d.dims[0] = static_cast<int64_t>(data_.size());
       d.nbytes = data_.size();
-      wire::EncodeMeta(wire::Params{7, {d}}, &meta_);
+      wire::EncodeMeta(wire::Params{7, {d}, {}}, &meta_);
       f.Reset(wire::MsgType::kParams, h.request_id, meta_);
       f.AddData(data_.data(), data_.size());
       c.Send(f);

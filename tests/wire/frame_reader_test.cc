@@ -63,7 +63,7 @@ std::vector<std::string> FrameOfEveryType() {
           Frame(Ack{}, 6, ""),
           Frame(Pull{7}, 7, ""),
           Frame(PushPull{1, descs}, 8, "abc"),
-          Frame(Params{2, descs}, 9, "xyz"),
+          Frame(Params{2, descs, {}}, 9, "xyz"),
           Frame(Done{"{}"}, 10, ""),
           Frame(Push{3, descs}, 11, "abc"),
           Frame(AuthHello{std::string(32, 'n')}, 12, ""),
@@ -121,7 +121,7 @@ TEST(FrameReaderTest, RoundTripsEveryDTypeAndRankWithData) {
     std::string data;
     for (const TensorDesc& d : descs)
       data += RandomBytes(&rng, d.nbytes);
-    const std::string frame = Frame(Params{42, descs}, 77, data);
+    const std::string frame = Frame(Params{42, descs, {}}, 77, data);
     for (size_t chunk : {size_t{1}, size_t{7}, frame.size()}) {
       FrameReader reader;
       size_t consumed = 0;

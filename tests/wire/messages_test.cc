@@ -75,10 +75,14 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
                    7,  0, 0, 0, 0x01, 0x00, 1,        // key, float32, raw, ndim
                    3,  0, 0, 0, 0,    0,    0, 0,     // dims[0]
                    12, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
-  EXPECT_EQ(Meta(Params{2, {Desc(1, DType::kBFloat16, {})}}),
+  EXPECT_EQ(Meta(Params{2, {Desc(1, DType::kBFloat16, {})}, {}}),
             Bytes({2, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
                    1, 0, 0, 0, 0x04, 0x00, 0,        // key, bf16, ndim 0
-                   2, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
+                   2, 0, 0, 0, 0,    0,    0, 0,     // nbytes
+                   0, 0, 0, 0}));                    // members
+  EXPECT_EQ(Meta(Params{2, {}, {0, 2}}),
+            Bytes({2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // version, count
+                   2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0}));  // 2 members: 0, 2
   EXPECT_EQ(Meta(Done{"ok"}), Bytes({2, 0, 0, 0}) + "ok");
   EXPECT_EQ(Meta(Push{5, {Desc(2, DType::kInt32, {1})}}),
             Bytes({5, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
@@ -169,11 +173,12 @@ TEST(MessagesTest, RoundTripsListMessages) {
   ASSERT_TRUE(DecodeMeta(Meta(pp), &pp_out).ok());
   EXPECT_EQ(pp_out.version, 3u);
   ExpectSameDescs(pp_out.grads, pp.grads);
-  Params params{4, pp.grads};
+  Params params{4, pp.grads, {1, 3}};
   Params params_out;
   ASSERT_TRUE(DecodeMeta(Meta(params), &params_out).ok());
   EXPECT_EQ(params_out.version, 4u);
   ExpectSameDescs(params_out.params, pp.grads);
+  EXPECT_EQ(params_out.members, (std::vector<uint32_t>{1, 3}));
 }
 
 TEST(MessagesTest, DecodeReusesCapacity) {
@@ -270,10 +275,11 @@ TEST(MessagesTest, RejectsBadDescriptorNamingTheTensor) {
                           "(float32)");
   descs[3] = Desc(1, DType::kFloat32, {4});
   descs[1].dims[0] = -1;
-  ExpectCorrupt<Params>(Meta(Params{1, descs}),
+  ExpectCorrupt<Params>(Meta(Params{1, descs, {}}),
                         "params: tensor 1: dims[0] is -1, expected >= 0");
-  const std::string one = Meta(Params{1, {Desc(1, DType::kInt8, {2, 2})}});
-  ExpectCorrupt<Params>(one.substr(0, one.size() - 1),
+  const std::string one = Meta(Params{1, {Desc(1, DType::kInt8, {2, 2})}, {}});
+  // Less the members count and one byte of the descriptor.
+  ExpectCorrupt<Params>(one.substr(0, one.size() - 5),
                         "params: tensor 0: truncated descriptor: 30 bytes "
                         "left, need 31");
 }
@@ -345,7 +351,7 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   const std::vector<TensorDesc> descs = {Desc(0, DType::kFloat32, {2, 3}),
                                          Desc(1, DType::kInt64, {0})};
   ok(MsgType::kPushPull, Meta(PushPull{1, descs}), 24);
-  ok(MsgType::kParams, Meta(Params{1, descs}), 24);
+  ok(MsgType::kParams, Meta(Params{1, descs, {}}), 24);
   ok(MsgType::kDone, Meta(Done{"{}"}), 0);
   ok(MsgType::kPush, Meta(Push{1, descs}), 24);
   ok(MsgType::kAuthHello, Meta(AuthHello{std::string(32, 'n')}), 0);
@@ -409,7 +415,7 @@ TEST(MessagesTest, EveryTruncationFails) {
       {{"w", DType::kFloat32, {2, 3}}, {"bias", DType::kFloat32, {3}}}});
   ExpectEveryPrefixFails(Pull{1});
   ExpectEveryPrefixFails(PushPull{1, descs});
-  ExpectEveryPrefixFails(Params{1, descs});
+  ExpectEveryPrefixFails(Params{1, descs, {5}});
   ExpectEveryPrefixFails(Done{"{}"});
   ExpectEveryPrefixFails(AuthHello{std::string(32, 'n')});
   ExpectEveryPrefixFails(Challenge{std::string(32, 'n'), std::string(32, 'p')});

@@ -102,6 +102,8 @@ void Connection::OnHead(const std::error_code& ec) {
   bytes_read_ += sizeof(head_);
   Status s = wire::DecodeFrameHeader(head_, options_.max_frame_bytes, &header_);
   if (!s.ok()) return Fail(s, 0, true);
+  s = handler_->OnHeader(*this, header_);
+  if (!s.ok()) return Fail(s, header_.request_id, true);
   uint64_t meta_len = wire::DecodeFixed32(head_ + wire::kFrameHeaderBytes);
   if (meta_len > wire::kMaxMetaBytes ||
       wire::kMetaLenBytes + meta_len > header_.body_len) {

@@ -37,6 +37,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   class Handler {
    public:
     virtual ~Handler() = default;
+    /// A frame's header is in, before anything is allocated for its meta:
+    /// an error refuses the frame (error frame, connection closed), so a
+    /// peer not yet known cannot make us allocate up to kMaxMetaBytes.
+    virtual Status OnHeader(Connection& conn, const wire::FrameHeader& header) {
+      (void)conn;
+      (void)header;
+      return Status::Ok();
+    }
     /// A frame's header and meta are in. Append to *dst the buffers the data
     /// section is read into, `data_bytes` bytes in all, or return an error:
     /// the peer then gets an error frame and the connection is closed.

@@ -130,13 +130,11 @@ std::string Service::Waiting() const {
   return RankList(missing) + " to send its parameters";
 }
 
-Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
-                       std::string_view meta, uint64_t data_bytes,
-                       std::vector<asio::mutable_buffer>* dst) {
+// Before a peer has proven the token and said hello, only small frames of
+// the expected type are read at all.
+Status Service::OnHeader(net::Connection& conn, const wire::FrameHeader& header) {
   Peer& peer = *peers_.at(&conn);
-  if (!peer.auth.open()) {
-    return peer.auth.CheckFrame(header.type, header.body_len, data_bytes);
-  }
+  if (!peer.auth.open()) return peer.auth.CheckFrame(header.type, header.body_len, 0);
   if (peer.stage == Peer::Stage::kNew) {
     if (header.type != wire::MsgType::kHello) {
       return Corruption(std::string("expected hello first, got ") +
@@ -147,6 +145,16 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
                         " bytes, expected at most " +
                         std::to_string(kMaxFrameBeforeHello));
     }
+  }
+  return Status::Ok();
+}
+
+Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
+                       std::string_view meta, uint64_t data_bytes,
+                       std::vector<asio::mutable_buffer>* dst) {
+  Peer& peer = *peers_.at(&conn);
+  if (!peer.auth.open()) {
+    return peer.auth.CheckFrame(header.type, header.body_len, data_bytes);
   }
   if (header.type == wire::MsgType::kShard) return PlanShard(peer, meta, dst);
   const bool push_pull = header.type == wire::MsgType::kPushPull;

@@ -101,6 +101,7 @@ class Service : private net::Connection::Handler {
  private:
   struct Peer;
 
+  Status OnHeader(net::Connection& conn, const wire::FrameHeader& header) override;
   Status OnMeta(net::Connection& conn, const wire::FrameHeader& header,
                 std::string_view meta, uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override;

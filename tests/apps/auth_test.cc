@@ -44,6 +44,7 @@ class RawPeer {
     wire::EncodeFramePrefix(wire::TypeOf(msg), 1, meta, 0, &frame);
     asio::write(socket_, asio::buffer(frame));
   }
+  void SendBytes(const std::string& bytes) { asio::write(socket_, asio::buffer(bytes)); }
   // The next frame's type and meta; false once the server closed.
   bool Next(wire::MsgType* type, std::string* meta) {
     char buf[4096];
@@ -159,6 +160,33 @@ TEST_F(AuthJobTest, WithTheTokenTrainingIsUnchanged) {
   ASSERT_EQ(work2.Wait(60).exit_code, 0);
   ASSERT_EQ(serve2.Wait(60).exit_code, 0);
   EXPECT_EQ(MaxAbsDiff(dir_.File("served.pt"), dir_.File("plain.pt")), 0.0);
+}
+
+// A peer not yet known is refused from a frame's header alone: a hello
+// whose header announces 60 MiB of meta gets its error at once, before the
+// server allocates or waits for any of it (with or without a token).
+TEST_F(AuthJobTest, AHugeFirstFrameIsRefusedFromItsHeader) {
+  for (const std::string& token : {std::string(), dir_.File("token")}) {
+    const int port = FreePort();
+    Process serve(Serve(port, token, "m.pt"));
+    RawPeer peer(port);
+    const uint32_t meta_len = 60u << 20;
+    wire::FrameHeader h;
+    h.type = token.empty() ? wire::MsgType::kHello : wire::MsgType::kAuthHello;
+    h.body_len = wire::kMetaLenBytes + meta_len;
+    std::string bytes(wire::kFrameHeaderBytes + wire::kMetaLenBytes, '\0');
+    wire::EncodeFrameHeader(h, bytes.data());
+    wire::EncodeFixed32(bytes.data() + wire::kFrameHeaderBytes, meta_len);
+    peer.SendBytes(bytes);
+    wire::MsgType type;
+    std::string meta;
+    ASSERT_TRUE(peer.Next(&type, &meta));
+    EXPECT_EQ(type, wire::MsgType::kError);
+    const std::string what = token.empty() ? "hello" : "auth_hello";
+    EXPECT_EQ(ErrorText(meta).rfind(what + " of 62914564 bytes, expected at most", 0), 0u)
+        << ErrorText(meta);
+    EXPECT_FALSE(peer.Next(&type, &meta));  // and the connection is closed
+  }
 }
 
 }  // namespace

@@ -66,8 +66,8 @@ ps::NamedTensors NamedParameters(models::Model& model) {
   return tensors;
 }
 
-// With several servers each holds its own slices' optimizer state; only the
-// merged parameters are saved (see --resume).
+// With several servers rank 0 saves the merged parameters, and every server
+// its own slices' optimizer state beside them (SaveOptimizerStateOf).
 Status SaveModel(const std::string& path, models::Model& model,
                  ps::ParameterServer& server, const ps::JobSpec& spec) {
   const uint64_t version = server.version();
@@ -77,19 +77,20 @@ Status SaveModel(const std::string& path, models::Model& model,
                          {"model", spec.model},
                          {"dataset", spec.dataset}};
   PS_RETURN_IF_ERROR(ps::SaveCheckpoint(path, NamedParameters(model), meta));
-  if (spec.num_servers > 1) return Status::Ok();
-  return ps::SaveOptimizerState(path, server.optimizers());
+  return ps::SaveOptimizerState(path, server.optimizers(), 0, spec.num_servers);
 }
 
 // --resume: the saved parameters, optimizer state and version. Any mismatch
 // with this run's model or optimizer is bad input (exit 2).
+// Every server of several reads the merged parameters (its slices are
+// views of them) and its own optimizer state.
 Status Resume(const std::string& path, models::Model& model,
-              ps::ParameterServer& server) {
+              ps::ParameterServer& server, int rank, int num_servers) {
   auto tensors = ps::LoadCheckpointTensors(path);
   auto meta = ps::LoadCheckpointMeta(path);
   Status s = tensors.ok() ? meta.status() : tensors.status();
   if (s.ok()) s = ps::LoadIntoParameters(*tensors, NamedParameters(model), path);
-  if (s.ok()) s = ps::LoadOptimizerState(path, server.optimizers());
+  if (s.ok()) s = ps::LoadOptimizerState(path, server.optimizers(), rank, num_servers);
   if (s.ok() && !(meta->contains("version") && (*meta)["version"].is_number_unsigned())) {
     s = InvalidArgument(ps::CheckpointMetaPath(path) + " has no \"version\"");
   }
@@ -108,8 +109,8 @@ ps::ShardPlan PlanOrDie(models::Model& model, const ps::JobSpec& spec) {
 // interface that reaches rank 0, and hands the slices to rank 0 at the end.
 int ServeSlices(ServeFlags& f, report::EventLog& log) {
   const auto& w = f.world.world;
-  if (!f.resume.empty()) {
-    return Fail(log, InvalidArgument("--resume: only with --num_servers 1"));
+  if (f.resume == "auto") {
+    return Fail(log, InvalidArgument("--resume auto: only with --num_servers 1"));
   }
   std::string token;
   if (!f.local.auth_token_file.empty()) {
@@ -129,6 +130,10 @@ int ServeSlices(ServeFlags& f, report::EventLog& log) {
   if (!model.ok()) return Fail(log, model.status());
   const ps::ShardPlan plan = PlanOrDie(**model, *spec);
   ps::ParameterServer server(*spec, ps::SliceLeaves(plan, w.rank, (*model)->parameters()));
+  if (!f.resume.empty()) {
+    Status r = Resume(f.resume, **model, server, w.rank, spec->num_servers);
+    if (!r.ok()) return Fail(log, r);
+  }
   asio::io_context io;
   ps::ServiceOptions options;
   options.host = f.bind_addr.empty() ? master.local_address() : f.bind_addr;
@@ -148,6 +153,9 @@ int ServeSlices(ServeFlags& f, report::EventLog& log) {
   Status sent = master.SendShard(server.version(),
                                  ps::SliceViews(plan, w.rank, (*model)->parameters()));
   if (!sent.ok()) return Fail(log, sent);
+  Status saved = ps::SaveOptimizerState(f.checkpoint, server.optimizers(), w.rank,
+                                        spec->num_servers);
+  if (!saved.ok()) return Fail(log, saved);
   log.Info("sent " + std::to_string(plan.server_bytes[w.rank]) +
            " bytes of parameters at version " + std::to_string(server.version()) +
            " to rank 0");
@@ -160,8 +168,8 @@ int Serve(ServeFlags& f) {
   auto log = MakeEventLog(f.local, s.ok() ? f.world.world.rank : 0, "server");
   if (!s.ok()) return Fail(*log, s);
   if (f.world.world.rank > 0) return ServeSlices(f, *log);
-  if (f.world.world.num_servers > 1 && !f.resume.empty()) {
-    return Fail(*log, InvalidArgument("--resume: only with --num_servers 1"));
+  if (f.world.world.num_servers > 1 && f.resume == "auto") {
+    return Fail(*log, InvalidArgument("--resume auto: only with --num_servers 1"));
   }
   if (f.world.world.num_servers > 1 && !f.checkpoint_every.empty()) {
     // Rank 0 holds the other servers' slices only at the end.
@@ -184,7 +192,9 @@ int Serve(ServeFlags& f) {
                             : "--resume auto: " + f.resume);
   }
   if (!f.resume.empty()) {
-    if (Status r = Resume(f.resume, **model, server); !r.ok()) return Fail(*log, r);
+    if (Status r = Resume(f.resume, **model, server, 0, spec.num_servers); !r.ok()) {
+      return Fail(*log, r);
+    }
   }
   std::optional<ps::CheckpointRotation> rotation;
   if (!f.checkpoint_every.empty()) {

@@ -48,18 +48,23 @@ std::string CheckpointMetaPath(const std::string& path) {
   return path + ".json";
 }
 
-std::string OptimizerStatePath(const std::string& path) {
+std::string OptimizerStatePath(const std::string& path, int server, int num_servers) {
+  const std::string suffix =
+      num_servers > 1 ? ".optim-" + std::to_string(server) + "-of-" +
+                            std::to_string(num_servers) + ".pt"
+                      : ".optim.pt";
   for (const char* ext : {".pt", ".pth"}) {
     if (EndsWith(path, ext)) {
-      return path.substr(0, path.size() - std::strlen(ext)) + ".optim.pt";
+      return path.substr(0, path.size() - std::strlen(ext)) + suffix;
     }
   }
-  return path + ".optim.pt";
+  return path + suffix;
 }
 
 Status SaveOptimizerState(const std::string& checkpoint_path,
-                          const std::vector<torch::optim::Optimizer*>& optimizers) {
-  const std::string path = OptimizerStatePath(checkpoint_path);
+                          const std::vector<torch::optim::Optimizer*>& optimizers,
+                          int server, int num_servers) {
+  const std::string path = OptimizerStatePath(checkpoint_path, server, num_servers);
   std::ostringstream bytes;
   try {
     torch::serialize::OutputArchive archive;
@@ -82,8 +87,9 @@ Status SaveOptimizerState(const std::string& checkpoint_path,
 }
 
 Status LoadOptimizerState(const std::string& checkpoint_path,
-                          const std::vector<torch::optim::Optimizer*>& optimizers) {
-  const std::string path = OptimizerStatePath(checkpoint_path);
+                          const std::vector<torch::optim::Optimizer*>& optimizers,
+                          int server, int num_servers) {
+  const std::string path = OptimizerStatePath(checkpoint_path, server, num_servers);
   PS_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   try {
     std::istringstream in(bytes);

@@ -43,7 +43,9 @@ Result<nlohmann::json> LoadCheckpointMeta(const std::string& checkpoint_path);
 
 /// The optimizer-state file for a checkpoint: "model.pt" -> "model.optim.pt"
 /// (".pt" or ".pth" replaced, otherwise ".optim.pt" appended).
-std::string OptimizerStatePath(const std::string& checkpoint_path);
+/// With several servers, each server's own: "model.optim-1-of-2.pt".
+std::string OptimizerStatePath(const std::string& checkpoint_path, int server = 0,
+                               int num_servers = 1);
 
 /// Writes the optimizers' state (momentum buffers, Adam moments and step
 /// counts, param groups) to OptimizerStatePath(checkpoint_path) with
@@ -51,14 +53,16 @@ std::string OptimizerStatePath(const std::string& checkpoint_path);
 /// server's groups of keys, --server_threads) as sub-archives "group0",
 /// "group1", ... kIOError naming the path.
 Status SaveOptimizerState(const std::string& checkpoint_path,
-                          const std::vector<torch::optim::Optimizer*>& optimizers);
+                          const std::vector<torch::optim::Optimizer*>& optimizers,
+                          int server = 0, int num_servers = 1);
 
 /// Restores state written by SaveOptimizerState into `optimizers`, which
 /// must be as many, of the same class, over parameters of the same count and
 /// shapes. kNotFound naming a missing file; kCorruption naming the file
 /// otherwise.
 Status LoadOptimizerState(const std::string& checkpoint_path,
-                          const std::vector<torch::optim::Optimizer*>& optimizers);
+                          const std::vector<torch::optim::Optimizer*>& optimizers,
+                          int server = 0, int num_servers = 1);
 
 /// Copies `tensors` (a checkpoint read from `path`) into `named_params`, by
 /// name, without recording gradients. kInvalidArgument naming `path` and the

@@ -52,6 +52,7 @@ TEST(CheckpointTest, OptimizerStatePathReplacesTheExtension) {
   EXPECT_EQ(OptimizerStatePath("a/model.pt"), "a/model.optim.pt");
   EXPECT_EQ(OptimizerStatePath("m.pth"), "m.optim.pt");
   EXPECT_EQ(OptimizerStatePath("m"), "m.optim.pt");
+  EXPECT_EQ(OptimizerStatePath("a/model.pt", 1, 2), "a/model.optim-1-of-2.pt");
 }
 
 // Adam's moments and step counts come back: one more step on the original

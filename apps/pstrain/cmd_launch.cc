@@ -107,21 +107,6 @@ std::vector<std::string> WorkArgs(const LaunchFlags& f, int rank, int threads) {
   return a;
 }
 
-// A live board only on a terminal that can move the cursor, and not --quiet.
-bool WantsLiveBoard(const LocalFlags& local) {
-  const char* term = std::getenv("TERM");
-  return !local.quiet && isatty(STDERR_FILENO) && term != nullptr &&
-         std::strcmp(term, "dumb") != 0;
-}
-
-int TerminalWidth() {
-  winsize size{};
-  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
-    return size.ws_col;
-  }
-  return 80;
-}
-
 // Routes the children's lines to `board`: JSON events draw their rows (and
 // pass on to stdout with --json), everything else prints above the rows.
 void AttachBoard(report::RankBoard* board, bool json, cluster::LaunchOptions* o) {

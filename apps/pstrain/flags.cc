@@ -1,9 +1,11 @@
 #include "apps/pstrain/flags.h"
 
 #include <dlfcn.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include <ATen/Parallel.h>
 
@@ -146,6 +148,20 @@ int ExitCodeFor(const Status& status) {
   }
 }
 
+bool WantsLiveBoard(const LocalFlags& local) {
+  const char* term = std::getenv("TERM");
+  return !local.quiet && isatty(STDERR_FILENO) && term != nullptr &&
+         std::strcmp(term, "dumb") != 0;
+}
+
+int TerminalWidth() {
+  winsize size{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+    return size.ws_col;
+  }
+  return 80;
+}
+
 std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& f, int rank,
                                                const std::string& role) {
   report::EventLogOptions o;
@@ -154,6 +170,10 @@ std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& f, int rank,
   o.rank = rank;
   o.role = role;
   o.prefix = f.log_prefix;
+  // launch draws its own board; its children (no prefix) feed it.
+  const bool own_board =
+      (role == "server" || role == "worker") && f.log_prefix && WantsLiveBoard(f);
+  o.live_width = own_board ? TerminalWidth() : 0;
   return std::make_unique<report::EventLog>(o);
 }
 

@@ -64,6 +64,14 @@ void SetThreads(int threads);
 /// 1 for a run that failed.
 int ExitCodeFor(const Status& status);
 
+/// Whether human output goes to a terminal that can move the cursor (and
+/// not --quiet): then it is drawn live, a progress bar redrawn in place.
+bool WantsLiveBoard(const LocalFlags& local);
+/// Columns of the terminal on stderr; 80 when unknown.
+int TerminalWidth();
+
+/// A serve or work process on a live terminal (WantsLiveBoard, and not a
+/// child of launch) draws its own one-row board.
 std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& flags,
                                                int rank, const std::string& role);
 

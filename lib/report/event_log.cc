@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "report/human_format.h"
+#include "report/rank_board.h"
 #include "util/check.h"
 
 namespace pstrain::report {
@@ -23,7 +24,16 @@ bool IsReservedKey(const std::string& key) {
 EventLog::EventLog(EventLogOptions options) : options_(std::move(options)) {
   PS_CHECK(options_.out != nullptr && options_.err != nullptr)
       << "EventLog needs both streams";
+  if (options_.live_width > 0 && !options_.quiet) {
+    RankBoardOptions board;
+    board.out = options_.err;
+    board.width = options_.live_width;
+    board_ = std::make_unique<RankBoard>(board, std::vector<std::string>{
+                                                    "rank " + std::to_string(options_.rank)});
+  }
 }
+
+EventLog::~EventLog() = default;
 
 void EventLog::Emit(const std::string& event, const nlohmann::json& fields) {
   PS_CHECK(fields.is_object() || fields.is_null())
@@ -42,8 +52,13 @@ void EventLog::Emit(const std::string& event, const nlohmann::json& fields) {
   std::lock_guard<std::mutex> lock(mu_);
   if (options_.json)
     WriteLine(options_.out, json_line);
-  if (!human_line.empty())
+  if (board_) {
+    nlohmann::json e = fields.is_null() ? nlohmann::json::object() : fields;
+    e["event"] = event;
+    board_->Event(0, e);
+  } else if (!human_line.empty()) {
     WriteLine(options_.err, human_line);
+  }
 }
 
 void EventLog::Info(const std::string& message) {
@@ -51,7 +66,11 @@ void EventLog::Info(const std::string& message) {
     return;
   std::string line = Prefix() + message;
   std::lock_guard<std::mutex> lock(mu_);
-  WriteLine(options_.err, line);
+  if (board_) {
+    board_->Line(0, message);
+  } else {
+    WriteLine(options_.err, line);
+  }
 }
 
 void EventLog::Error(const std::string& message, int exit_status) {

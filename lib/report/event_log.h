@@ -5,6 +5,7 @@
 // lines from concurrent callers never interleave.
 
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <ostream>
 #include <string>
@@ -12,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 namespace pstrain::report {
+
+class RankBoard;
 
 struct EventLogOptions {
   /// Write one JSON object per event to `out`. Default: false.
@@ -30,11 +33,17 @@ struct EventLogOptions {
   std::ostream* out = &std::cout;
   /// Human lines sink. Borrowed: must outlive the EventLog. Default: std::cerr.
   std::ostream* err = &std::cerr;
+  /// > 0: `err` is a terminal this many columns wide, and the human output
+  /// is a one-row live board (report/rank_board.h): step events redraw a
+  /// progress bar in place, other lines print above it. 0 (default): plain
+  /// lines. Ignored when quiet.
+  int live_width = 0;
 };
 
 class EventLog {
  public:
   explicit EventLog(EventLogOptions options);
+  ~EventLog();
   EventLog(const EventLog&) = delete;
   EventLog& operator=(const EventLog&) = delete;
 
@@ -64,6 +73,7 @@ class EventLog {
 
   const EventLogOptions options_;
   std::mutex mu_;
+  std::unique_ptr<RankBoard> board_;  // live_width > 0; guarded by mu_
 };
 
 }  // namespace pstrain::report

@@ -168,4 +168,33 @@ TEST_F(EventLogTest, ReservedFieldIsAProgrammerError) {
 }
 
 }  // namespace
+// On a terminal (live_width), a single serve or work draws one row: step
+// events redraw a progress bar in place, other lines print above it, and
+// the summary replaces the bar.
+TEST(EventLogLiveTest, TerminalRedrawsOneRowInPlace) {
+  std::ostringstream out, err;
+  EventLogOptions o;
+  o.rank = 1;
+  o.role = "worker";
+  o.out = &out;
+  o.err = &err;
+  o.live_width = 100;
+  EventLog log(o);
+  log.Emit("step", {{"step", 10}, {"total_steps", 40}, {"loss", 0.5}, {"samples_per_second", 100.0}});
+  log.Emit("step", {{"step", 20}, {"total_steps", 40}, {"loss", 0.25}, {"samples_per_second", 100.0}});
+  log.Info("rank 2 joined");
+  log.Emit("summary", {{"steps", 40}, {"samples", 1280}});
+  const std::string text = err.str();
+  EXPECT_NE(text.find("[rank 1] [##"), std::string::npos) << text;
+  EXPECT_NE(text.find("20/40 loss 0.2500"), std::string::npos) << text;
+  // Every redraw moves up over the one row drawn before: three of them.
+  size_t ups = 0;
+  for (size_t at = 0; (at = text.find("\r\033[1A\033[J", at)) != std::string::npos; ++at) ++ups;
+  EXPECT_EQ(ups, 3u) << text;
+  EXPECT_NE(text.find("[rank 1] rank 2 joined\n"), std::string::npos) << text;
+  const std::string last = text.substr(text.rfind("\033[J") + 3);
+  EXPECT_EQ(last.rfind("[rank 1] done", 0), 0u) << last;
+  EXPECT_EQ(out.str(), "");  // no --json
+}
+
 }  // namespace pstrain::report

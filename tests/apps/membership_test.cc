@@ -23,27 +23,49 @@ std::vector<std::string> World(const std::string& port, const ScratchDir& dir) {
           "--data_dir", dir.path(), "--json"};
 }
 
+// Rank 0 of an mlp job of three workers of batch 8; 26 steps per epoch.
+std::vector<std::string> ServeArgs(const std::string& port, const ScratchDir& dir,
+                                   const std::vector<std::string>& flags) {
+  return Concat(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
+                        "--batch_size", "8", "--checkpoint", dir.File("m.pt")},
+                       World(port, dir)),
+                flags);
+}
+
+std::unique_ptr<Process> StartWorker(const std::string& port, const ScratchDir& dir,
+                                     int rank, const std::vector<std::string>& flags) {
+  return std::make_unique<Process>(Concat(
+      Concat({PstrainBin(), "work", "--rank", std::to_string(rank)}, World(port, dir)),
+      flags));
+}
+
+// Ranks 1..3, each slowed by `delay_ms` per step so that a test can act
+// mid-run.
+std::vector<std::unique_ptr<Process>> StartWorkers(const std::string& port,
+                                                   const ScratchDir& dir, int delay_ms,
+                                                   const std::vector<std::string>& flags = {}) {
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int r = 1; r <= 3; ++r) {
+    workers.push_back(StartWorker(
+        port, dir, r, Concat({"--delay_ms", std::to_string(delay_ms)}, flags)));
+  }
+  return workers;
+}
+
 TEST(MembershipTest, KilledWorkerLeavesTheQuorumAndRejoinsWithItsRank) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   const std::string port = std::to_string(FreePort());
-  // 26 steps per epoch of 3 x 8 samples; 30 ms per step: about 3 s in all.
-  Process serve(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
-                        "--batch_size", "8", "--epochs", "4", "--checkpoint",
-                        dir.File("m.pt")},
-                       World(port, dir)));
-  auto work = [&](int rank) {
-    return std::make_unique<Process>(
-        Concat({PstrainBin(), "work", "--rank", std::to_string(rank), "--delay_ms", "30"},
-               World(port, dir)));
-  };
-  auto w1 = work(1), w2 = work(2), w3 = work(3);
+  // 4 epochs of 26 steps, 30 ms per step: about 3 s in all.
+  Process serve(ServeArgs(port, dir, {"--epochs", "4"}));
+  auto workers = StartWorkers(port, dir, 30);
+  auto &w1 = workers[0], &w2 = workers[1], &w3 = workers[2];
   ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   w3->Signal(SIGKILL);
   EXPECT_EQ(w3->Wait(10).exit_code, 128 + SIGKILL);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  auto again = work(3);
+  auto again = StartWorker(port, dir, 3, {"--delay_ms", "30"});
 
   auto rs = serve.Wait(120);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
@@ -66,16 +88,8 @@ TEST(MembershipTest, WorkerLostForGoodEndsTheJobWithTheOthers) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   const std::string port = std::to_string(FreePort());
-  Process serve(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
-                        "--batch_size", "8", "--epochs", "2", "--checkpoint",
-                        dir.File("m.pt")},
-                       World(port, dir)));
-  std::vector<std::unique_ptr<Process>> workers;
-  for (int r = 1; r <= 3; ++r) {
-    workers.push_back(std::make_unique<Process>(
-        Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "30"},
-               World(port, dir))));
-  }
+  Process serve(ServeArgs(port, dir, {"--epochs", "2"}));
+  auto workers = StartWorkers(port, dir, 30);
   ASSERT_TRUE(serve.WaitForErr("rank 1 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   workers[0]->Signal(SIGKILL);
@@ -95,16 +109,9 @@ TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   const std::string port = std::to_string(FreePort());
-  Process serve(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
-                        "--batch_size", "8", "--epochs", "2", "--heartbeat", "0.2",
-                        "--dead_after", "1", "--checkpoint", dir.File("m.pt")},
-                       World(port, dir)));
-  std::vector<std::unique_ptr<Process>> workers;
-  for (int r = 1; r <= 3; ++r) {
-    workers.push_back(std::make_unique<Process>(
-        Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "20"},
-               World(port, dir))));
-  }
+  Process serve(
+      ServeArgs(port, dir, {"--epochs", "2", "--heartbeat", "0.2", "--dead_after", "1"}));
+  auto workers = StartWorkers(port, dir, 20);
   ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   workers[2]->Signal(SIGSTOP);
@@ -125,18 +132,10 @@ TEST(MembershipTest, WorkersReconnectToARestartedServer) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   const std::string port = std::to_string(FreePort());
-  auto serve_args = Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
-                            "--batch_size", "8", "--epochs", "4", "--checkpoint",
-                            dir.File("m.pt"), "--checkpoint_every", "5", "--resume", "auto"},
-                           World(port, dir));
+  auto serve_args = ServeArgs(
+      port, dir, {"--epochs", "4", "--checkpoint_every", "5", "--resume", "auto"});
   auto first = std::make_unique<Process>(serve_args);
-  std::vector<std::unique_ptr<Process>> workers;
-  for (int r = 1; r <= 3; ++r) {
-    workers.push_back(std::make_unique<Process>(
-        Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "30",
-                "--reconnect_timeout", "30"},
-               World(port, dir))));
-  }
+  auto workers = StartWorkers(port, dir, 30, {"--reconnect_timeout", "30"});
   ASSERT_TRUE(first->WaitForErr("rank 3 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   first->Signal(SIGKILL);
@@ -161,16 +160,8 @@ TEST(MembershipTest, ReassignedShardsKeepEveryStepsGlobalBatch) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   const std::string port = std::to_string(FreePort());
-  Process serve(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
-                        "--batch_size", "8", "--epochs", "2", "--reassign_shards",
-                        "--checkpoint", dir.File("m.pt")},
-                       World(port, dir)));
-  std::vector<std::unique_ptr<Process>> workers;
-  for (int r = 1; r <= 3; ++r) {
-    workers.push_back(std::make_unique<Process>(
-        Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "30"},
-               World(port, dir))));
-  }
+  Process serve(ServeArgs(port, dir, {"--epochs", "2", "--reassign_shards"}));
+  auto workers = StartWorkers(port, dir, 30);
   ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   workers[2]->Signal(SIGKILL);

@@ -118,7 +118,9 @@ class Trainer {
   void LogStep(int64_t epoch, double loss);
   void LogEpoch(int64_t epoch, int64_t steps, double loss_sum);
   int64_t NextStep() const;
-  PsClient& AddClient(int server_rank);
+  std::unique_ptr<PsClient> NewClient(int server_rank) const;
+  Status ConnectTo(PsClient& client, int server_rank) const;
+  void AttachSlices(PsClient& client, int server_rank) const;
   Status JoinServers(const std::vector<wire::KeySpec>& fingerprint);
   // Pull or push-pull with every server at once (Fanout).
   enum class Exchange { kPull, kPushPull };
@@ -148,13 +150,28 @@ class Trainer {
   Progress progress_;
 };
 
-PsClient& Trainer::AddClient(int server_rank) {
-  clients_.push_back(std::make_unique<PsClient>(
-      options_.timeout, net::ConnectionOptions{options_.max_frame_bytes},
-      server_rank));
-  clients_.back()->set_auth_token(options_.auth_token);
-  versions_.push_back(0);
-  return *clients_.back();
+std::unique_ptr<PsClient> Trainer::NewClient(int server_rank) const {
+  auto client = std::make_unique<PsClient>(
+      options_.timeout, net::ConnectionOptions{options_.max_frame_bytes}, server_rank);
+  client->set_auth_token(options_.auth_token);
+  return client;
+}
+
+// Server s > 0 at the address rank 0 gave, or rank 0 itself: connect and
+// say hello (the job spec that comes back is rank 0's, taken in Join).
+Status Trainer::ConnectTo(PsClient& client, int s) const {
+  std::string host = options_.master_addr;
+  int port = options_.master_port;
+  if (s > 0) PS_RETURN_IF_ERROR(SplitAddress(spec_.server_addrs[s], &host, &port));
+  PS_RETURN_IF_ERROR(client.Connect(host, port));
+  return client.Handshake(options_.rank, options_.world_size).status();
+}
+
+// Parameters arrive in, and gradients leave from, server s's slices of the
+// model's own tensors.
+void Trainer::AttachSlices(PsClient& client, int s) const {
+  client.Attach(ps::SliceViews(plan_, s, mirror_->params),
+                ps::SliceViews(plan_, s, mirror_->grads));
 }
 
 // Servers 1..S-1 (at the addresses rank 0 gave), then every server checks
@@ -169,13 +186,10 @@ Status Trainer::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
                       std::to_string(spec_.num_servers));
   }
   for (int s = 1; s < spec_.num_servers; ++s) {
-    std::string host;
-    int port = 0;
-    PS_RETURN_IF_ERROR(SplitAddress(spec_.server_addrs[s], &host, &port));
-    PsClient& c = AddClient(s);
-    PS_RETURN_IF_ERROR(c.Connect(host, port));
-    PS_RETURN_IF_ERROR(c.Handshake(options_.rank, options_.world_size).status());
+    clients_.push_back(NewClient(s));
+    PS_RETURN_IF_ERROR(ConnectTo(*clients_.back(), s));
   }
+  versions_.assign(spec_.num_servers, 0);
   for (auto& c : clients_) PS_RETURN_IF_ERROR(c->Register(fingerprint));
   return Status::Ok();
 }
@@ -229,20 +243,10 @@ Status Trainer::Reconnect(const Status& why) {
 
 // A fresh connection to server `s`: handshake, model check, slices.
 Status Trainer::JoinAgain(int s) {
-  auto c = std::make_unique<PsClient>(
-      options_.timeout, net::ConnectionOptions{options_.max_frame_bytes}, s);
-  c->set_auth_token(options_.auth_token);
-  const std::string address =
-      s == 0 ? options_.master_addr + ":" + std::to_string(options_.master_port)
-             : spec_.server_addrs[s];
-  std::string host;
-  int port = 0;
-  PS_RETURN_IF_ERROR(SplitAddress(address, &host, &port));
-  PS_RETURN_IF_ERROR(c->Connect(host, port));
-  PS_RETURN_IF_ERROR(c->Handshake(options_.rank, options_.world_size).status());
+  auto c = NewClient(s);
+  PS_RETURN_IF_ERROR(ConnectTo(*c, s));
   PS_RETURN_IF_ERROR(c->Register(ps::Fingerprint(*model_)));
-  c->Attach(ps::SliceViews(plan_, s, mirror_->params),
-            ps::SliceViews(plan_, s, mirror_->grads));
+  AttachSlices(*c, s);
   clients_[s] = std::move(c);
   return Status::Ok();
 }
@@ -263,7 +267,8 @@ Status Trainer::ExchangeAll(Exchange what) {
 
 Status Trainer::Join() {
   PS_ASSIGN_OR_RETURN(device_, ParseDevice(options_.device));
-  PsClient& master = AddClient(0);
+  clients_.push_back(NewClient(0));
+  PsClient& master = *clients_.back();
   PS_RETURN_IF_ERROR(master.Connect(options_.master_addr, options_.master_port));
   PS_ASSIGN_OR_RETURN(spec_, master.Handshake(options_.rank, options_.world_size));
   torch::manual_seed(spec_.seed);
@@ -282,10 +287,7 @@ Status Trainer::Join() {
   PS_RETURN_IF_ERROR(JoinServers(ps::Fingerprint(*model_)));
   model_->to(device_);
   mirror_ = std::make_unique<HostMirror>(*model_);
-  for (int s = 0; s < spec_.num_servers; ++s) {
-    clients_[s]->Attach(ps::SliceViews(plan_, s, mirror_->params),
-                        ps::SliceViews(plan_, s, mirror_->grads));
-  }
+  for (int s = 0; s < spec_.num_servers; ++s) AttachSlices(*clients_[s], s);
   fanout_ = std::make_unique<Fanout>(spec_.num_servers,
                                      [this](int s) { return ExchangeWith(s); });
   sampler_ = std::make_unique<data::ShardSampler>(

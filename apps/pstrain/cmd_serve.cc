@@ -15,7 +15,6 @@
 #include "data/dataset.h"
 #include "models/evaluate.h"
 #include "models/model_zoo.h"
-#include "net/auth.h"
 #include "ps/checkpoint.h"
 #include "ps/checkpoint_rotation.h"
 #include "ps/parameter_server.h"
@@ -112,14 +111,10 @@ int ServeSlices(ServeFlags& f, report::EventLog& log) {
   if (f.resume == "auto") {
     return Fail(log, InvalidArgument("--resume auto: only with --num_servers 1"));
   }
-  std::string token;
-  if (!f.local.auth_token_file.empty()) {
-    auto read = net::ReadAuthToken(f.local.auth_token_file);
-    if (!read.ok()) return Fail(log, read.status());
-    token = *read;
-  }
+  auto token = AuthToken(f.local);
+  if (!token.ok()) return Fail(log, token.status());
   worker::PsClient master(f.local.timeout(), net::ConnectionOptions{f.local.max_frame_bytes}, 0);
-  master.set_auth_token(token);
+  master.set_auth_token(*token);
   Status s = master.Connect(w.master_addr, w.master_port);
   if (!s.ok()) return Fail(log, s);
   auto spec = master.Handshake(w.rank, w.world_size, wire::Role::kServer);
@@ -140,7 +135,7 @@ int ServeSlices(ServeFlags& f, report::EventLog& log) {
   options.port = 0;
   options.timeout = f.local.timeout();
   options.max_frame_bytes = f.local.max_frame_bytes;
-  options.auth_token = token;
+  options.auth_token = *token;
   ps::Service service(&io, *spec, ps::Fingerprint(**model), &server, &log, options);
   if (Status l = service.Listen(); !l.ok()) return Fail(log, l);
   const std::string address = options.host + ":" + std::to_string(service.port());
@@ -208,11 +203,9 @@ int Serve(ServeFlags& f) {
   options.port = f.world.world.master_port;
   options.timeout = f.local.timeout();
   options.max_frame_bytes = f.local.max_frame_bytes;
-  if (!f.local.auth_token_file.empty()) {
-    auto token = net::ReadAuthToken(f.local.auth_token_file);
-    if (!token.ok()) return Fail(*log, token.status());
-    options.auth_token = *token;
-  }
+  auto token = AuthToken(f.local);
+  if (!token.ok()) return Fail(*log, token.status());
+  options.auth_token = *token;
   ps::Service service(&io, spec, ps::Fingerprint(**model), &server, log.get(), options);
   if (spec.num_servers > 1) service.ExpectServers(&plan, (*model)->parameters());
   if (Status l = service.Listen(); !l.ok()) {

@@ -3,7 +3,6 @@
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
-#include "net/auth.h"
 #include "worker/trainer.h"
 
 namespace pstrain::apps {
@@ -33,11 +32,9 @@ int Work(WorkFlags& f) {
   o.device = f.device;
   o.timeout = f.local.timeout();
   o.max_frame_bytes = f.local.max_frame_bytes;
-  if (!f.local.auth_token_file.empty()) {
-    auto token = net::ReadAuthToken(f.local.auth_token_file);
-    if (!token.ok()) return Fail(*log, token.status());
-    o.auth_token = *token;
-  }
+  auto token = AuthToken(f.local);
+  if (!token.ok()) return Fail(*log, token.status());
+  o.auth_token = *token;
   o.model_override = f.model_override;
   o.step_delay = std::chrono::milliseconds(f.delay_ms);
   o.reconnect_timeout =

@@ -9,6 +9,8 @@
 
 #include <ATen/Parallel.h>
 
+#include "net/auth.h"
+
 extern char** environ;
 
 namespace pstrain::apps {
@@ -126,6 +128,11 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
   app->add_flag("--quiet", f->quiet, "No progress lines on stderr")->group(g);
   // launch prefixes its children's lines itself; hidden from --help.
   app->add_option("--log_prefix", f->log_prefix)->group("");
+}
+
+Result<std::string> AuthToken(const LocalFlags& f) {
+  if (f.auth_token_file.empty()) return std::string();
+  return net::ReadAuthToken(f.auth_token_file);
 }
 
 void SetThreads(int threads) {

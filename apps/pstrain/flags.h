@@ -11,6 +11,7 @@
 #include "cluster/world.h"
 #include "ps/job_spec.h"
 #include "report/event_log.h"
+#include "util/result.h"
 #include "util/status.h"
 
 namespace pstrain::apps {
@@ -55,6 +56,10 @@ struct LocalFlags {
   }
 };
 void AddLocalFlags(CLI::App* app, LocalFlags* flags);
+
+/// The --auth_token_file token; "" without the flag. Errors as
+/// net::ReadAuthToken (bad input, naming the file).
+Result<std::string> AuthToken(const LocalFlags& flags);
 
 /// Sets libtorch's intra-op threads and OpenBLAS's (the linear layers' BLAS)
 /// to `threads` (0: leave the defaults).

@@ -1,10 +1,13 @@
 #include "ps/parameter_server.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <ATen/Functions.h>
 #include <torch/optim/optimizer.h>
 
+#include "ps/shard_plan.h"
+#include "ps/tensor_codec.h"
 #include "util/check.h"
 
 namespace pstrain::ps {
@@ -29,25 +32,18 @@ void Reduce(void* acc, const void* data, uint64_t n, int arrival, int count) {
   }
 }
 
-// --server_threads: keys in `groups` sets of about equal bytes, largest
-// first to the lightest set (LPT), each set in key order.
+// --server_threads: whole keys in `groups` sets of about equal bytes, as
+// ShardPlan spreads keys over servers (largest first to the lightest set),
+// each set in key order.
 std::vector<std::vector<at::Tensor>> GroupKeys(const std::vector<at::Tensor>& params,
                                                int groups) {
   groups = std::max(1, std::min<int>(groups, static_cast<int>(params.size())));
-  std::vector<size_t> order(params.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return params[a].nbytes() > params[b].nbytes();
-  });
-  std::vector<uint64_t> bytes(groups, 0);
-  std::vector<int> group_of(params.size());
-  for (size_t k : order) {
-    const auto lightest = std::min_element(bytes.begin(), bytes.end()) - bytes.begin();
-    group_of[k] = static_cast<int>(lightest);
-    bytes[lightest] += params[k].nbytes();
-  }
-  std::vector<std::vector<at::Tensor>> out(groups);
-  for (size_t k = 0; k < params.size(); ++k) out[group_of[k]].push_back(params[k]);
+  std::vector<wire::KeySpec> keys;
+  for (const auto& p : params) keys.push_back(KeySpecOf("", p));
+  auto plan = PlanShards(keys, groups, std::numeric_limits<uint64_t>::max());
+  PS_CHECK(plan.ok()) << plan.status().message();
+  std::vector<std::vector<at::Tensor>> out;
+  for (int g = 0; g < groups; ++g) out.push_back(SliceViews(*plan, g, params));
   return out;
 }
 

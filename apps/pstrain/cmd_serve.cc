@@ -98,6 +98,18 @@ Status Resume(const std::string& path, models::Model& model,
   return Status::Ok();
 }
 
+// Where and how a server listens: `host` by default (--bind_addr wins).
+ps::ServiceOptions ServiceOptionsFor(const ServeFlags& f, const std::string& host,
+                                    int port, const std::string& token) {
+  ps::ServiceOptions options;
+  options.host = f.bind_addr.empty() ? host : f.bind_addr;
+  options.port = port;
+  options.timeout = f.local.timeout();
+  options.max_frame_bytes = f.local.max_frame_bytes;
+  options.auth_token = token;
+  return options;
+}
+
 ps::ShardPlan PlanOrDie(models::Model& model, const ps::JobSpec& spec) {
   auto plan = ps::PlanShards(ps::Fingerprint(model), spec.num_servers, spec.slice_bytes);
   PS_CHECK(plan.ok()) << plan.status().message();  // the spec was validated
@@ -108,9 +120,6 @@ ps::ShardPlan PlanOrDie(models::Model& model, const ps::JobSpec& spec) {
 // interface that reaches rank 0, and hands the slices to rank 0 at the end.
 int ServeSlices(ServeFlags& f, report::EventLog& log) {
   const auto& w = f.world.world;
-  if (f.resume == "auto") {
-    return Fail(log, InvalidArgument("--resume auto: only with --num_servers 1"));
-  }
   auto token = AuthToken(f.local);
   if (!token.ok()) return Fail(log, token.status());
   worker::PsClient master(f.local.timeout(), net::ConnectionOptions{f.local.max_frame_bytes}, 0);
@@ -130,12 +139,7 @@ int ServeSlices(ServeFlags& f, report::EventLog& log) {
     if (!r.ok()) return Fail(log, r);
   }
   asio::io_context io;
-  ps::ServiceOptions options;
-  options.host = f.bind_addr.empty() ? master.local_address() : f.bind_addr;
-  options.port = 0;
-  options.timeout = f.local.timeout();
-  options.max_frame_bytes = f.local.max_frame_bytes;
-  options.auth_token = *token;
+  const ps::ServiceOptions options = ServiceOptionsFor(f, master.local_address(), 0, *token);
   ps::Service service(&io, *spec, ps::Fingerprint(**model), &server, &log, options);
   if (Status l = service.Listen(); !l.ok()) return Fail(log, l);
   const std::string address = options.host + ":" + std::to_string(service.port());
@@ -162,14 +166,14 @@ int Serve(ServeFlags& f) {
   if (s.ok()) s = FinishJobSpec(&f.job, f.world.world.world_size, f.world.world.num_servers);
   auto log = MakeEventLog(f.local, s.ok() ? f.world.world.rank : 0, "server");
   if (!s.ok()) return Fail(*log, s);
-  if (f.world.world.rank > 0) return ServeSlices(f, *log);
+  // Rank 0 holds the other servers' slices only at the end.
   if (f.world.world.num_servers > 1 && f.resume == "auto") {
     return Fail(*log, InvalidArgument("--resume auto: only with --num_servers 1"));
   }
   if (f.world.world.num_servers > 1 && !f.checkpoint_every.empty()) {
-    // Rank 0 holds the other servers' slices only at the end.
     return Fail(*log, InvalidArgument("--checkpoint_every: only with --num_servers 1"));
   }
+  if (f.world.world.rank > 0) return ServeSlices(f, *log);
   const ps::JobSpec& spec = f.job.spec;
   SetThreads(f.local.threads);
   torch::manual_seed(spec.seed);
@@ -197,15 +201,11 @@ int Serve(ServeFlags& f) {
     if (!every.ok()) return Fail(*log, every.status());
     rotation.emplace(f.checkpoint, *every, f.keep);
   }
-  asio::io_context io;
-  ps::ServiceOptions options;
-  options.host = f.bind_addr.empty() ? f.world.world.master_addr : f.bind_addr;
-  options.port = f.world.world.master_port;
-  options.timeout = f.local.timeout();
-  options.max_frame_bytes = f.local.max_frame_bytes;
   auto token = AuthToken(f.local);
   if (!token.ok()) return Fail(*log, token.status());
-  options.auth_token = *token;
+  asio::io_context io;
+  const ps::ServiceOptions options = ServiceOptionsFor(
+      f, f.world.world.master_addr, f.world.world.master_port, *token);
   ps::Service service(&io, spec, ps::Fingerprint(**model), &server, log.get(), options);
   if (spec.num_servers > 1) service.ExpectServers(&plan, (*model)->parameters());
   if (Status l = service.Listen(); !l.ok()) {

@@ -2,9 +2,12 @@
 
 #include <thread>
 
+#include <asio/bind_allocator.hpp>
 #include <asio/connect.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/post.hpp>
 
+#include "net/send_gate.h"
 #include "util/check.h"
 #include "wire/messages.h"
 
@@ -14,7 +17,24 @@ using Clock = std::chrono::steady_clock;
 
 Client::Client(ConnectionOptions options) : options_(options) {}
 
-Client::~Client() { Close(); }
+Client::~Client() {
+  WatchGate(nullptr);
+  Close();
+}
+
+void Client::WatchGate(SendGate* gate) {
+  if (gate_ != nullptr) gate_->Unwatch(gate_watch_);
+  gate_ = gate;
+  if (gate_ == nullptr) return;
+  // Runs on the producer's thread: hand the news to the thread in Call.
+  gate_watch_ = gate_->Watch([this] {
+    if (wake_pending_.exchange(true)) return;
+    asio::post(io_, asio::bind_allocator(HandlerAllocator<int>(&wake_memory_), [this] {
+                 wake_pending_.store(false);
+                 if (conn_) conn_->ResumeWrite();
+               }));
+  });
+}
 
 Status Client::Connect(const std::string& host, int port,
                        std::chrono::milliseconds timeout) {

@@ -5,6 +5,7 @@
 // pattern), so a silent peer can never hang the caller.
 // Not thread-safe: one thread uses a Client at a time.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -15,9 +16,12 @@
 #include <asio/io_context.hpp>
 
 #include "net/connection.h"
+#include "net/handler_memory.h"
 #include "util/status.h"
 
 namespace pstrain::net {
+
+class SendGate;
 
 /// Where a reply's data section goes; called once the reply's meta is in.
 class ReplySink {
@@ -54,6 +58,11 @@ class Client : private Connection::Handler {
   Status Call(FrameBuffers& request, ReplySink* sink,
               std::chrono::milliseconds timeout, wire::MsgType* reply_type);
 
+  /// Lets gated requests (FrameBuffers::SetGate) of this client wait on
+  /// `gate`, which must outlive the Client or the next WatchGate; a Call
+  /// then writes such a request as the gate opens. nullptr: none.
+  void WatchGate(SendGate* gate);
+
   std::string_view reply_meta() const { return reply_meta_; }
   /// Whether the last Call's error is one the peer sent (an error frame),
   /// rather than our own timeout or a lost connection.
@@ -88,6 +97,12 @@ class Client : private Connection::Handler {
   std::string reply_meta_;
   Status close_status_;
   bool closed_ = false;
+  SendGate* gate_ = nullptr;
+  int gate_watch_ = -1;
+  // At most one wake-up is posted at a time, so one block of handler
+  // memory serves them all and opening the gate never allocates.
+  std::atomic<bool> wake_pending_{false};
+  HandlerMemory wake_memory_;
 };
 
 }  // namespace pstrain::net

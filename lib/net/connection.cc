@@ -9,6 +9,7 @@
 #include <asio/read.hpp>
 #include <asio/write.hpp>
 
+#include "net/send_gate.h"
 #include "wire/messages.h"
 
 namespace pstrain::net {
@@ -195,20 +196,69 @@ void Connection::WriteNext() {
   writing_ = true;
   writing_since_ = std::chrono::steady_clock::now();
   FrameBuffers* frame = write_queue_.front();
+  const auto& buffers = frame->Finish();
+  if (frame->gate() != nullptr) {
+    gated_next_ = 0;
+    return WriteGated();
+  }
   asio::async_write(
-      socket_, BufferView<asio::const_buffer>(frame->Finish()),
+      socket_, BufferView<asio::const_buffer>(buffers),
       OnWrite([self = shared_from_this(), frame](const std::error_code& ec, size_t n) {
         self->bytes_written_ += n;
-        self->write_queue_.pop_front();
-        self->free_.push_back(frame);
-        self->handler_->OnWritten(*self, frame->type());
-        if (self->closed_) return;
-        if (ec) {
-          return self->Fail(FromAsioError(ec, "write to " + self->remote_), 0,
-                            false);
-        }
-        self->WriteNext();
+        self->FrameWritten(frame, ec);
       }));
+}
+
+// Writes the buffers of the front frame whose marks are open, then the
+// next ones as the gate opens; while none is, no write is in flight and the
+// time is ours, not a stalled peer's.
+void Connection::WriteGated() {
+  FrameBuffers* frame = write_queue_.front();
+  const SendGate& gate = *frame->gate();
+  if (gate.aborted()) {
+    writing_ = false;  // nothing in flight: Finish releases the frame
+    return Fail(IOError("the data of a " + std::string(wire::MsgTypeName(frame->type())) +
+                        " to " + remote_ + " was never produced"),
+                0, false);
+  }
+  const auto& buffers = frame->Finish();
+  const uint32_t open = gate.open();
+  size_t end = gated_next_;
+  while (end < buffers.size() && frame->mark(end) <= open) ++end;
+  if (end == gated_next_) {
+    waiting_for_gate_ = true;
+    writing_since_ = {};
+    return;
+  }
+  asio::async_write(
+      socket_, BufferView<asio::const_buffer>(buffers.data() + gated_next_,
+                                              buffers.data() + end),
+      OnWrite([self = shared_from_this(), frame, end](const std::error_code& ec,
+                                                      size_t n) {
+        self->bytes_written_ += n;
+        if (!ec && !self->closed_ && end < frame->Finish().size()) {
+          self->gated_next_ = end;
+          return self->WriteGated();
+        }
+        self->FrameWritten(frame, ec);
+      }));
+}
+
+void Connection::ResumeWrite() {
+  if (!waiting_for_gate_ || closed_) return;
+  waiting_for_gate_ = false;
+  writing_since_ = std::chrono::steady_clock::now();
+  WriteGated();
+}
+
+// The front frame has left, or failed to.
+void Connection::FrameWritten(FrameBuffers* frame, const std::error_code& ec) {
+  write_queue_.pop_front();
+  free_.push_back(frame);
+  handler_->OnWritten(*this, frame->type());
+  if (closed_) return;
+  if (ec) return Fail(FromAsioError(ec, "write to " + remote_), 0, false);
+  WriteNext();
 }
 
 void Connection::SendErrorAndClose(uint64_t request_id, const Status& status) {
@@ -242,7 +292,9 @@ void Connection::Finish(const Status& why) {
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   // Frames never started will not be written; the one in flight reports
-  // from its own completion handler.
+  // from its own completion handler (a gated frame waiting for its gate has
+  // none in flight).
+  if (waiting_for_gate_) writing_ = waiting_for_gate_ = false;
   while (write_queue_.size() > (writing_ ? 1u : 0u)) {
     FrameBuffers* frame = write_queue_.back();
     write_queue_.pop_back();

@@ -83,8 +83,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   /// A frame to fill and pass to Send; taken from a per-connection pool.
   FrameBuffers& NewFrame();
-  /// Queues `frame` (from NewFrame) for writing; frames go out in order.
+  /// Queues `frame` (from NewFrame) for writing; frames go out in order. A
+  /// gated frame (FrameBuffers::SetGate) is written as its gate opens; the
+  /// owner calls ResumeWrite when it does. An aborted gate closes the
+  /// connection (the peer cannot be told which bytes were never sent).
   void Send(FrameBuffers& frame);
+  /// The gate of the frame being written may have opened further.
+  void ResumeWrite();
   /// Sends an error frame answering `request_id`, then closes.
   void SendErrorAndClose(uint64_t request_id, const Status& status);
   /// See Handler::OnMeta; applies to the frame being read.
@@ -140,6 +145,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return asio::bind_allocator(HandlerAllocator<int>(&write_memory_), std::move(fn));
   }
   void WriteNext();
+  void WriteGated();
+  void FrameWritten(FrameBuffers* frame, const std::error_code& ec);
   void Fail(const Status& status, uint64_t request_id, bool tell_peer);
   void Finish(const Status& why);
 
@@ -155,6 +162,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<FrameBuffers*> free_;
   std::deque<FrameBuffers*> write_queue_;
   bool writing_ = false;
+  size_t gated_next_ = 0;          // next buffer of the gated frame at the front
+  bool waiting_for_gate_ = false;  // it waits for its gate, no write in flight
   bool piecewise_ = false;
   bool close_after_write_ = false;
   bool closed_ = false;

@@ -10,12 +10,15 @@ void FrameBuffers::Reset(wire::MsgType type, uint64_t request_id,
   request_id_ = request_id;
   meta_.assign(meta.data(), meta.size());
   data_.clear();
+  marks_.clear();
+  gate_ = nullptr;
   data_bytes_ = 0;
 }
 
-void FrameBuffers::AddData(const void* data, size_t size) {
+void FrameBuffers::AddData(const void* data, size_t size, uint32_t mark) {
   if (size == 0) return;
   data_.emplace_back(data, size);
+  marks_.push_back(mark);
   data_bytes_ += size;
 }
 

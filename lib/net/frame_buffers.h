@@ -16,6 +16,8 @@
 
 namespace pstrain::net {
 
+class SendGate;
+
 class FrameBuffers {
  public:
   /// Starts a frame of `type` answering or carrying `request_id`, with meta
@@ -24,8 +26,16 @@ class FrameBuffers {
   /// Sets the request id (Client assigns ids when it sends).
   void SetRequestId(uint64_t request_id) { request_id_ = request_id; }
   /// Borrows `size` bytes at `data`; they must stay valid and unchanged
-  /// until the write of this frame has completed.
-  void AddData(const void* data, size_t size);
+  /// until the write of this frame has completed. In a gated frame
+  /// (SetGate) they are written once the gate has opened `mark`; marks
+  /// must not decrease from one AddData to the next.
+  void AddData(const void* data, size_t size, uint32_t mark = 0);
+  /// Makes this frame wait on `gate` (which must outlive its write) for
+  /// the marks of its data; nullptr (the default after Reset): none.
+  void SetGate(SendGate* gate) { gate_ = gate; }
+  SendGate* gate() const { return gate_; }
+  /// The mark buffer `i` of Finish()'s list needs (0 for the prefix).
+  uint32_t mark(size_t i) const { return i == 0 ? 0 : marks_[i - 1]; }
   /// Builds the prefix (the data length is now known) and returns the list.
   const std::vector<asio::const_buffer>& Finish();
   wire::MsgType type() const { return type_; }
@@ -38,6 +48,8 @@ class FrameBuffers {
   std::string meta_;
   std::string prefix_;
   std::vector<asio::const_buffer> data_;
+  std::vector<uint32_t> marks_;  // by data_ index
+  SendGate* gate_ = nullptr;
   std::vector<asio::const_buffer> buffers_;
   uint64_t data_bytes_ = 0;
 };

@@ -72,6 +72,7 @@ class BufferView {
  public:
   explicit BufferView(const std::vector<Buffer>& v)
       : begin_(v.data()), end_(v.data() + v.size()) {}
+  BufferView(const Buffer* begin, const Buffer* end) : begin_(begin), end_(end) {}
   const Buffer* begin() const { return begin_; }
   const Buffer* end() const { return end_; }
 

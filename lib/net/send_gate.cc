@@ -1,0 +1,38 @@
+#include "net/send_gate.h"
+
+#include <algorithm>
+
+namespace pstrain::net {
+
+void SendGate::OpenTo(uint32_t mark) {
+  uint32_t seen = open_.load();
+  while (seen < mark &&
+         !open_.compare_exchange_weak(seen, mark)) {
+  }
+  if (seen < mark) WakeAll();
+}
+
+void SendGate::Abort() {
+  aborted_.store(true);
+  WakeAll();
+}
+
+int SendGate::Watch(std::function<void()> wake) {
+  std::lock_guard<std::mutex> lock(mu_);
+  watchers_.emplace_back(next_id_, std::move(wake));
+  return next_id_++;
+}
+
+void SendGate::Unwatch(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  watchers_.erase(std::remove_if(watchers_.begin(), watchers_.end(),
+                                 [id](const auto& w) { return w.first == id; }),
+                  watchers_.end());
+}
+
+void SendGate::WakeAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& w : watchers_) w.second();
+}
+
+}  // namespace pstrain::net

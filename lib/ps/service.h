@@ -111,7 +111,9 @@ class Service : private net::Connection::Handler {
   void OnPiece(net::Connection& conn, size_t index) override;
   Status PlanPush(net::Connection& conn, Peer& peer, wire::MsgType type,
                   std::string_view meta, std::vector<asio::mutable_buffer>* dst);
-  void PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst);
+  Status CheckPushKeys(const std::vector<wire::TensorDesc>& grads, const char* what);
+  void PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
+                  std::vector<asio::mutable_buffer>* dst);
 
   Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
                      std::string_view meta);
@@ -170,6 +172,7 @@ class Service : private net::Connection::Handler {
   uint64_t timed_out_steps_ = 0;
   std::unordered_map<net::Connection*, std::unique_ptr<Peer>> peers_;
   std::vector<Peer*> workers_;  // by worker index; null until registered
+  std::vector<bool> key_seen_;  // CheckPushKeys's, kept to reuse
   struct Deferred {
     Peer* peer;
     uint64_t id;

@@ -42,27 +42,48 @@ Status Service::PlanPush(net::Connection& conn, Peer& peer, wire::MsgType type,
                       std::to_string(grads.size()) + " tensors, expected " +
                       std::to_string(server_->num_keys()));
   }
-  const auto& params = server_->params();
-  for (int k = 0; k < server_->num_keys(); ++k) {
-    PS_RETURN_IF_ERROR(CheckDescMatches(grads[k], k, params[k], what));
-  }
+  PS_RETURN_IF_ERROR(CheckPushKeys(grads, what));
   const uint64_t version = push_pull ? peer.push.version : peer.push_only.version;
   PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, version));
   peer.refused_key = -1;
   if (server_->buffers_pushes()) {  // async, ssp, buffered sync: whole gradients
-    for (const auto& g : server_->grad_buffer(peer.worker)) {
+    const auto& buffer = server_->grad_buffer(peer.worker);
+    for (const auto& desc : grads) {
+      const at::Tensor& g = buffer[desc.key];
       dst->emplace_back(g.data_ptr(), g.nbytes());
     }
     return Status::Ok();
   }
-  PlanPieces(peer, dst);
+  PlanPieces(peer, grads, dst);
   conn.ReadPieceByPiece();
+  return Status::Ok();
+}
+
+// A push names every key once, in any order: a worker sends its gradients
+// in the order backward computes them (net/send_gate.h).
+Status Service::CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
+                              const char* what) {
+  const auto& params = server_->params();
+  key_seen_.assign(params.size(), false);  // allocates once
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const uint32_t key = grads[i].key;
+    if (key >= params.size() || key_seen_[key]) {
+      return Corruption(std::string(what) + ": tensor " + std::to_string(i) +
+                        " is key " + std::to_string(key) + ", " +
+                        (key >= params.size()
+                             ? "expected a key below " + std::to_string(params.size())
+                             : std::string("which an earlier tensor was")));
+    }
+    key_seen_[key] = true;
+    PS_RETURN_IF_ERROR(CheckDescMatches(grads[i], key, params[key], what));
+  }
   return Status::Ok();
 }
 
 // Sync: every key's bytes go through the peer's chunk, a chunk-full at a
 // time, each added into the accumulator as soon as it is in (OnPiece).
-void Service::PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst) {
+void Service::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
+                         std::vector<asio::mutable_buffer>* dst) {
   uint64_t total = 0;
   for (const auto& p : server_->params()) total += p.nbytes();
   if (peer.chunk.size() < std::min(total, kChunkBytes)) {
@@ -70,7 +91,8 @@ void Service::PlanPieces(Peer& peer, std::vector<asio::mutable_buffer>* dst) {
   }
   peer.pieces.clear();
   const auto& params = server_->params();
-  for (int k = 0; k < server_->num_keys(); ++k) {
+  for (const auto& desc : grads) {
+    const int k = static_cast<int>(desc.key);
     const uint64_t nbytes = params[k].nbytes();
     for (uint64_t off = 0; off < nbytes; off += kChunkBytes) {
       const uint64_t n = std::min(kChunkBytes, nbytes - off);

@@ -1,9 +1,12 @@
 #include "worker/ps_client.h"
 
-#include "net/auth.h"
+#include <algorithm>
+#include <numeric>
 
 #include <nlohmann/json.hpp>
 
+#include "net/auth.h"
+#include "net/send_gate.h"
 #include "ps/tensor_codec.h"
 
 namespace pstrain::worker {
@@ -81,11 +84,35 @@ void PsClient::Attach(std::vector<at::Tensor> params,
                       std::vector<at::Tensor> grads) {
   params_ = std::move(params);
   grads_ = std::move(grads);
+  marks_.assign(grads_.size(), 0);
+  DescribePush();
+}
+
+void PsClient::SetSendGate(net::SendGate* gate, std::vector<uint32_t> marks) {
+  gate_ = gate;
+  client_.WatchGate(gate);
+  marks_ = std::move(marks);
+  marks_.resize(grads_.size(), 0);
+  DescribePush();
+}
+
+void PsClient::DescribePush() {
+  push_order_.resize(grads_.size());
+  std::iota(push_order_.begin(), push_order_.end(), 0);
+  std::stable_sort(push_order_.begin(), push_order_.end(),
+                   [this](uint32_t a, uint32_t b) { return marks_[a] < marks_[b]; });
   push_msg_.grads.clear();
-  for (size_t k = 0; k < grads_.size(); ++k) {
+  for (uint32_t k : push_order_) {
     push_msg_.grads.push_back(ps::DescribeTensor(k, grads_[k]));
   }
   push_only_msg_.grads = push_msg_.grads;
+}
+
+void PsClient::AddGrads(net::FrameBuffers& req) const {
+  req.SetGate(gate_);
+  for (uint32_t k : push_order_) {
+    req.AddData(grads_[k].data_ptr(), grads_[k].nbytes(), marks_[k]);
+  }
 }
 
 Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
@@ -117,7 +144,7 @@ Result<uint64_t> PsClient::PushPull(uint64_t version) {
   wire::EncodeMeta(push_msg_, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPushPull, 0, meta_);
-  for (const auto& g : grads_) req.AddData(g.data_ptr(), g.nbytes());
+  AddGrads(req);
   PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
   return reply_.version;
 }
@@ -127,7 +154,7 @@ Status PsClient::Push(uint64_t version) {
   wire::EncodeMeta(push_only_msg_, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPush, 0, meta_);
-  for (const auto& g : grads_) req.AddData(g.data_ptr(), g.nbytes());
+  AddGrads(req);
   return Call(req, nullptr, wire::MsgType::kAck);
 }
 

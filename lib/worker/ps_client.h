@@ -47,6 +47,11 @@ class PsClient : private net::ReplySink {
   /// Where pulled parameters land (contiguous CPU tensors, key order) and
   /// where pushed gradients come from (same shapes and dtypes).
   void Attach(std::vector<at::Tensor> params, std::vector<at::Tensor> grads);
+  /// Pushes from now on wait on `gate` (net/send_gate.h): gradient k goes
+  /// out once the gate has opened marks[k] (one per attached tensor), and
+  /// gradients travel in ascending mark order, so those computed first go
+  /// first. `gate` must outlive this client; nullptr: key order, no gate.
+  void SetSendGate(net::SendGate* gate, std::vector<uint32_t> marks);
 
   /// Pulls parameters of at least `min_version`; returns the version.
   Result<uint64_t> Pull(uint64_t min_version);
@@ -87,6 +92,10 @@ class PsClient : private net::ReplySink {
                 uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override;
   Status Expect(wire::MsgType got, wire::MsgType want) const;
+  /// The push descriptors, in send order.
+  void DescribePush();
+  /// The gradients' bytes, in send order, gated.
+  void AddGrads(net::FrameBuffers& req) const;
   /// One request and its reply of type `want`; data goes to `sink`.
   Status Call(net::FrameBuffers& request, net::ReplySink* sink,
               wire::MsgType want);
@@ -97,6 +106,9 @@ class PsClient : private net::ReplySink {
   net::Client client_;
   std::vector<at::Tensor> params_;
   std::vector<at::Tensor> grads_;
+  net::SendGate* gate_ = nullptr;
+  std::vector<uint32_t> marks_;       // by key
+  std::vector<uint32_t> push_order_;  // keys by ascending mark
   wire::PushPull push_msg_;  // descriptors built once
   wire::Push push_only_msg_;
   wire::Params reply_;       // reused

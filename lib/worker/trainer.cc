@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include <torch/torch.h>
 
@@ -14,6 +17,7 @@
 #include "ps/tensor_codec.h"
 #include "util/resources.h"
 #include "util/fanout.h"
+#include "worker/grad_stream.h"
 #include "worker/heartbeats.h"
 #include "worker/ps_client.h"
 
@@ -122,20 +126,26 @@ class Trainer {
   Status ConnectTo(PsClient& client, int server_rank) const;
   void AttachSlices(PsClient& client, int server_rank) const;
   Status JoinServers(const std::vector<wire::KeySpec>& fingerprint);
-  // Pull or push-pull with every server at once (Fanout).
+  // Pull or push-pull with every server at once (Fanout), while `during`
+  // runs on this thread (a push-pull's backward, whose gradients leave as
+  // they are made).
   enum class Exchange { kPull, kPushPull };
-  Status ExchangeAll(Exchange what);
+  Status ExchangeAll(Exchange what, std::function<void()> during = nullptr);
   Status ExchangeWith(int server);
+  void Backward(torch::Tensor& loss);
+  std::vector<uint32_t> SliceMarks(int server) const;
   Status Reconnect(const Status& why);
   Status JoinAgain(int server);
   void StartHeartbeats();
 
   const TrainerOptions& options_;
   report::EventLog* log_;
+  std::unique_ptr<GradStream> stream_;  // clients_ watch its gate
   std::vector<std::unique_ptr<PsClient>> clients_;  // by server rank
   std::vector<uint64_t> versions_;                  // by server rank
   ps::ShardPlan plan_;
-  std::unique_ptr<Fanout> fanout_;
+  std::unique_ptr<Fanout> fanout_;  // task 0: during_; task 1 + s: server s
+  std::function<void()> during_;
   std::unique_ptr<Heartbeats> heartbeats_;  // while training
   int64_t reconnects_ = 0;
   Exchange exchange_ = Exchange::kPull;
@@ -144,6 +154,9 @@ class Trainer {
   torch::Device device_{torch::kCPU};
   data::Dataset train_;
   std::unique_ptr<HostMirror> mirror_;
+  std::exception_ptr backward_error_;
+  bool reorder_ = false;
+  Clock::time_point backward_end_;
   std::unique_ptr<data::ShardSampler> sampler_;
   int64_t total_steps_ = 0;
   uint64_t version_ = 0;
@@ -172,6 +185,14 @@ Status Trainer::ConnectTo(PsClient& client, int s) const {
 void Trainer::AttachSlices(PsClient& client, int s) const {
   client.Attach(ps::SliceViews(plan_, s, mirror_->params),
                 ps::SliceViews(plan_, s, mirror_->grads));
+  client.SetSendGate(stream_->gate(), SliceMarks(s));
+}
+
+// A slice goes out once its whole key's gradient is final.
+std::vector<uint32_t> Trainer::SliceMarks(int s) const {
+  std::vector<uint32_t> marks;
+  for (int i : plan_.by_server[s]) marks.push_back(stream_->marks()[plan_.slices[i].key]);
+  return marks;
 }
 
 // Servers 1..S-1 (at the addresses rank 0 gave), then every server checks
@@ -258,11 +279,27 @@ void Trainer::StartHeartbeats() {
       });
 }
 
-Status Trainer::ExchangeAll(Exchange what) {
+Status Trainer::ExchangeAll(Exchange what, std::function<void()> during) {
   exchange_ = what;
+  during_ = std::move(during);
   PS_RETURN_IF_ERROR(fanout_->Run());
   version_ = versions_[0];
   return Status::Ok();
+}
+
+// Backward, with each gradient released to the pushes as it is final. An
+// error in backward ends the pushes unsent and is rethrown once they stop.
+void Trainer::Backward(torch::Tensor& loss) {
+  try {
+    loss.backward();
+    mirror_->GradsToHost();
+  } catch (...) {
+    backward_error_ = std::current_exception();
+    stream_->Abort();
+    return;
+  }
+  reorder_ = stream_->End();
+  backward_end_ = Clock::now();
 }
 
 Status Trainer::Join() {
@@ -287,9 +324,13 @@ Status Trainer::Join() {
   PS_RETURN_IF_ERROR(JoinServers(ps::Fingerprint(*model_)));
   model_->to(device_);
   mirror_ = std::make_unique<HostMirror>(*model_);
+  stream_ = std::make_unique<GradStream>(mirror_->model_params, mirror_->on_cpu);
   for (int s = 0; s < spec_.num_servers; ++s) AttachSlices(*clients_[s], s);
-  fanout_ = std::make_unique<Fanout>(spec_.num_servers,
-                                     [this](int s) { return ExchangeWith(s); });
+  fanout_ = std::make_unique<Fanout>(spec_.num_servers + 1, [this](int i) {
+    if (i > 0) return ExchangeWith(i - 1);
+    if (during_) during_();
+    return Status::Ok();
+  });
   sampler_ = std::make_unique<data::ShardSampler>(
       train_.size(), spec_.num_workers(), options_.rank - spec_.num_servers,
       spec_.batch_size, spec_.seed);
@@ -368,16 +409,23 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss) {
   model_->zero_grad(/*set_to_none=*/false);
   auto out = model_->forward(batch.images.to(device_));
   auto nll = torch::nll_loss(out, batch.labels.to(device_));
-  nll.backward();
-  mirror_->GradsToHost();
-  *loss = nll.item<double>();
-  auto t1 = Clock::now();
-  if (Status s = ExchangeAll(Exchange::kPushPull); !s.ok()) {
+  stream_->Begin();  // before the pushes start, which wait on it
+  Status exchanged = ExchangeAll(Exchange::kPushPull, [&] { Backward(nll); });
+  if (backward_error_) std::rethrow_exception(std::exchange(backward_error_, nullptr));
+  if (reorder_) {  // backward's order differed: send in the new one from now
+    for (int s = 0; s < spec_.num_servers; ++s) {
+      clients_[s]->SetSendGate(stream_->gate(), SliceMarks(s));
+    }
+    reorder_ = false;
+  }
+  if (!exchanged.ok()) {
     // This step's gradients are lost with the connection; the next step
     // starts from the server's parameters.
-    PS_RETURN_IF_ERROR(Reconnect(s));
+    PS_RETURN_IF_ERROR(Reconnect(exchanged));
   }
+  *loss = nll.item<double>();
   mirror_->ParamsToModel();
+  const auto t1 = backward_end_;
   auto t2 = Clock::now();
   progress_.compute += Seconds(t1 - t0);
   progress_.communication += Seconds(t2 - t1);

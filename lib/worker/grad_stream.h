@@ -1,0 +1,63 @@
+#pragma once
+// GradStream: lets each gradient leave as soon as backward has made it
+// final, while the rest of backward runs. A post hook on every parameter's
+// gradient accumulator (the mechanism of PyTorch's DistributedDataParallel:
+// Li et al., "PyTorch Distributed", VLDB 2020, section 3.2.3) marks its key
+// ready, and the SendGate opens over the longest ready prefix of the
+// expected order. That order is the one the previous step showed; at first
+// reverse key order, which is backward's for a feed-forward model. Keys
+// that come out of order only wait longer: what is sent never changes.
+// The gradients are sent from where backward put them (no copy).
+// Begin/End/Abort and the hooks run on the thread that runs backward.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "net/send_gate.h"
+
+namespace torch::autograd {
+struct Node;
+}
+
+namespace pstrain::worker {
+
+class GradStream {
+ public:
+  /// `params`: the model's parameters in key order. With `hook` false (a
+  /// model on a GPU, whose gradients reach the host after backward), the
+  /// gate opens only at End.
+  GradStream(const std::vector<at::Tensor>& params, bool hook);
+  ~GradStream();
+  GradStream(const GradStream&) = delete;
+  GradStream& operator=(const GradStream&) = delete;
+
+  net::SendGate* gate() { return &gate_; }
+  /// Key k's mark (1 + its place in the expected order), by key.
+  const std::vector<uint32_t>& marks() const { return marks_; }
+
+  /// Before backward: closes the gate.
+  void Begin();
+  /// After backward (and any copy to the host): opens the gate fully.
+  /// Returns true when this step's order differed from the expected one;
+  /// marks() then holds the new order, for the next step.
+  bool End();
+  /// Backward failed: what waits on the gate is never sent.
+  void Abort() { gate_.Abort(); }
+
+ private:
+  void OnReady(int key);
+
+  net::SendGate gate_;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  std::vector<uintptr_t> hooks_;  // by key, on accumulators_
+  std::vector<int> order_;        // keys, expected order
+  std::vector<uint32_t> marks_;   // by key
+  std::vector<int> seen_;         // keys, this step's order
+  std::vector<bool> ready_;       // by key, this step
+  size_t prefix_ = 0;             // order_[0, prefix_) ready
+};
+
+}  // namespace pstrain::worker

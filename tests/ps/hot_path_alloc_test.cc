@@ -1,9 +1,11 @@
 // Steady-state messages allocate nothing in pstrain's own code: a worker's
-// push_pull allocates nothing at all, and the server's network and protocol
-// code adds nothing to what libtorch's optimizer step allocates.
+// push_pull allocates nothing at all, gated or not (opening the gate
+// neither), and the server's network and protocol code adds nothing to what
+// libtorch's optimizer step allocates.
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <future>
 #include <optional>
@@ -14,6 +16,7 @@
 #include <asio/post.hpp>
 #include <torch/torch.h>
 
+#include "net/send_gate.h"
 #include "ps/parameter_server.h"
 #include "ps/service.h"
 #include "ps/tensor_codec.h"
@@ -64,10 +67,15 @@ size_t CoreAllocations(Mode mode, int steps) {
   return counter.count();
 }
 
-class HotPathAllocTest : public ::testing::TestWithParam<Mode> {};
+struct Counts {
+  size_t client = 0, server = 0, producer = 0;
+};
 
-TEST_P(HotPathAllocTest, NetworkPathAddsNoAllocationPerMessage) {
-  const Mode mode = GetParam();
+// Allocations of kSteps push-pulls of a PsClient against a Service on
+// loopback, counted on the client's thread and on the server's. `gated`:
+// each push waits on a SendGate (keys in reverse order) that a producer
+// thread opens key by key, as backward does; its thread is counted too.
+Counts NetworkAllocations(Mode mode, bool gated) {
   auto params = Params();
   ParameterServer core(Spec(mode), params);
   std::ostringstream sink;
@@ -82,23 +90,49 @@ TEST_P(HotPathAllocTest, NetworkPathAddsNoAllocationPerMessage) {
   Service service(&io, Spec(mode), {KeySpecOf("a", params[0]), KeySpecOf("b", params[1]),
                                     KeySpecOf("c", params[2])},
                   &core, &log, so);
-  ASSERT_TRUE(service.Listen().ok());
+  EXPECT_TRUE(service.Listen().ok());
   std::thread server([&] { EXPECT_TRUE(service.Run().ok()); });
 
   const std::vector<wire::KeySpec> keys = {KeySpecOf("a", params[0]), KeySpecOf("b", params[1]),
                                            KeySpecOf("c", params[2])};
   worker::PsClient client(std::chrono::milliseconds(10000), {});
-  ASSERT_TRUE(client.Connect("127.0.0.1", service.port()).ok());
-  ASSERT_TRUE(client.Handshake(1, 2).ok());
-  ASSERT_TRUE(client.Register(keys).ok());
+  EXPECT_TRUE(client.Connect("127.0.0.1", service.port()).ok());
+  EXPECT_TRUE(client.Handshake(1, 2).ok());
+  EXPECT_TRUE(client.Register(keys).ok());
   std::vector<at::Tensor> worker_params, worker_grads;
   for (const auto& p : params) {
     worker_params.push_back(torch::zeros_like(p).detach());
     worker_grads.push_back(torch::full_like(p, 1e-3).detach());
   }
   client.Attach(worker_params, worker_grads);
+  net::SendGate gate;
+  std::atomic<int> started{-1};  // the push the producer may open
+  Counts counts;
+  std::thread producer;
+  if (gated) {
+    client.SetSendGate(&gate, {3, 2, 1});
+    producer = std::thread([&] {
+      std::optional<AllocCounter> counter;
+      for (int i = 0; i < 3 + kSteps; ++i) {
+        while (started.load() < i) std::this_thread::yield();
+        if (i == 3) counter.emplace();  // after the warm-up pushes, as below
+        for (uint32_t mark = 1; mark <= 3; ++mark) {
+          std::this_thread::yield();
+          gate.OpenTo(mark);
+        }
+      }
+      counts.producer = counter->count();
+    });
+  }
+  int pushes = 0;
+  auto push_pull = [&](uint64_t version) {
+    gate.Reset();
+    started.store(pushes++);
+    if (!gated) gate.OpenTo(net::SendGate::kAll);
+    return client.PushPull(version).value();
+  };
   uint64_t version = client.Pull(0).value();
-  for (int i = 0; i < 3; ++i) version = client.PushPull(version).value();
+  for (int i = 0; i < 3; ++i) version = push_pull(version);
 
   // Runs `fn` on the server's thread and waits for it.
   auto on_server = [&](const std::function<void()>& fn) {
@@ -110,25 +144,35 @@ TEST_P(HotPathAllocTest, NetworkPathAddsNoAllocationPerMessage) {
     done.get_future().wait();
   };
   std::optional<AllocCounter> server_counter;
-  size_t server_count = 0, client_count = 0;
   on_server([&] { server_counter.emplace(); });
   {
     AllocCounter counter;
-    for (int i = 0; i < kSteps; ++i) version = client.PushPull(version).value();
-    client_count = counter.count();
+    for (int i = 0; i < kSteps; ++i) version = push_pull(version);
+    counts.client = counter.count();
   }
   on_server([&] {
-    server_count = server_counter->count();
+    counts.server = server_counter->count();
     server_counter.reset();
   });
-  ASSERT_TRUE(client.Done(nlohmann::json::object()).ok());
+  if (producer.joinable()) producer.join();
+  EXPECT_TRUE(client.Done(nlohmann::json::object()).ok());
   server.join();
+  return counts;
+}
 
-  EXPECT_EQ(client_count, 0u);
+class HotPathAllocTest : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(HotPathAllocTest, NetworkPathAddsNoAllocationPerMessage) {
+  const Mode mode = GetParam();
   const size_t core_allocations = CoreAllocations(mode, kSteps);
-  EXPECT_EQ(server_count, core_allocations)
-      << "libtorch's update alone: " << core_allocations << " allocations in "
-                                << kSteps << " steps";
+  for (bool gated : {false, true}) {
+    Counts counts = NetworkAllocations(mode, gated);
+    EXPECT_EQ(counts.client, 0u) << "gated " << gated;
+    EXPECT_EQ(counts.producer, 0u) << "opening the gate";
+    EXPECT_EQ(counts.server, core_allocations)
+        << "gated " << gated << "; libtorch's update alone: " << core_allocations
+        << " allocations in " << kSteps << " steps";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, HotPathAllocTest, ::testing::Values(Mode::kSync, Mode::kAsync),

@@ -19,18 +19,27 @@ Fanout::~Fanout() {
 }
 
 Status Fanout::Run() {
+  Start();
+  results_[0] = task_(0);
+  Status s = Wait();
+  return results_[0].ok() ? s : results_[0];
+}
+
+void Fanout::Start() {
   if (n_ > 1) {
     std::lock_guard<std::mutex> lock(mu_);
     ++generation_;
     pending_ = n_ - 1;
   }
   start_.notify_all();
-  results_[0] = task_(0);
+}
+
+Status Fanout::Wait() {
   if (n_ > 1) {
     std::unique_lock<std::mutex> lock(mu_);
     finished_.wait(lock, [this] { return pending_ == 0; });
   }
-  for (const Status& s : results_) PS_RETURN_IF_ERROR(s);
+  for (int i = 1; i < n_; ++i) PS_RETURN_IF_ERROR(results_[i]);
   return Status::Ok();
 }
 

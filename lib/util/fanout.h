@@ -29,6 +29,12 @@ class Fanout {
   /// Runs task(0..n-1) concurrently and waits for all; returns the first
   /// error by index, or ok.
   Status Run();
+  /// The halves of Run without task 0: starts task(1..n-1) and returns at
+  /// once, so that the calling thread works meanwhile; Wait waits for them
+  /// and returns the first error by index, or ok. Each Start is followed by
+  /// one Wait before the next Start or Run.
+  void Start();
+  Status Wait();
 
  private:
   void Loop(int i);

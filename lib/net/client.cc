@@ -114,7 +114,7 @@ Status Client::Call(FrameBuffers& request, ReplySink* sink,
                  " s");
 }
 
-Status Client::OnMeta(Connection&, const wire::FrameHeader& header,
+Status Client::OnMeta(Connection& conn, const wire::FrameHeader& header,
                       std::string_view meta, uint64_t data_bytes,
                       std::vector<asio::mutable_buffer>* dst) {
   // An error with request id 0 is about the connection, not one request
@@ -133,7 +133,13 @@ Status Client::OnMeta(Connection&, const wire::FrameHeader& header,
     }
     return Status::Ok();
   }
-  return sink_->OnMeta(header, meta, data_bytes, dst);
+  PS_RETURN_IF_ERROR(sink_->OnMeta(header, meta, data_bytes, dst));
+  if (sink_->piecewise()) conn.ReadPieceByPiece();
+  return Status::Ok();
+}
+
+void Client::OnPiece(Connection&, size_t index) {
+  if (sink_ != nullptr) sink_->OnPiece(index);
 }
 
 void Client::OnFrame(Connection&, const wire::FrameHeader& header,

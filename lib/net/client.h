@@ -31,6 +31,10 @@ class ReplySink {
   virtual Status OnMeta(const wire::FrameHeader& header, std::string_view meta,
                         uint64_t data_bytes,
                         std::vector<asio::mutable_buffer>* dst) = 0;
+  /// Whether to hear of each buffer of *dst as soon as it is in (OnPiece).
+  virtual bool piecewise() const { return false; }
+  /// Buffer `index` of *dst is in (piecewise sinks only).
+  virtual void OnPiece(size_t index) { (void)index; }
 };
 
 class Client : private Connection::Handler {
@@ -81,6 +85,7 @@ class Client : private Connection::Handler {
   Status OnMeta(Connection& conn, const wire::FrameHeader& header,
                 std::string_view meta, uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override;
+  void OnPiece(Connection& conn, size_t index) override;
   void OnFrame(Connection& conn, const wire::FrameHeader& header,
                std::string_view meta) override;
   void OnClose(Connection& conn, const Status& why) override;

@@ -11,8 +11,10 @@ ConvNet::ConvNet()
       fc_(register_module("fc", nn::Linear(192, 10))) {}
 
 torch::Tensor ConvNet::forward(torch::Tensor x) {
+  Await(*conv1_);
   x = torch::relu(torch::max_pool2d(conv1_->forward(x), 3));
   x = x.view({-1, 192});
+  Await(*fc_);
   x = fc_->forward(x);
   return torch::log_softmax(x, /*dim=*/1);
 }

@@ -12,7 +12,9 @@ Mlp::Mlp()
 
 torch::Tensor Mlp::forward(torch::Tensor x) {
   x = torch::flatten(x, 1);
+  Await(*fc1_);
   x = torch::relu(fc1_->forward(x));
+  Await(*fc2_);
   x = fc2_->forward(x);
   return torch::log_softmax(x, /*dim=*/1);
 }

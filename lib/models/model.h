@@ -4,6 +4,11 @@
 // PyTorch model it mirrors, so that a state_dict moves between the two.
 // Not thread-safe: like any torch::nn::Module, one thread trains it at a time.
 
+#include <cstddef>
+#include <functional>
+#include <utility>
+#include <vector>
+
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
@@ -15,6 +20,21 @@ class Model : public torch::nn::Module {
   /// Returns log-probabilities, float32 [B,10]. Dropout is active only in
   /// train() mode. libtorch throws c10::Error on a wrongly shaped input.
   virtual torch::Tensor forward(torch::Tensor x) = 0;
+
+  /// From now on forward calls `await(n)` before it first uses a layer,
+  /// where keys [0, n) (parameters() order) include all of that layer's, and
+  /// computes on once it returns: parameters may still be arriving while
+  /// forward starts (worker/param_arrivals.h). nullptr (the default): never.
+  void set_await(std::function<void(size_t)> await);
+
+ protected:
+  /// In forward, before the first use of `layer`'s parameters.
+  void Await(const torch::nn::Module& layer) const;
+
+ private:
+  std::function<void(size_t)> await_;
+  // Each layer with parameters, and 1 + the last key among them.
+  std::vector<std::pair<const torch::nn::Module*, size_t>> key_ends_;
 };
 
 }  // namespace pstrain::models

@@ -17,13 +17,17 @@ Net::Net()
       fc2_(register_module("fc2", nn::Linear(128, 10))) {}
 
 torch::Tensor Net::forward(torch::Tensor x) {
+  Await(*conv1_);
   x = torch::relu(conv1_->forward(x));
+  Await(*conv2_);
   x = torch::relu(conv2_->forward(x));
   x = torch::max_pool2d(x, 2);
   x = dropout1_->forward(x);
   x = torch::flatten(x, 1);
+  Await(*fc1_);
   x = torch::relu(fc1_->forward(x));
   x = dropout2_->forward(x);
+  Await(*fc2_);
   x = fc2_->forward(x);
   return torch::log_softmax(x, /*dim=*/1);
 }

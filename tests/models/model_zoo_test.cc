@@ -1,5 +1,7 @@
 #include "models/model_zoo.h"
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,31 @@ TEST_P(ModelZooTest, TrainModeForwardAndBackward) {
     ASSERT_TRUE(item.value().grad().defined()) << item.key();
     EXPECT_EQ(item.value().grad().sizes(), item.value().sizes());
   }
+}
+
+// Forward asks for each layer's keys before it uses them: parameters that
+// are NaN until asked for must never reach the output.
+TEST_P(ModelZooTest, ForwardAwaitsEachLayerBeforeUsingIt) {
+  torch::manual_seed(4);
+  std::shared_ptr<Model> reference = MustMake(GetParam().name);
+  std::shared_ptr<Model> model = MustMake(GetParam().name);
+  const auto want = reference->parameters();
+  auto params = model->parameters();
+  torch::NoGradGuard no_grad;
+  for (auto& p : params) p.fill_(std::numeric_limits<float>::quiet_NaN());
+  std::vector<size_t> asked;
+  model->set_await([&](size_t n) {
+    asked.push_back(n);
+    for (size_t k = 0; k < n && k < params.size(); ++k) params[k].copy_(want[k]);
+  });
+  model->eval();
+  reference->eval();
+  const torch::Tensor x = torch::randn({4, 1, 28, 28});
+  EXPECT_TRUE(model->forward(x).equal(reference->forward(x)));
+  ASSERT_GE(asked.size(), 2u);
+  EXPECT_TRUE(std::is_sorted(asked.begin(), asked.end()));
+  EXPECT_LT(asked.front(), params.size()) << "the first layer waits only for its own keys";
+  EXPECT_EQ(asked.back(), params.size());
 }
 
 TEST_P(ModelZooTest, SameSeedSameParameters) {

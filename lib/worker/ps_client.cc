@@ -8,6 +8,7 @@
 #include "net/auth.h"
 #include "net/send_gate.h"
 #include "ps/tensor_codec.h"
+#include "worker/param_arrivals.h"
 
 namespace pstrain::worker {
 
@@ -96,6 +97,15 @@ void PsClient::SetSendGate(net::SendGate* gate, std::vector<uint32_t> marks) {
   DescribePush();
 }
 
+void PsClient::SetArrivals(ParamArrivals* arrivals, std::vector<int> slice_keys) {
+  arrivals_ = arrivals;
+  slice_keys_ = std::move(slice_keys);
+}
+
+void PsClient::OnPiece(size_t index) {
+  if (arrivals_ != nullptr && index < slice_keys_.size()) arrivals_->OnSlice(slice_keys_[index]);
+}
+
 void PsClient::DescribePush() {
   push_order_.resize(grads_.size());
   std::iota(push_order_.begin(), push_order_.end(), 0);
@@ -128,6 +138,7 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
         ps::CheckDescMatches(reply_.params[k], k, params_[k], "params"));
     dst->emplace_back(params_[k].data_ptr(), params_[k].nbytes());
   }
+  if (arrivals_ != nullptr) arrivals_->OnMeta();
   return Status::Ok();
 }
 

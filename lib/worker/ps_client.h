@@ -25,6 +25,8 @@
 
 namespace pstrain::worker {
 
+class ParamArrivals;
+
 class PsClient : private net::ReplySink {
  public:
   /// `server_rank`: the rank this client talks to, for error messages.
@@ -52,6 +54,10 @@ class PsClient : private net::ReplySink {
   /// gradients travel in ascending mark order, so those computed first go
   /// first. `gate` must outlive this client; nullptr: key order, no gate.
   void SetSendGate(net::SendGate* gate, std::vector<uint32_t> marks);
+  /// Replies report to `arrivals` (which must outlive this client) as they
+  /// come in: their meta, then each attached tensor, as a slice of key
+  /// slice_keys[i]. nullptr: none.
+  void SetArrivals(ParamArrivals* arrivals, std::vector<int> slice_keys);
 
   /// Pulls parameters of at least `min_version`; returns the version.
   Result<uint64_t> Pull(uint64_t min_version);
@@ -81,8 +87,10 @@ class PsClient : private net::ReplySink {
   /// The address of this end of the connection ("" when not connected).
   std::string local_address() const { return client_.local_address(); }
 
-  /// The last params reply's members (wire::Params::members).
+  /// The last params reply's members (wire::Params::members), and its
+  /// version: read them once the reply's meta is in (ParamArrivals).
   const std::vector<uint32_t>& members() const { return reply_.members; }
+  uint64_t reply_version() const { return reply_.version; }
 
   uint64_t bytes_pushed() const { return client_.bytes_written(); }
   uint64_t bytes_pulled() const { return client_.bytes_read(); }
@@ -91,6 +99,8 @@ class PsClient : private net::ReplySink {
   Status OnMeta(const wire::FrameHeader& header, std::string_view meta,
                 uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override;
+  bool piecewise() const override { return arrivals_ != nullptr; }
+  void OnPiece(size_t index) override;
   Status Expect(wire::MsgType got, wire::MsgType want) const;
   /// The push descriptors, in send order.
   void DescribePush();
@@ -109,6 +119,8 @@ class PsClient : private net::ReplySink {
   net::SendGate* gate_ = nullptr;
   std::vector<uint32_t> marks_;       // by key
   std::vector<uint32_t> push_order_;  // keys by ascending mark
+  ParamArrivals* arrivals_ = nullptr;
+  std::vector<int> slice_keys_;       // by attached tensor
   wire::PushPull push_msg_;  // descriptors built once
   wire::Push push_only_msg_;
   wire::Params reply_;       // reused

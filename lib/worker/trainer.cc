@@ -19,6 +19,7 @@
 #include "util/fanout.h"
 #include "worker/grad_stream.h"
 #include "worker/heartbeats.h"
+#include "worker/param_arrivals.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::worker {
@@ -117,7 +118,7 @@ class Trainer {
   Status Finish();
 
  private:
-  Status Step(int64_t epoch, int64_t step, double* loss);
+  Status Step(int64_t epoch, int64_t step, double* loss, bool* done);
   torch::Tensor BatchIndices(int64_t epoch, int64_t step);
   void LogStep(int64_t epoch, double loss);
   void LogEpoch(int64_t epoch, int64_t steps, double loss_sum);
@@ -126,14 +127,18 @@ class Trainer {
   Status ConnectTo(PsClient& client, int server_rank) const;
   void AttachSlices(PsClient& client, int server_rank) const;
   Status JoinServers(const std::vector<wire::KeySpec>& fingerprint);
-  // Pull or push-pull with every server at once (Fanout), while `during`
-  // runs on this thread (a push-pull's backward, whose gradients leave as
-  // they are made).
+  // A pull or push-pull with every server at once, on the exchange threads
+  // (Fanout), while this thread computes: a push-pull's gradients leave as
+  // backward makes them (GradStream), and its replies' parameters arrive
+  // while the next forward starts (ParamArrivals).
   enum class Exchange { kPull, kPushPull };
-  Status ExchangeAll(Exchange what, std::function<void()> during = nullptr);
+  void StartExchange(Exchange what);
+  Status FinishExchange();
+  Status ExchangeAll(Exchange what);  // Start and Finish
   Status ExchangeWith(int server);
   void Backward(torch::Tensor& loss);
   std::vector<uint32_t> SliceMarks(int server) const;
+  std::vector<int> SliceKeys(int server) const;
   Status Reconnect(const Status& why);
   Status JoinAgain(int server);
   void StartHeartbeats();
@@ -141,11 +146,14 @@ class Trainer {
   const TrainerOptions& options_;
   report::EventLog* log_;
   std::unique_ptr<GradStream> stream_;  // clients_ watch its gate
+  std::unique_ptr<ParamArrivals> arrivals_;  // clients_ report to it
   std::vector<std::unique_ptr<PsClient>> clients_;  // by server rank
   std::vector<uint64_t> versions_;                  // by server rank
   ps::ShardPlan plan_;
-  std::unique_ptr<Fanout> fanout_;  // task 0: during_; task 1 + s: server s
-  std::function<void()> during_;
+  // Task 1 + s: the exchange with server s; task 0, this thread's, has
+  // nothing to do: this thread computes meanwhile.
+  std::unique_ptr<Fanout> fanout_;
+  bool exchanging_ = false;  // started and not yet finished
   std::unique_ptr<Heartbeats> heartbeats_;  // while training
   int64_t reconnects_ = 0;
   Exchange exchange_ = Exchange::kPull;
@@ -156,7 +164,8 @@ class Trainer {
   std::unique_ptr<HostMirror> mirror_;
   std::exception_ptr backward_error_;
   bool reorder_ = false;
-  Clock::time_point backward_end_;
+  // On a GPU the host mirror reaches the model only once all is in.
+  bool pipelined_ = true;
   std::unique_ptr<data::ShardSampler> sampler_;
   int64_t total_steps_ = 0;
   uint64_t version_ = 0;
@@ -186,6 +195,13 @@ void Trainer::AttachSlices(PsClient& client, int s) const {
   client.Attach(ps::SliceViews(plan_, s, mirror_->params),
                 ps::SliceViews(plan_, s, mirror_->grads));
   client.SetSendGate(stream_->gate(), SliceMarks(s));
+  client.SetArrivals(arrivals_.get(), SliceKeys(s));
+}
+
+std::vector<int> Trainer::SliceKeys(int s) const {
+  std::vector<int> keys;
+  for (int i : plan_.by_server[s]) keys.push_back(plan_.slices[i].key);
+  return keys;
 }
 
 // A slice goes out once its whole key's gradient is final.
@@ -218,7 +234,10 @@ Status Trainer::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
 Status Trainer::ExchangeWith(int s) {
   auto v = exchange_ == Exchange::kPull ? clients_[s]->Pull(0)
                                         : clients_[s]->PushPull(versions_[s]);
-  if (!v.ok()) return v.status();
+  if (!v.ok()) {
+    arrivals_->OpenAll();  // what the training thread waits for will not come
+    return v.status();
+  }
   versions_[s] = *v;
   return Status::Ok();
 }
@@ -279,12 +298,32 @@ void Trainer::StartHeartbeats() {
       });
 }
 
-Status Trainer::ExchangeAll(Exchange what, std::function<void()> during) {
+void Trainer::StartExchange(Exchange what) {
   exchange_ = what;
-  during_ = std::move(during);
-  PS_RETURN_IF_ERROR(fanout_->Run());
-  version_ = versions_[0];
-  return Status::Ok();
+  arrivals_->Begin();
+  fanout_->Start();
+  exchanging_ = true;
+}
+
+// Waits for the exchange to end (every reply in); the next may start then.
+Status Trainer::FinishExchange() {
+  if (!exchanging_) return Status::Ok();
+  exchanging_ = false;
+  Status s = fanout_->Wait();
+  arrivals_->OpenAll();
+  if (reorder_) {  // backward's order differed: push in the new one from now
+    for (int i = 0; i < spec_.num_servers; ++i) {
+      clients_[i]->SetSendGate(stream_->gate(), SliceMarks(i));
+    }
+    reorder_ = false;
+  }
+  if (s.ok()) version_ = versions_[0];
+  return s;
+}
+
+Status Trainer::ExchangeAll(Exchange what) {
+  StartExchange(what);
+  return FinishExchange();
 }
 
 // Backward, with each gradient released to the pushes as it is final. An
@@ -299,7 +338,6 @@ void Trainer::Backward(torch::Tensor& loss) {
     return;
   }
   reorder_ = stream_->End();
-  backward_end_ = Clock::now();
 }
 
 Status Trainer::Join() {
@@ -324,12 +362,15 @@ Status Trainer::Join() {
   PS_RETURN_IF_ERROR(JoinServers(ps::Fingerprint(*model_)));
   model_->to(device_);
   mirror_ = std::make_unique<HostMirror>(*model_);
-  stream_ = std::make_unique<GradStream>(mirror_->model_params, mirror_->on_cpu);
+  pipelined_ = mirror_->on_cpu;
+  stream_ = std::make_unique<GradStream>(mirror_->model_params, pipelined_);
+  std::vector<int> slices_per_key(mirror_->params.size(), 0);
+  for (const auto& slice : plan_.slices) ++slices_per_key[slice.key];
+  arrivals_ = std::make_unique<ParamArrivals>(std::move(slices_per_key), spec_.num_servers);
+  if (pipelined_) model_->set_await([this](size_t n) { arrivals_->WaitKeys(n); });
   for (int s = 0; s < spec_.num_servers; ++s) AttachSlices(*clients_[s], s);
   fanout_ = std::make_unique<Fanout>(spec_.num_servers + 1, [this](int i) {
-    if (i > 0) return ExchangeWith(i - 1);
-    if (during_) during_();
-    return Status::Ok();
+    return i > 0 ? ExchangeWith(i - 1) : Status::Ok();
   });
   sampler_ = std::make_unique<data::ShardSampler>(
       train_.size(), spec_.num_workers(), options_.rank - spec_.num_servers,
@@ -361,7 +402,15 @@ Status Trainer::Train() {
   const int64_t per_epoch = sampler_->steps_per_epoch();
   int64_t epoch = -1, epoch_steps = 0;
   double loss_sum = 0;
-  for (int64_t step = NextStep(); step < total_steps_; step = NextStep()) {
+  for (;;) {
+    const int64_t step = NextStep();
+    if (step >= total_steps_) {
+      // The last replies in full; a server lost meanwhile may set us back.
+      Status last = FinishExchange();
+      if (last.ok()) break;
+      PS_RETURN_IF_ERROR(Reconnect(last));
+      continue;
+    }
     if (step / per_epoch != epoch) {
       if (epoch >= 0) LogEpoch(epoch, epoch_steps, loss_sum);
       epoch = step / per_epoch;
@@ -369,7 +418,9 @@ Status Trainer::Train() {
       loss_sum = 0;
     }
     double loss = 0;
-    PS_RETURN_IF_ERROR(Step(epoch, step % per_epoch, &loss));
+    bool done = false;
+    PS_RETURN_IF_ERROR(Step(epoch, step % per_epoch, &loss, &done));
+    if (!done) continue;  // reconnected: the step to compute may differ
     loss_sum += loss;
     ++epoch_steps;
     if (progress_.steps % spec_.log_interval == 0 || NextStep() >= total_steps_) {
@@ -401,36 +452,55 @@ torch::Tensor Trainer::BatchIndices(int64_t epoch, int64_t step) {
                                    static_cast<int>(members.size()));
 }
 
-// Forward and backward on this worker's batch, then one push-pull.
-Status Trainer::Step(int64_t epoch, int64_t step, double* loss) {
-  auto t0 = Clock::now();
+// Forward and backward on this worker's batch, then one push-pull: the
+// push leaves during backward, and the step ends once the reply's version
+// is known; its parameters arrive during the next forward, which waits for
+// each layer's (Model::Await). *done is false when a lost server was
+// rejoined before this step's push: the step to compute is the next
+// NextStep().
+Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
+  const auto t0 = Clock::now();
   if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
   data::Batch batch = data::GetBatch(train_, BatchIndices(epoch, step));
+  // The last push has left whole: its reply's meta is in.
   model_->zero_grad(/*set_to_none=*/false);
   auto out = model_->forward(batch.images.to(device_));
   auto nll = torch::nll_loss(out, batch.labels.to(device_));
-  stream_->Begin();  // before the pushes start, which wait on it
-  Status exchanged = ExchangeAll(Exchange::kPushPull, [&] { Backward(nll); });
-  if (backward_error_) std::rethrow_exception(std::exchange(backward_error_, nullptr));
-  if (reorder_) {  // backward's order differed: send in the new one from now
-    for (int s = 0; s < spec_.num_servers; ++s) {
-      clients_[s]->SetSendGate(stream_->gate(), SliceMarks(s));
-    }
-    reorder_ = false;
+  const auto t_wait = Clock::now();
+  Status last = FinishExchange();
+  double communication = Seconds(Clock::now() - t_wait);
+  if (!last.ok()) {
+    // Forward may have read parameters that never came: start again from
+    // the server's.
+    PS_RETURN_IF_ERROR(Reconnect(last));
+    return Status::Ok();
   }
-  if (!exchanged.ok()) {
-    // This step's gradients are lost with the connection; the next step
-    // starts from the server's parameters.
-    PS_RETURN_IF_ERROR(Reconnect(exchanged));
+  stream_->Begin();  // before the pushes start, which wait on it
+  StartExchange(Exchange::kPushPull);
+  Backward(nll);
+  if (backward_error_) {
+    (void)FinishExchange();
+    std::rethrow_exception(std::exchange(backward_error_, nullptr));
   }
   *loss = nll.item<double>();
-  mirror_->ParamsToModel();
-  const auto t1 = backward_end_;
-  auto t2 = Clock::now();
-  progress_.compute += Seconds(t1 - t0);
-  progress_.communication += Seconds(t2 - t1);
+  const bool replied = arrivals_->WaitMeta();
+  if (replied) version_ = clients_[0]->reply_version();
+  if (!replied || !pipelined_) {
+    const auto t_finish = Clock::now();
+    Status s = FinishExchange();
+    communication += Seconds(Clock::now() - t_finish);
+    // A lost connection loses this step's gradients; the next step starts
+    // from the server's parameters.
+    if (!s.ok()) PS_RETURN_IF_ERROR(Reconnect(s));
+    mirror_->ParamsToModel();
+  }
+  const double wall = Seconds(Clock::now() - t0);
+  communication += arrivals_->TakeWaitedSeconds();
+  progress_.compute += wall - communication;
+  progress_.communication += communication;
   progress_.samples += batch.labels.size(0);
   ++progress_.steps;
+  *done = true;
   return Status::Ok();
 }
 

@@ -1,0 +1,71 @@
+#include "worker/param_arrivals.h"
+
+#include <algorithm>
+
+namespace pstrain::worker {
+
+ParamArrivals::ParamArrivals(std::vector<int> slices_per_key, int num_servers)
+    : slices_per_key_(std::move(slices_per_key)),
+      num_servers_(num_servers),
+      missing_(slices_per_key_) {}
+
+void ParamArrivals::Begin() {
+  std::lock_guard<std::mutex> lock(mu_);
+  missing_ = slices_per_key_;  // same size: no allocation
+  prefix_ = 0;
+  metas_ = 0;
+  all_ = false;
+}
+
+void ParamArrivals::OnMeta() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++metas_;
+  }
+  cv_.notify_all();
+}
+
+void ParamArrivals::OnSlice(int key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --missing_[key];
+    while (prefix_ < missing_.size() && missing_[prefix_] <= 0) ++prefix_;
+  }
+  cv_.notify_all();
+}
+
+void ParamArrivals::OpenAll() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    all_ = true;
+  }
+  cv_.notify_all();
+}
+
+template <typename Pred>
+void ParamArrivals::WaitUntil(Pred ready) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (all_ || ready()) return;
+  const auto start = std::chrono::steady_clock::now();
+  cv_.wait(lock, [&] { return all_ || ready(); });
+  waited_ += std::chrono::steady_clock::now() - start;
+}
+
+bool ParamArrivals::WaitMeta() {
+  WaitUntil([this] { return metas_ >= num_servers_; });
+  std::lock_guard<std::mutex> lock(mu_);
+  return metas_ >= num_servers_;
+}
+
+void ParamArrivals::WaitKeys(size_t n) {
+  WaitUntil([this, n] { return prefix_ >= std::min(n, missing_.size()); });
+}
+
+double ParamArrivals::TakeWaitedSeconds() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double s = std::chrono::duration<double>(waited_).count();
+  waited_ = {};
+  return s;
+}
+
+}  // namespace pstrain::worker

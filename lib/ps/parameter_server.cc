@@ -98,6 +98,8 @@ ParameterServer::ParameterServer(const JobSpec& spec,
   }
   live_.assign(num_workers_, true);
   live_count_ = needed_ = num_workers_;
+  next_key_ = static_cast<int>(params_.size());
+  step_by_key_ = false;
 }
 
 ParameterServer::~ParameterServer() = default;
@@ -179,6 +181,7 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
 bool ParameterServer::CloseStep() {
   PS_CHECK(buffers_pushes() && !applies_each_push()) << "CloseStep: not buffered sync";
   if (push_count_ == 0) return false;
+  StepAllKeys();  // the accumulators are about to change
   for (size_t k = 0; k < params_.size(); ++k) {
     bool first = true;
     for (int w = 0; w < num_workers_; ++w) {
@@ -204,6 +207,10 @@ void ParameterServer::FinishStep() {
     ++version_;  // no optimizer step: the parameters stay as they are
     ++discarded_steps_;
     discard_step_ = false;
+  } else if (step_by_key_ && optimizers_.size() == 1) {
+    key_lr_ = ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_);
+    next_key_ = 0;
+    ++version_;
   } else {
     Step(1.0);
   }
@@ -226,6 +233,21 @@ void ParameterServer::Step(double lr_scale) {
   for (auto& o : optimizers_) SetLr(*o, lr);
   PS_CHECK(stepper_->Run().ok());
   ++version_;
+}
+
+// One optimizer step with only this key's gradient defined: libtorch's
+// optimizers skip parameters without a gradient, and their state (momentum,
+// Adam's moments and step count) is per parameter, so key by key computes
+// exactly what one step over all keys does.
+int ParameterServer::StepNextKey() {
+  if (next_key_ >= num_keys()) return -1;
+  const int k = next_key_++;
+  for (int j = 0; j < num_keys(); ++j) {
+    params_[j].mutable_grad() = j == k ? accumulators_[k] : at::Tensor();
+  }
+  SetLr(*optimizers_[0], key_lr_);
+  optimizers_[0]->step();
+  return k;
 }
 
 std::vector<int> ParameterServer::MissingPushes() const {

@@ -104,6 +104,22 @@ class ParameterServer {
   /// Buffered sync: closes the current step with the pushes in so far.
   /// Returns whether it stepped (false when no push is in).
   bool CloseStep();
+  /// Sync with one optimizer (--server_threads 1): a closing step advances
+  /// the version at once but leaves the optimizer to StepNextKey, key by
+  /// key in key order, so that each key's parameters can be sent while the
+  /// next is stepped. Anything that changes the accumulators or reads the
+  /// parameters as a whole first steps what is left (StepAllKeys). Off by
+  /// default; elsewhere a no-op.
+  void set_step_by_key(bool on) { step_by_key_ = on; }
+  /// Steps the next key of the closed step; returns it, or -1 when none is
+  /// left. Keys [0, first_unstepped_key()) hold the current version.
+  int StepNextKey();
+  void StepAllKeys() {
+    while (StepNextKey() >= 0) {
+    }
+  }
+  /// num_keys() when no key waits for its step.
+  int first_unstepped_key() const { return next_key_; }
   /// Sync: pushes in for the current version.
   int pushes_this_step() const { return push_count_; }
   /// Buffered sync: late pushes dropped so far.
@@ -160,6 +176,9 @@ class ParameterServer {
   std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers_;
   std::vector<torch::optim::Optimizer*> optimizer_ptrs_;
   std::unique_ptr<Fanout> stepper_;  // steps the optimizers in parallel
+  bool step_by_key_ = false;
+  int next_key_ = 0;    // StepNextKey's next; num_keys(): none left
+  double key_lr_ = 0;   // the lr of the step being applied key by key
   LrSchedule schedule_;
   int64_t schedule_versions_;
   StalenessLr staleness_lr_;

@@ -24,6 +24,7 @@ void Divide(void* acc, uint64_t n, int count) {
 // only waited for it are done now.
 bool ParameterServer::RemoveWorker(int w) {
   PS_CHECK(w >= 0 && w < num_workers_ && live_[w]) << "RemoveWorker(" << w << ")";
+  StepAllKeys();  // the accumulators may change
   live_[w] = false;
   --live_count_;
   if (applies_each_push() || pushed_[w]) return false;

@@ -35,6 +35,35 @@ void SetGrads(ParameterServer& ps, int w, float a, float b) {
   ps.Accumulate(w, 1, 0, &b, 4);
 }
 
+// Key by key, a closed step computes bit for bit what one optimizer step
+// over all keys does, and the version advances before the keys are stepped.
+TEST(ParameterServerTest, SyncStepByKeyComputesWhatOneStepDoes) {
+  for (const char* optimizer : {"sgd", "adam"}) {
+    JobSpec spec = Spec(Mode::kSync, 1);
+    spec.optimizer = optimizer;
+    spec.momentum = 0.9;
+    auto whole_params = Params(), keyed_params = Params();
+    ParameterServer whole(spec, whole_params), keyed(spec, keyed_params);
+    keyed.set_step_by_key(true);
+    EXPECT_EQ(keyed.first_unstepped_key(), keyed.num_keys());
+    for (int v = 0; v < 3; ++v) {
+      SetGrads(whole, 0, 0.5f * (v + 1), -1.0f);
+      SetGrads(keyed, 0, 0.5f * (v + 1), -1.0f);
+      ASSERT_TRUE(*whole.Push(0, v));
+      ASSERT_TRUE(*keyed.Push(0, v));
+      EXPECT_EQ(keyed.version(), static_cast<uint64_t>(v + 1));
+      EXPECT_EQ(keyed.first_unstepped_key(), 0);
+      EXPECT_FALSE(keyed_params[0].equal(whole_params[0])) << optimizer;
+      EXPECT_EQ(keyed.StepNextKey(), 0);
+      EXPECT_TRUE(keyed_params[0].equal(whole_params[0])) << optimizer << " step " << v;
+      EXPECT_FALSE(keyed_params[1].equal(whole_params[1])) << optimizer;
+      EXPECT_EQ(keyed.StepNextKey(), 1);
+      EXPECT_EQ(keyed.StepNextKey(), -1);
+      EXPECT_TRUE(keyed_params[1].equal(whole_params[1])) << optimizer << " step " << v;
+    }
+  }
+}
+
 TEST(ParameterServerTest, SyncAveragesThenStepsOnce) {
   auto params = Params();
   ParameterServer ps(Spec(Mode::kSync, 2), params);

@@ -50,6 +50,8 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
   for (int k = 0; k < server_->num_keys(); ++k) {
     params_msg_.params.push_back(DescribeTensor(k, server_->params()[k]));
   }
+  server_->set_step_by_key(true);  // see OnNewVersion
+  step_gate_.OpenTo(net::SendGate::kAll);
 }
 
 Service::~Service() = default;
@@ -60,6 +62,7 @@ Status Service::Run() {
   last_progress_ = Clock::now();
   Tick();
   io_->run();
+  server_->StepAllKeys();  // what is saved after Run is whole
   return failure_;
 }
 

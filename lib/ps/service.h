@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "net/listener.h"
+#include "net/send_gate.h"
 #include "ps/job_spec.h"
 #include "ps/parameter_server.h"
 #include "ps/shard_plan.h"
@@ -149,6 +150,8 @@ class Service : private net::Connection::Handler {
   void Reply(Peer& peer, wire::MsgType type, uint64_t id);
   void SendParams(Peer& peer, uint64_t id);
   void OnNewVersion();
+  void StepKeys();
+  void ResumeParamWrites();
   void ReleaseReplies();
   std::optional<uint64_t> SlowestOtherClock(int worker) const;
   bool SspAllows(const Peer& peer) const;
@@ -179,6 +182,9 @@ class Service : private net::Connection::Handler {
   };
   std::vector<Deferred> deferred_;  // pushes waiting for params writes
   int params_in_flight_ = 0;        // params frames being written
+  // Params frames wait on it for keys not yet stepped (OnNewVersion).
+  net::SendGate step_gate_;
+  bool stepping_keys_ = false;
   std::vector<uint64_t> clocks_;     // pushes per worker index
   std::vector<bool> done_workers_;   // by worker index
   std::vector<bool> lost_;           // by worker index: gone, may rejoin

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <asio/post.hpp>
+
 #include "ps/finite_check.h"
 #include "ps/service.h"
 #include "ps/service_peer.h"
@@ -30,6 +32,7 @@ Status Service::PlanPush(net::Connection& conn, Peer& peer, wire::MsgType type,
   if (peer.stage != Peer::Stage::kRegistered) {
     return InvalidArgument(std::string(what) + " before register");
   }
+  server_->StepAllKeys();  // its pieces go into the accumulators
   peer.push_is_push_pull = push_pull;
   if (push_pull) {
     PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push));
@@ -306,10 +309,44 @@ void Service::OnWritten(net::Connection& conn, wire::MsgType type) {
   if (--params_in_flight_ == 0) RunPending();
 }
 
+// A sync step's keys are stepped one per handler, in key order, after the
+// replies are queued: each key's parameters leave as soon as they are
+// stepped (the frames wait on step_gate_), while the next is stepped, and
+// workers start their next forward on the first layers meanwhile
+// (worker/param_arrivals.h).
 void Service::OnNewVersion() {
   last_progress_ = Clock::now();
-  if (on_version_) on_version_(server_->version());
+  if (server_->first_unstepped_key() < server_->num_keys() && !stepping_keys_) {
+    step_gate_.Reset();
+    stepping_keys_ = true;
+  }
   ReleaseReplies();
+  if (!stepping_keys_) {
+    if (on_version_) on_version_(server_->version());
+    return;
+  }
+  StepKeys();
+}
+
+void Service::StepKeys() {
+  const int key = server_->StepNextKey();
+  if (key >= 0) {
+    step_gate_.OpenTo(static_cast<uint32_t>(key) + 1);
+    ResumeParamWrites();
+    // Between two keys the io loop runs: the writes go on.
+    asio::post(*io_, [this] { StepKeys(); });
+    return;
+  }
+  stepping_keys_ = false;
+  step_gate_.OpenTo(net::SendGate::kAll);
+  ResumeParamWrites();
+  if (on_version_) on_version_(server_->version());
+}
+
+void Service::ResumeParamWrites() {
+  for (auto& [conn, peer] : peers_) {
+    if (peer->params_in_flight > 0) conn->ResumeWrite();
+  }
 }
 
 void Service::SendParams(Peer& peer, uint64_t id) {
@@ -324,7 +361,11 @@ void Service::SendParams(Peer& peer, uint64_t id) {
   wire::EncodeMeta(params_msg_, &peer.meta);
   net::FrameBuffers& frame = peer.conn->NewFrame();
   frame.Reset(wire::MsgType::kParams, id, peer.meta);
-  for (const auto& t : server_->params()) frame.AddData(t.data_ptr(), t.nbytes());
+  frame.SetGate(&step_gate_);
+  const auto& params = server_->params();
+  for (size_t k = 0; k < params.size(); ++k) {
+    frame.AddData(params[k].data_ptr(), params[k].nbytes(), static_cast<uint32_t>(k) + 1);
+  }
   ++peer.params_in_flight;
   ++params_in_flight_;
   peer.conn->Send(frame);

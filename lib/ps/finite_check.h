@@ -6,9 +6,8 @@
 // they can run on each 512 KiB piece as it arrives. Thread-compatible.
 
 #include <cstdint>
-#include <vector>
 
-#include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
 
 namespace pstrain::ps {
 
@@ -16,9 +15,5 @@ namespace pstrain::ps {
 /// REQUIRES: dtype kFloat or kDouble (what parameters may be), bytes a
 /// multiple of the element size, data aligned for the dtype.
 bool AllFinite(const void* data, uint64_t bytes, at::ScalarType dtype);
-
-/// The index of the first tensor in `tensors` holding a NaN or Inf, or -1.
-/// REQUIRES: contiguous CPU float32/float64 tensors.
-int FirstNonFinite(const std::vector<at::Tensor>& tensors);
 
 }  // namespace pstrain::ps

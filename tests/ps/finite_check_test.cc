@@ -29,14 +29,5 @@ TEST(FiniteCheckTest, FindsNanAndInfAnywhereInFloatAndDouble) {
   }
 }
 
-TEST(FiniteCheckTest, FirstNonFiniteNamesTheTensor) {
-  std::vector<at::Tensor> ts = {torch::zeros({3}), torch::zeros({2, 2}),
-                                torch::zeros({4})};
-  EXPECT_EQ(FirstNonFinite(ts), -1);
-  ts[1][1][0] = std::numeric_limits<float>::infinity();
-  ts[2][3] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_EQ(FirstNonFinite(ts), 1);
-}
-
 }  // namespace
 }  // namespace pstrain::ps

@@ -49,14 +49,6 @@ Status Service::PlanPush(net::Connection& conn, Peer& peer, wire::MsgType type,
   const uint64_t version = push_pull ? peer.push.version : peer.push_only.version;
   PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, version));
   peer.refused_key = -1;
-  if (server_->buffers_pushes()) {  // async, ssp, buffered sync: whole gradients
-    const auto& buffer = server_->grad_buffer(peer.worker);
-    for (const auto& desc : grads) {
-      const at::Tensor& g = buffer[desc.key];
-      dst->emplace_back(g.data_ptr(), g.nbytes());
-    }
-    return Status::Ok();
-  }
   PlanPieces(peer, grads, dst);
   conn.ReadPieceByPiece();
   return Status::Ok();
@@ -83,13 +75,16 @@ Status Service::CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
   return Status::Ok();
 }
 
-// Sync: every key's bytes go through the peer's chunk, a chunk-full at a
-// time, each added into the accumulator as soon as it is in (OnPiece).
+// A push is read a chunk-full at a time, each piece checked for NaN and
+// Inf while it is still in cache (OnPiece). Sync: every piece goes through
+// the peer's chunk and is added into the accumulator at once. Async, ssp,
+// buffered sync: pieces land in place in the worker's gradient buffer.
 void Service::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
                          std::vector<asio::mutable_buffer>* dst) {
+  const bool buffered = server_->buffers_pushes();
   uint64_t total = 0;
   for (const auto& p : server_->params()) total += p.nbytes();
-  if (peer.chunk.size() < std::min(total, kChunkBytes)) {
+  if (!buffered && peer.chunk.size() < std::min(total, kChunkBytes)) {
     peer.chunk.resize(std::min(total, kChunkBytes));
   }
   peer.pieces.clear();
@@ -97,10 +92,13 @@ void Service::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
   for (const auto& desc : grads) {
     const int k = static_cast<int>(desc.key);
     const uint64_t nbytes = params[k].nbytes();
+    char* place = buffered
+        ? static_cast<char*>(server_->grad_buffer(peer.worker)[k].data_ptr())
+        : nullptr;
     for (uint64_t off = 0; off < nbytes; off += kChunkBytes) {
       const uint64_t n = std::min(kChunkBytes, nbytes - off);
       peer.pieces.push_back({k, off, n});
-      dst->emplace_back(peer.chunk.data(), n);
+      dst->emplace_back(buffered ? place + off : peer.chunk.data(), n);
     }
   }
 }
@@ -109,13 +107,21 @@ void Service::OnPiece(net::Connection& conn, size_t index) {
   Peer& peer = *peers_.at(&conn);
   if (peer.refused_key >= 0) return;  // the rest of a refused push is dropped
   const Peer::Piece& piece = peer.pieces[index];
+  const bool buffered = server_->buffers_pushes();
+  const char* data =
+      buffered ? static_cast<const char*>(
+                     server_->grad_buffer(peer.worker)[piece.key].data_ptr()) +
+                     piece.offset
+               : peer.chunk.data();
   // Checked before it is added: a NaN in the sum could not be taken out.
   const auto dtype = server_->params()[piece.key].scalar_type();
-  if (!AllFinite(peer.chunk.data(), piece.bytes, dtype)) {
+  if (!AllFinite(data, piece.bytes, dtype)) {
     peer.refused_key = piece.key;
     return;
   }
-  server_->Accumulate(peer.worker, piece.key, piece.offset, peer.chunk.data(), piece.bytes);
+  if (!buffered) {
+    server_->Accumulate(peer.worker, piece.key, piece.offset, data, piece.bytes);
+  }
 }
 
 Status Service::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
@@ -164,9 +170,8 @@ Status Service::OnPush(Peer& peer, uint64_t id) {
 Result<bool> Service::Step(Peer& peer) {
   const uint64_t version =
       peer.push_is_push_pull ? peer.push.version : peer.push_only.version;
-  if (server_->buffers_pushes()) {  // whole gradients: check them all now
-    if (spec_.mode != Mode::kSync) last_progress_ = Clock::now();
-    peer.refused_key = FirstNonFinite(server_->grad_buffer(peer.worker));
+  if (server_->buffers_pushes() && spec_.mode != Mode::kSync) {
+    last_progress_ = Clock::now();
   }
   if (peer.refused_key >= 0) {
     RefusePush(peer, version);

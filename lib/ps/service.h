@@ -92,7 +92,8 @@ class Service : private net::Connection::Handler {
   /// dropped_pushes and timed_out_steps (sync with backup workers or a step
   /// timeout),
   /// wall_seconds (first registration to last done), and the workers' mean
-  /// compute_seconds, communication_seconds (round trips less waiting) and
+  /// compute_seconds, communication_seconds (the time the workers were
+  /// blocked on their push-pulls, less waiting) and
   /// waiting_seconds (replies held for other workers, sync mode),
   /// refused_pushes (NaN or Inf) and discarded_steps (sync steps skipped
   /// for a refused push).

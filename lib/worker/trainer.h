@@ -1,8 +1,10 @@
 #pragma once
 // The worker's training loop: connect to the master, take the job spec,
 // build the model, pull, then per step forward/backward on this worker's
-// shard and one push-pull round trip; finally report stats and exit.
-// One call per process; not thread-safe.
+// shard and one push-pull round trip, which overlaps backward (gradients
+// leave as they are made) and the next forward (parameters arrive layer by
+// layer); finally report stats and exit. One call per process; not
+// thread-safe.
 
 #include <chrono>
 #include <string>

@@ -3,8 +3,9 @@
 // exchanges with S servers, a server's optimizer steps over T groups of
 // keys (task 0 on the calling thread, tasks 1..n-1 on threads kept for the
 // Fanout's life: no thread is started per step). With n = 1 it is a plain
-// call.
-// Run is called from one thread at a time.
+// call. Start and Wait split Run so that the calling thread can do other
+// work while tasks 1..n-1 run (a worker computes during its exchanges).
+// Run, Start and Wait are called from one thread at a time.
 
 #include <condition_variable>
 #include <functional>

@@ -42,19 +42,20 @@ void ParamArrivals::OpenAll() {
   cv_.notify_all();
 }
 
+// Returns ready() as it stood when the wait ended (OpenAll ends it too).
 template <typename Pred>
-void ParamArrivals::WaitUntil(Pred ready) {
+bool ParamArrivals::WaitUntil(Pred ready) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (all_ || ready()) return;
-  const auto start = std::chrono::steady_clock::now();
-  cv_.wait(lock, [&] { return all_ || ready(); });
-  waited_ += std::chrono::steady_clock::now() - start;
+  if (!all_ && !ready()) {
+    const auto start = std::chrono::steady_clock::now();
+    cv_.wait(lock, [&] { return all_ || ready(); });
+    waited_ += std::chrono::steady_clock::now() - start;
+  }
+  return ready();
 }
 
 bool ParamArrivals::WaitMeta() {
-  WaitUntil([this] { return metas_ >= num_servers_; });
-  std::lock_guard<std::mutex> lock(mu_);
-  return metas_ >= num_servers_;
+  return WaitUntil([this] { return metas_ >= num_servers_; });
 }
 
 void ParamArrivals::WaitKeys(size_t n) {

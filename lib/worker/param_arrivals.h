@@ -41,7 +41,7 @@ class ParamArrivals {
 
  private:
   template <typename Pred>
-  void WaitUntil(Pred ready);
+  bool WaitUntil(Pred ready);
 
   const std::vector<int> slices_per_key_;
   const int num_servers_;

@@ -52,10 +52,10 @@ struct JobSpec {
   uint64_t slice_bytes = 512 * 1024;       // num_servers > 1: larger keys split by rows (ps/shard_plan.h)
   int backup_workers = 0;                  // sync: a step closes after num_workers - b pushes
   double step_timeout = 0;                 // sync: seconds before a step closes without the late; 0: never
-  int server_threads = 1;
+  int server_threads = 1;                  // threads per server stepping disjoint groups of keys
   double heartbeat = 5;                    // seconds between a computing worker's heartbeats
   bool reassign_shards = false;            // sync: the live workers share a lost one's samples
-  double dead_after = 30;                  // sync: seconds without word before a worker is lost; 0: never                  // threads per server stepping disjoint groups of keys
+  double dead_after = 30;                  // sync: seconds without word before a worker is lost; 0: never
   /// "host:port" of servers 0..num_servers-1, where workers reach them.
   /// Filled by rank 0 when it answers a worker's get_job; empty before.
   std::vector<std::string> server_addrs;

@@ -253,7 +253,7 @@ int ParameterServer::StepNextKey() {
 std::vector<int> ParameterServer::MissingPushes() const {
   std::vector<int> missing;
   for (int w = 0; w < static_cast<int>(pushed_.size()); ++w) {
-    if (live_[w] && !pushed_[w]) missing.push_back(w);
+    if (awaits_push(w)) missing.push_back(w);
   }
   return missing;
 }

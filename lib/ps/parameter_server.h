@@ -150,6 +150,9 @@ class ParameterServer {
   /// Sync steps that ended without an optimizer step (DiscardStep).
   uint64_t discarded_steps() const { return discarded_steps_; }
 
+  /// Sync: whether member worker w (0 <= w < num_workers()) has not pushed
+  /// for the current version yet.
+  bool awaits_push(int w) const { return live_[w] && !pushed_[w]; }
   /// Sync: the member workers that have not pushed for the current version.
   std::vector<int> MissingPushes() const;
   /// Pushes applied or accumulated so far.

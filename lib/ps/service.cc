@@ -12,7 +12,6 @@ namespace pstrain::ps {
 
 namespace {
 
-constexpr auto kTick = std::chrono::milliseconds(200);
 // Before its hello a peer is unknown; it may not make us allocate much.
 constexpr uint64_t kMaxFrameBeforeHello = 64 * 1024;
 

@@ -65,6 +65,10 @@ class Service : private net::Connection::Handler {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
+  /// Period of the housekeeping tick: silent workers (--dead_after),
+  /// stalled peers and the job's --timeout are checked this often.
+  static constexpr std::chrono::milliseconds kTick{200};
+
   /// Binds host:port. kUnavailable when the port is taken.
   Status Listen();
   int port() const { return listener_.port(); }

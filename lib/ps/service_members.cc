@@ -39,7 +39,9 @@ void Service::RemoveLost(int w) {
 void Service::CheckSilentWorkers() {
   if (spec_.dead_after <= 0 || spec_.mode != Mode::kSync) return;
   const auto limit = std::chrono::duration<double>(spec_.dead_after);
-  for (int w : server_->MissingPushes()) {
+  // Runs every tick, during training too: it must not allocate.
+  for (int w = 0; w < server_->num_workers(); ++w) {
+    if (!server_->awaits_push(w)) continue;
     Peer* p = workers_[w];
     if (p && p->stage == Peer::Stage::kRegistered &&
         Clock::now() - p->last_heard > limit) {

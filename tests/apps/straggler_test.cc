@@ -11,10 +11,13 @@ namespace {
 
 using data::testing::ScratchDir;
 
-nlohmann::json RunWithStraggler(const ScratchDir& dir, const std::vector<std::string>& flags) {
+// Rank 3 sleeps 300 ms before each of its steps; the others take a few
+// milliseconds per step.
+nlohmann::json RunWithStraggler(const ScratchDir& dir, int steps,
+                                const std::vector<std::string>& flags) {
   auto r = RunPstrain(Concat({"launch", "--world_size", "4", "--model", "mlp", "--max_steps",
-                              "20", "--batch_size", "8", "--master_port", "0", "--data_dir",
-                              dir.path(), "--json", "--checkpoint", dir.File("m.pt"),
+                              std::to_string(steps), "--batch_size", "8", "--master_port",
+                              "0", "--data_dir", dir.path(), "--json", "--checkpoint", dir.File("m.pt"),
                               "--delay_rank", "3", "--delay_ms", "300"},
                              flags),
                       120);
@@ -25,9 +28,12 @@ nlohmann::json RunWithStraggler(const ScratchDir& dir, const std::vector<std::st
 TEST(StragglerTest, BackupWorkerStepsWithoutTheSlowOne) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  auto summary = RunWithStraggler(dir, {"--backup_workers", "1"});
-  EXPECT_EQ(summary["steps"], 20);
-  // 20 steps waiting 300 ms each for rank 3 would take 6 s.
+  // On a loaded machine rank 3 may start a second after the others, or its
+  // first push may still be in time: the others run long enough (about a
+  // second here) for it to push late at least once.
+  auto summary = RunWithStraggler(dir, 500, {"--backup_workers", "1", "--epochs", "20"});
+  EXPECT_EQ(summary["steps"], 500);
+  // 500 steps waiting 300 ms each for rank 3 would take 150 s.
   EXPECT_LT(summary["wall_seconds"].get<double>(), 4.5);
   EXPECT_GE(summary["dropped_pushes"].get<int>(), 1);
   EXPECT_EQ(summary["timed_out_steps"], 0);
@@ -36,7 +42,7 @@ TEST(StragglerTest, BackupWorkerStepsWithoutTheSlowOne) {
 TEST(StragglerTest, StepTimeoutClosesStepsWithoutTheSlowOne) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  auto summary = RunWithStraggler(dir, {"--step_timeout", "0.05"});
+  auto summary = RunWithStraggler(dir, 20, {"--step_timeout", "0.05"});
   EXPECT_EQ(summary["steps"], 20);
   EXPECT_LT(summary["wall_seconds"].get<double>(), 4.5);
   EXPECT_GE(summary["timed_out_steps"].get<int>(), 1);

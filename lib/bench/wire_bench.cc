@@ -11,6 +11,7 @@
 
 #include "bench/bench_server.h"
 #include "bench/loopback_limits.h"
+#include "bench/start_line.h"
 #include "ps/parameter_server.h"
 #include "ps/service.h"
 #include "ps/tensor_codec.h"
@@ -43,10 +44,10 @@ Status RunOp(worker::PsClient& client, const std::string& op) {
   return client.PushPull(0).status();
 }
 
-// One worker thread's part of a case: join, warm up, time ops until the
-// deadline, leave.
+// One worker thread's part of a case: join, then for each op warm up, wait
+// for the others and time ops until the deadline; leave.
 Status WorkerLoop(const BenchServer& server, int rank, int world_size,
-                  const std::vector<std::string>& ops, double seconds,
+                  const std::vector<std::string>& ops, double seconds, StartLine* line,
                   std::vector<CaseResult>* results) {
   worker::PsClient client(milliseconds(30000), {});
   PS_RETURN_IF_ERROR(client.Connect("127.0.0.1", server.port()));
@@ -57,6 +58,7 @@ Status WorkerLoop(const BenchServer& server, int rank, int world_size,
   client.Attach({params}, {grads});
   for (size_t i = 0; i < ops.size(); ++i) {
     for (int w = 0; w < 3; ++w) PS_RETURN_IF_ERROR(RunOp(client, ops[i]));
+    if (!line->Arrive()) return Unavailable("another worker of the case failed");
     CaseResult& r = (*results)[i];
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration<double>(seconds);
@@ -79,10 +81,12 @@ Result<std::vector<CaseResult>> RunCases(uint64_t bytes, int workers,
   PS_RETURN_IF_ERROR(server.Start());
   std::vector<std::vector<CaseResult>> per_worker(workers, std::vector<CaseResult>(ops.size()));
   std::vector<Status> statuses(workers);
+  StartLine line(workers);
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
-      statuses[w] = WorkerLoop(server, w + 1, workers + 1, ops, seconds, &per_worker[w]);
+      statuses[w] = WorkerLoop(server, w + 1, workers + 1, ops, seconds, &line, &per_worker[w]);
+      if (!statuses[w].ok()) line.Fail();
     });
   }
   for (auto& t : threads) t.join();

@@ -3,7 +3,8 @@
 // (ps::Service on its own thread) and real clients (one thread and one
 // connection per worker) on loopback, beside the limits measured in the same
 // run: a plain TCP socket pair streaming messages of the same size one way,
-// and memcpy of the same size.
+// and memcpy of the same size. The workers of a case start each op's timed
+// window together, so that N workers' aggregate is N at once.
 
 #include <cstdint>
 #include <string>

@@ -17,8 +17,8 @@ nlohmann::json RunWithStraggler(const ScratchDir& dir, int steps,
                                 const std::vector<std::string>& flags) {
   auto r = RunPstrain(Concat({"launch", "--world_size", "4", "--model", "mlp", "--max_steps",
                               std::to_string(steps), "--batch_size", "8", "--master_port",
-                              "0", "--data_dir", dir.path(), "--json", "--checkpoint", dir.File("m.pt"),
-                              "--delay_rank", "3", "--delay_ms", "300"},
+                              "0", "--data_dir", dir.path(), "--json", "--checkpoint",
+                              dir.File("m.pt"), "--delay_rank", "3", "--delay_ms", "300"},
                              flags),
                       120);
   EXPECT_EQ(r.exit_code, 0) << r.err;

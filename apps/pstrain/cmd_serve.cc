@@ -13,7 +13,7 @@
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
 #include "data/dataset.h"
-#include "models/evaluate.h"
+#include "models/evaluator.h"
 #include "models/model_zoo.h"
 #include "ps/checkpoint.h"
 #include "ps/checkpoint_rotation.h"
@@ -227,7 +227,7 @@ int Serve(ServeFlags& f) {
     if (spec.eval_interval > 0 &&
         version / spec.eval_interval > evaluated / spec.eval_interval) {
       evaluated = version;
-      auto r = models::Evaluate(**model, test->images, test->labels);
+      auto r = models::Evaluator(*model, test->images, test->labels).Score();
       log->Emit("eval", EvalFields(r, version));
     }
   });
@@ -236,7 +236,7 @@ int Serve(ServeFlags& f) {
   if (Status c = SaveModel(f.checkpoint, **model, server, spec); !c.ok()) {
     return Fail(*log, c);
   }
-  auto result = models::Evaluate(**model, test->images, test->labels);
+  auto result = models::Evaluator(*model, test->images, test->labels).Score();
   log->Emit("eval", EvalFields(result, server.version()));
   nlohmann::json summary = service.Stats();
   summary.erase("workers");

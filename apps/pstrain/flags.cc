@@ -1,14 +1,12 @@
 #include "apps/pstrain/flags.h"
 
-#include <dlfcn.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 
-#include <ATen/Parallel.h>
-
+#include "models/compute_threads.h"
 #include "net/auth.h"
 
 extern char** environ;
@@ -135,15 +133,7 @@ Result<std::string> AuthToken(const LocalFlags& f) {
   return net::ReadAuthToken(f.auth_token_file);
 }
 
-void SetThreads(int threads) {
-  if (threads <= 0) return;
-  at::set_num_threads(threads);
-  // Linear layers run in the system BLAS, whose pool libtorch does not size.
-  using SetFn = void (*)(int);
-  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
-    fn(threads);
-  }
-}
+void SetThreads(int threads) { models::SetComputeThreads(threads); }
 
 int ExitCodeFor(const Status& status) {
   switch (status.code()) {

@@ -7,7 +7,7 @@
 
 #include "data/dataset.h"
 #include "data/sampler.h"
-#include "models/evaluate.h"
+#include "models/evaluator.h"
 #include "models/model_zoo.h"
 
 namespace pstrain::worker {
@@ -110,7 +110,7 @@ Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
   stats.samples = o.steps * o.batch_size;
   stats.samples_per_second =
       stats.wall_seconds > 0 ? stats.samples / stats.wall_seconds : 0.0;
-  models::EvalResult eval = models::Evaluate(*model, test.images, test.labels);
+  models::EvalResult eval = models::Evaluator(model, test.images, test.labels).Score();
   stats.test_accuracy = eval.accuracy;
   stats.test_loss = eval.loss;
   return stats;

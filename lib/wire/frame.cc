@@ -58,6 +58,8 @@ const char* MsgTypeName(MsgType type) {
       return "shard";
     case MsgType::kHeartbeat:
       return "heartbeat";
+    case MsgType::kSnapshot:
+      return "snapshot";
   }
   return "unknown";
 }

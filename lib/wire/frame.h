@@ -26,7 +26,7 @@
 namespace pstrain::wire {
 
 inline constexpr uint32_t kMagic = 0x52545350;  // "PSTR" in little-endian
-inline constexpr uint16_t kWireVersion = 2;  // 2: auth messages 12..14
+inline constexpr uint16_t kWireVersion = 3;  // 3: snapshot, params flags
 inline constexpr size_t kFrameHeaderBytes = 28;
 inline constexpr size_t kMetaLenBytes = 4;
 /// Default cap on body_len: 4 GiB, so that one large embedding slice fits.
@@ -54,8 +54,9 @@ enum class MsgType : uint16_t {
   kServerInfo = 15,  // server s > 0 -> master: where it listens; reply kAck
   kShard = 16,       // server s > 0 -> master, at the end: its slices; reply kAck
   kHeartbeat = 17,   // worker -> server while it computes; no reply
+  kSnapshot = 18,    // master's observer -> server: slices at a version; reply kShard
 };
-inline constexpr uint16_t kMaxMsgType = 17;
+inline constexpr uint16_t kMaxMsgType = 18;
 
 /// "hello", "push_pull", ...; "unknown" for values outside MsgType.
 const char* MsgTypeName(MsgType type);

@@ -40,12 +40,13 @@ void EncodeDescs(uint64_t version, const std::vector<TensorDesc>& descs,
 
 // Reads "u64 version, u32 count, count x TensorDesc", handing each
 // descriptor to sink(desc), which returns a Status; params then carry
-// "u32 count, count x u32 member", each handed to members(worker). Shared
-// by the decoders (which store) and the validator (which only sums), so
-// both check the same.
+// "u32 count, count x u32 member", each handed to members(worker), and
+// "u8 flags" (kParamsStop), stored in *stop when given. Shared by the
+// decoders (which store) and the validator (which only sums), so both
+// check the same.
 template <typename Sink, typename MemberSink>
 Status ReadDescs(std::string_view meta, MsgType type, uint64_t* version,
-                 Sink&& sink, MemberSink&& members) {
+                 Sink&& sink, MemberSink&& members, bool* stop = nullptr) {
   MetaReader r(meta, MsgTypeName(type));
   uint32_t count = 0;
   PS_RETURN_IF_ERROR(r.U64("version", version));
@@ -63,6 +64,13 @@ Status ReadDescs(std::string_view meta, MsgType type, uint64_t* version,
       members(worker);
       return Status::Ok();
     }));
+    uint8_t flags = 0;
+    PS_RETURN_IF_ERROR(r.U8("flags", &flags));
+    if ((flags & ~kParamsStop) != 0) {
+      return r.Error("flags " + std::to_string(flags) + " has unknown bits, expected 0 or " +
+                     std::to_string(kParamsStop));
+    }
+    if (stop) *stop = (flags & kParamsStop) != 0;
   }
   return r.Finish();
 }
@@ -204,6 +212,9 @@ MsgType TypeOf(const Shard&) {
 MsgType TypeOf(const Heartbeat&) {
   return MsgType::kHeartbeat;
 }
+MsgType TypeOf(const Snapshot&) {
+  return MsgType::kSnapshot;
+}
 
 void EncodeMeta(const Hello& m, std::string* meta) {
   meta->clear();
@@ -270,6 +281,7 @@ void EncodeMeta(const Params& m, std::string* meta) {
   MetaWriter w(meta);
   w.U32(static_cast<uint32_t>(m.members.size()));
   for (uint32_t worker : m.members) w.U32(worker);
+  w.U8(m.stop ? kParamsStop : 0);
 }
 
 void EncodeMeta(const Done& m, std::string* meta) {
@@ -288,6 +300,13 @@ void EncodeMeta(const Shard& m, std::string* meta) {
 
 void EncodeMeta(const Heartbeat&, std::string* meta) {
   meta->clear();
+}
+
+void EncodeMeta(const Snapshot& m, std::string* meta) {
+  meta->clear();
+  MetaWriter w(meta);
+  w.U64(m.min_version);
+  w.U8(m.with_optimizer_state ? kSnapshotOptimizerState : 0);
 }
 
 Status DecodeMeta(std::string_view meta, Hello* out) {
@@ -368,7 +387,7 @@ Status DecodeMeta(std::string_view meta, Params* out) {
         out->params.push_back(d);
         return Status::Ok();
       },
-      [out](uint32_t worker) { out->members.push_back(worker); });
+      [out](uint32_t worker) { out->members.push_back(worker); }, &out->stop);
 }
 
 Status DecodeMeta(std::string_view meta, Done* out) {
@@ -385,6 +404,19 @@ Status DecodeMeta(std::string_view meta, Shard* out) {
 
 Status DecodeMeta(std::string_view meta, Heartbeat* out) {
   return DecodeEmpty(meta, TypeOf(*out));
+}
+
+Status DecodeMeta(std::string_view meta, Snapshot* out) {
+  MetaReader r(meta, NameOf(*out));
+  uint8_t flags = 0;
+  PS_RETURN_IF_ERROR(r.U64("min_version", &out->min_version));
+  PS_RETURN_IF_ERROR(r.U8("flags", &flags));
+  if ((flags & ~kSnapshotOptimizerState) != 0) {
+    return r.Error("flags " + std::to_string(flags) + " has unknown bits, expected 0 or " +
+                   std::to_string(kSnapshotOptimizerState));
+  }
+  out->with_optimizer_state = (flags & kSnapshotOptimizerState) != 0;
+  return r.Finish();
 }
 
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total) {
@@ -465,6 +497,8 @@ Status ValidateFrame(const FrameHeader& header, std::string_view meta,
       return ValidateNoData<ServerInfo>(meta, data_bytes);
     case MsgType::kHeartbeat:
       return ValidateNoData<Heartbeat>(meta, data_bytes);
+    case MsgType::kSnapshot:
+      return ValidateNoData<Snapshot>(meta, data_bytes);
   }
   return Corruption("frame header: type " +
                     std::to_string(static_cast<uint16_t>(header.type)) +

@@ -15,7 +15,7 @@
 //   kPull      u64 min_version
 //   kPushPull  u64 version, u32 count, count x TensorDesc
 //   kParams    u64 version, u32 count, count x TensorDesc,
-//              u32 members, members x u32 worker index
+//              u32 members, members x u32 worker index, u8 flags
 //   kDone      str json
 //   kPush      u64 version, u32 count, count x TensorDesc
 //   kAuthHello str nonce (32 bytes)
@@ -24,6 +24,7 @@
 //   kServerInfo str address
 //   kShard     u64 version, u32 count, count x TensorDesc
 //   kHeartbeat (empty)
+//   kSnapshot  u64 min_version, u8 flags
 
 #include <cstdint>
 #include <string>
@@ -104,7 +105,13 @@ struct Params {
   /// indices (rank - num_servers, ascending) that compute step `version`,
   /// sharing the global batch. Empty: every worker, each its own slice.
   std::vector<uint32_t> members;
+  /// The job stops here (--target_accuracy reached): the worker finishes
+  /// the exchange under way, sends done and ends. Flag bit kParamsStop.
+  bool stop = false;
 };
+
+/// Params flag bits.
+inline constexpr uint8_t kParamsStop = 1;
 
 struct Done {
   std::string json;  // the worker's stats, see report/
@@ -138,12 +145,28 @@ struct ServerInfo {
   std::string address;  // "host:port"
 };
 
-/// Server s > 0's final parameter slices (ps/shard_plan.h order), sent to
-/// the master for the merged checkpoint; data: one tensor per desc.
+/// A server's parameter slices (ps/shard_plan.h order) at `version`: server
+/// s > 0's final ones, sent to the master for the merged checkpoint, and the
+/// reply to a Snapshot, whose last tensor is then, when asked for, the
+/// server's optimizer state (uint8 [n], libtorch's archive bytes); data: one
+/// tensor per desc.
 struct Shard {
   uint64_t version = 0;
   std::vector<TensorDesc> params;
 };
+
+/// The master's observer (a tool) asks a server for its slices at the first
+/// version >= min_version that it makes, or at once when it is past it;
+/// reply: Shard.
+struct Snapshot {
+  uint64_t min_version = 0;
+  /// Also the server's optimizer state at that version (flag bit
+  /// kSnapshotOptimizerState), for a checkpoint.
+  bool with_optimizer_state = false;
+};
+
+/// Snapshot flag bits.
+inline constexpr uint8_t kSnapshotOptimizerState = 1;
 
 // Encode* clears *meta and writes the message's meta bytes into it; reusing
 // one string keeps its capacity, so steady-state encoding allocates nothing.
@@ -168,6 +191,7 @@ void EncodeMeta(const Auth& m, std::string* meta);
 void EncodeMeta(const ServerInfo& m, std::string* meta);
 void EncodeMeta(const Shard& m, std::string* meta);
 void EncodeMeta(const Heartbeat& m, std::string* meta);
+void EncodeMeta(const Snapshot& m, std::string* meta);
 
 Status DecodeMeta(std::string_view meta, Hello* out);
 Status DecodeMeta(std::string_view meta, ErrorMsg* out);
@@ -187,6 +211,7 @@ Status DecodeMeta(std::string_view meta, Auth* out);
 Status DecodeMeta(std::string_view meta, ServerInfo* out);
 Status DecodeMeta(std::string_view meta, Shard* out);
 Status DecodeMeta(std::string_view meta, Heartbeat* out);
+Status DecodeMeta(std::string_view meta, Snapshot* out);
 
 /// The MsgType each struct travels as.
 MsgType TypeOf(const Hello&);
@@ -206,6 +231,7 @@ MsgType TypeOf(const Auth&);
 MsgType TypeOf(const ServerInfo&);
 MsgType TypeOf(const Shard&);
 MsgType TypeOf(const Heartbeat&);
+MsgType TypeOf(const Snapshot&);
 
 /// Sum of descs' nbytes in bytes; kCorruption if it overflows uint64.
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total);

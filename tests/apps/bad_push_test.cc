@@ -204,13 +204,13 @@ TEST_F(BadPushTest, DuplicateRankAndOtherProtocolVersionAreRefused) {
   wire::ErrorMsg err;
   ASSERT_TRUE(wire::DecodeMeta(reader.meta(), &err).ok());
   EXPECT_EQ(err.code, StatusCode::kIncompatible);
-  EXPECT_EQ(err.message, "protocol version 1, this build speaks 2");
+  EXPECT_EQ(err.message, "protocol version 1, this build speaks 3");
 
   ASSERT_TRUE(first.client().Done(nlohmann::json::object()).ok());
   auto rs = serve.Wait(60);
   EXPECT_EQ(rs.exit_code, 0) << rs.err;
   EXPECT_NE(rs.err.find("rank 1 is already connected"), std::string::npos) << rs.err;
-  EXPECT_NE(rs.err.find("protocol version 1, this build speaks 2"), std::string::npos)
+  EXPECT_NE(rs.err.find("protocol version 1, this build speaks 3"), std::string::npos)
       << rs.err;
 }
 

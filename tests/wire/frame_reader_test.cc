@@ -51,7 +51,7 @@ std::string SampleFrame() {
   return Frame(m, 42, RandomBytes(&rng, 40));
 }
 
-// One frame of every type (tensor ones with data), request ids 1..17.
+// One frame of every type (tensor ones with data), request ids 1..18.
 std::vector<std::string> FrameOfEveryType() {
   const std::vector<TensorDesc> descs = {Desc(0, DType::kUInt8, {3}),
                                          Desc(1, DType::kFloat16, {0, 2})};
@@ -71,7 +71,8 @@ std::vector<std::string> FrameOfEveryType() {
           Frame(Auth{std::string(32, 'p')}, 14, ""),
           Frame(ServerInfo{"h:1"}, 15, ""),
           Frame(Shard{4, descs}, 16, "xyz"),
-          Frame(Heartbeat{}, 17, "")};
+          Frame(Heartbeat{}, 17, ""),
+          Frame(Snapshot{8, true}, 18, "")};
 }
 
 // Feeds `bytes` in pieces of `chunk` until the reader leaves kNeedMore or
@@ -211,11 +212,11 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   f = SampleFrame();
   f[4] = 7;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 7, this build speaks 2");
+              "protocol version 7, this build speaks 3");
   f = SampleFrame();
-  f[6] = 18;
+  f[6] = 19;
   ExpectError(f, StatusCode::kCorruption,
-              "frame header: type 18 is unknown, expected 1..17");
+              "frame header: type 19 is unknown, expected 1..18");
   f = SampleFrame();
   f[11] = static_cast<char>(0x80);
   ExpectError(f, StatusCode::kCorruption,

@@ -56,7 +56,7 @@ TEST(FrameTest, HeaderGoldenBytes) {
   h.request_id = 0x1122334455667788ull;
   const std::string expected = Bytes({
       0x50, 0x53, 0x54, 0x52,                          // magic "PSTR"
-      0x02, 0x00,                                      // version 2
+      0x03, 0x00,                                      // version 3
       0x08, 0x00,                                      // type push_pull
       0x00, 0x00, 0x00, 0x00,                          // flags
       0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // body_len
@@ -99,24 +99,24 @@ TEST(FrameTest, RejectsWrongMagic) {
 }
 
 TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
-  for (uint16_t v : {0, 1, 3, 7, 0xFFFF}) {
+  for (uint16_t v : {0, 1, 2, 7, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.version = v;
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kIncompatible);
     EXPECT_EQ(s.message(), "protocol version " + std::to_string(v) +
-                               ", this build speaks 2");
+                               ", this build speaks 3");
   }
 }
 
 TEST(FrameTest, RejectsUnknownType) {
-  for (uint16_t t : {0, 18, 0x0100, 0xFFFF}) {
+  for (uint16_t t : {0, 19, 0x0100, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.type = static_cast<MsgType>(t);
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kCorruption);
     EXPECT_EQ(s.message(), "frame header: type " + std::to_string(t) +
-                               " is unknown, expected 1..17");
+                               " is unknown, expected 1..18");
   }
 }
 
@@ -183,7 +183,7 @@ TEST(FrameTest, ChecksMagicThenVersionThenType) {
   // A frame that is wrong everywhere reports the first field: a peer of
   // another version must hear "version", not a confusing later field.
   FrameHeader h = ValidHeader();
-  h.version = 3;
+  h.version = kWireVersion + 1;
   h.type = static_cast<MsgType>(99);
   h.flags = 8;
   EXPECT_EQ(Decode(Encode(h)).code(), StatusCode::kIncompatible);
@@ -195,12 +195,12 @@ TEST(FrameTest, MsgTypeNames) {
   const char* names[] = {"hello", "error", "get_job",   "job_spec", "register",
                          "ack",   "pull",  "push_pull", "params",   "done",
                          "push", "auth_hello", "challenge", "auth",
-                         "server_info", "shard", "heartbeat"};
+                         "server_info", "shard", "heartbeat", "snapshot"};
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(t)), names[t - 1]);
   }
   EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(0)), "unknown");
-  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(18)), "unknown");
+  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(19)), "unknown");
 }
 
 }  // namespace

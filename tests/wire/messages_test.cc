@@ -79,10 +79,14 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
             Bytes({2, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
                    1, 0, 0, 0, 0x04, 0x00, 0,        // key, bf16, ndim 0
                    2, 0, 0, 0, 0,    0,    0, 0,     // nbytes
-                   0, 0, 0, 0}));                    // members
-  EXPECT_EQ(Meta(Params{2, {}, {0, 2}}),
-            Bytes({2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // version, count
-                   2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0}));  // 2 members: 0, 2
+                   0, 0, 0, 0,                       // members
+                   0}));                             // flags
+  EXPECT_EQ(Meta(Params{2, {}, {0, 2}, true}),
+            Bytes({2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,     // version, count
+                   2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,     // 2 members: 0, 2
+                   1}));                                   // flags: stop
+  EXPECT_EQ(Meta(Snapshot{0x0102030405060708ull, true}),
+            Bytes({8, 7, 6, 5, 4, 3, 2, 1, 1}));  // min_version, flags
   EXPECT_EQ(Meta(Done{"ok"}), Bytes({2, 0, 0, 0}) + "ok");
   EXPECT_EQ(Meta(Push{5, {Desc(2, DType::kInt32, {1})}}),
             Bytes({5, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
@@ -123,7 +127,7 @@ TEST(MessagesTest, GoldenFramePrefix) {
   std::string out = "stale";
   EncodeFramePrefix(MsgType::kHello, 0x0A0B, Meta(Hello{Role::kServer, 0, 2}),
                     0, &out);
-  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x02, 0x00, 0x01, 0x00,  //
+  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x03, 0x00, 0x01, 0x00,  //
                         0x00, 0x00, 0x00, 0x00,                          //
                         13,   0,    0,    0,    0,    0,    0,    0,     //
                         0x0B, 0x0A, 0,    0,    0,    0,    0,    0,     //
@@ -278,8 +282,8 @@ TEST(MessagesTest, RejectsBadDescriptorNamingTheTensor) {
   ExpectCorrupt<Params>(Meta(Params{1, descs, {}}),
                         "params: tensor 1: dims[0] is -1, expected >= 0");
   const std::string one = Meta(Params{1, {Desc(1, DType::kInt8, {2, 2})}, {}});
-  // Less the members count and one byte of the descriptor.
-  ExpectCorrupt<Params>(one.substr(0, one.size() - 5),
+  // Less the flags, the members count and one byte of the descriptor.
+  ExpectCorrupt<Params>(one.substr(0, one.size() - 6),
                         "params: tensor 0: truncated descriptor: 30 bytes "
                         "left, need 31");
 }
@@ -360,6 +364,22 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   ok(MsgType::kServerInfo, Meta(ServerInfo{"h:1"}), 0);
   ok(MsgType::kShard, Meta(Shard{1, descs}), 24);
   ok(MsgType::kHeartbeat, "", 0);
+  ok(MsgType::kSnapshot, Meta(Snapshot{5, true}), 0);
+}
+
+TEST(MessagesTest, RefusesUnknownFlagBits) {
+  std::string params = Meta(Params{1, {}, {}});
+  params.back() = 2;
+  ExpectCorrupt<Params>(params, "params: flags 2 has unknown bits, expected 0 or 1");
+  ExpectCorrupt<Snapshot>(U64(3) + Bytes({3}),
+                          "snapshot: flags 3 has unknown bits, expected 0 or 1");
+  Params decoded;
+  ASSERT_TRUE(DecodeMeta(Meta(Params{1, {}, {}, true}), &decoded).ok());
+  EXPECT_TRUE(decoded.stop);
+  Snapshot snapshot;
+  ASSERT_TRUE(DecodeMeta(Meta(Snapshot{9, false}), &snapshot).ok());
+  EXPECT_EQ(snapshot.min_version, 9u);
+  EXPECT_FALSE(snapshot.with_optimizer_state);
 }
 
 TEST(MessagesTest, ValidateFrameChecksDataAndType) {
@@ -377,8 +397,8 @@ TEST(MessagesTest, ValidateFrameChecksDataAndType) {
   // Meta decoded as the header's type says: a Pull's meta is no Hello.
   EXPECT_EQ(check(MsgType::kHello, Meta(Pull{5}), 0).message(),
             "hello: role 5 is unknown, expected 1..3");
-  EXPECT_EQ(check(static_cast<MsgType>(18), "", 0).message(),
-            "frame header: type 18 is unknown, expected 1..17");
+  EXPECT_EQ(check(static_cast<MsgType>(19), "", 0).message(),
+            "frame header: type 19 is unknown, expected 1..18");
   Status s = ValidateFrame(Header(MsgType::kAck, 9), "", 0);
   EXPECT_EQ(s.message(), "frame: body_len 9 != 4 + meta_len 0 + data 0");
 }
@@ -415,7 +435,8 @@ TEST(MessagesTest, EveryTruncationFails) {
       {{"w", DType::kFloat32, {2, 3}}, {"bias", DType::kFloat32, {3}}}});
   ExpectEveryPrefixFails(Pull{1});
   ExpectEveryPrefixFails(PushPull{1, descs});
-  ExpectEveryPrefixFails(Params{1, descs, {5}});
+  ExpectEveryPrefixFails(Params{1, descs, {5}, true});
+  ExpectEveryPrefixFails(Snapshot{1, true});
   ExpectEveryPrefixFails(Done{"{}"});
   ExpectEveryPrefixFails(AuthHello{std::string(32, 'n')});
   ExpectEveryPrefixFails(Challenge{std::string(32, 'n'), std::string(32, 'p')});
@@ -451,6 +472,7 @@ TEST(MessagesTest, RandomMetaDecodesOrFails) {
   CountRandomDecodes<AuthHello>(&rng);
   CountRandomDecodes<Challenge>(&rng);
   CountRandomDecodes<Auth>(&rng);
+  CountRandomDecodes<Snapshot>(&rng);
 }
 
 TEST(MessagesTest, TypeOfAndRoleName) {
@@ -471,6 +493,7 @@ TEST(MessagesTest, TypeOfAndRoleName) {
   EXPECT_EQ(TypeOf(ServerInfo{}), MsgType::kServerInfo);
   EXPECT_EQ(TypeOf(Shard{}), MsgType::kShard);
   EXPECT_EQ(TypeOf(Heartbeat{}), MsgType::kHeartbeat);
+  EXPECT_EQ(TypeOf(Snapshot{}), MsgType::kSnapshot);
   EXPECT_STREQ(RoleName(Role::kServer), "server");
   EXPECT_STREQ(RoleName(Role::kWorker), "worker");
   EXPECT_STREQ(RoleName(Role::kTool), "tool");

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "models/compute_threads.h"
+#include "ps/interval.h"
 #include "net/auth.h"
 
 extern char** environ;
@@ -75,7 +76,8 @@ void AddJobFlags(CLI::App* app, JobFlags* f) {
   app->add_option("--epochs", s.epochs, "Passes over the training set")->capture_default_str()->group(g);
   app->add_option("--max_steps", s.max_steps, "Stop each worker after this many steps (0: no limit)")->capture_default_str()->group(g);
   app->add_option("--seed", s.seed, "Seed of the model, shuffling and dropout")->capture_default_str()->group(g);
-  app->add_option("--eval_interval", s.eval_interval, "Evaluate every N versions (0: at the end only)")->capture_default_str()->group(g);
+  app->add_option("--eval_interval", f->eval_interval, "Evaluate every N versions, or every Ns seconds (e.g. 300 or 30s), on a snapshot and threads of its own while training goes on; 0: at the end only")->capture_default_str()->group(g);
+  app->add_option("--target_accuracy", s.target_accuracy, "Stop the run at the first evaluation whose test accuracy reaches this (0..1; 0: never); that version is the checkpoint")->capture_default_str()->check(CLI::Range(0.0, 1.0))->group(g);
   app->add_option("--log_interval", s.log_interval, "Steps between progress events")->capture_default_str()->group(g);
   app->add_option("--slice_bytes", s.slice_bytes, "With --num_servers > 1: a parameter larger than this is split by rows across servers (bytes)")->capture_default_str()->group(g);
   app->add_option("--backup_workers", s.backup_workers, "sync: a step closes once all but this many workers have pushed; late pushes are dropped")->capture_default_str()->group(g);
@@ -99,6 +101,10 @@ Status FinishJobSpec(JobFlags* f, int world_size, int num_servers) {
   if (!betas_ok) {
     return InvalidArgument("--betas '" + f->betas + "': expected two numbers B1,B2");
   }
+  PS_ASSIGN_OR_RETURN(ps::Interval eval,
+                      ps::ParseInterval("--eval_interval", f->eval_interval, /*allow_zero=*/true));
+  f->spec.eval_interval = static_cast<int64_t>(eval.steps);
+  f->spec.eval_seconds = static_cast<double>(eval.time.count()) / 1000;
   f->spec.world_size = world_size;
   f->spec.num_servers = num_servers;
   return ps::ValidateJobSpec(f->spec);

@@ -35,9 +35,10 @@ struct JobFlags {
   ps::JobSpec spec;
   std::string mode = "sync";
   std::string betas = "0.9,0.999";
+  std::string eval_interval = "0";  // N versions, Ns seconds, 0: at the end only
 };
 void AddJobFlags(CLI::App* app, JobFlags* flags);
-/// Parses --mode and --betas and validates the spec; kInvalidArgument naming
+/// Parses --mode, --betas and --eval_interval and validates the spec; kInvalidArgument naming
 /// the flag.
 Status FinishJobSpec(JobFlags* flags, int world_size, int num_servers);
 

@@ -61,10 +61,8 @@ std::string OptimizerStatePath(const std::string& path, int server, int num_serv
   return path + suffix;
 }
 
-Status SaveOptimizerState(const std::string& checkpoint_path,
-                          const std::vector<torch::optim::Optimizer*>& optimizers,
-                          int server, int num_servers) {
-  const std::string path = OptimizerStatePath(checkpoint_path, server, num_servers);
+Result<std::string> SerializeOptimizerState(
+    const std::vector<torch::optim::Optimizer*>& optimizers) {
   std::ostringstream bytes;
   try {
     torch::serialize::OutputArchive archive;
@@ -80,10 +78,18 @@ Status SaveOptimizerState(const std::string& checkpoint_path,
     archive.save_to(bytes);
   } catch (const std::exception& e) {
     std::string what = e.what();
-    return IOError("cannot serialize the optimizer state for " + path + ": " +
-                   what.substr(0, what.find('\n')));
+    return IOError("cannot serialize the optimizer state: " + what.substr(0, what.find('\n')));
   }
-  return WriteFileAtomically(path, bytes.str());
+  return bytes.str();
+}
+
+Status SaveOptimizerState(const std::string& checkpoint_path,
+                          const std::vector<torch::optim::Optimizer*>& optimizers,
+                          int server, int num_servers) {
+  const std::string path = OptimizerStatePath(checkpoint_path, server, num_servers);
+  auto bytes = SerializeOptimizerState(optimizers);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  return WriteFileAtomically(path, *bytes);
 }
 
 Status LoadOptimizerState(const std::string& checkpoint_path,
@@ -160,6 +166,16 @@ Status SaveCheckpoint(const std::string& path, const NamedTensors& tensors,
   PS_RETURN_IF_ERROR(
       WriteFileAtomically(path, std::string(bytes.begin(), bytes.end())));
   return WriteFileAtomically(CheckpointMetaPath(path), meta.dump(2) + "\n");
+}
+
+Status SaveJobCheckpoint(const std::string& path, const NamedTensors& tensors,
+                         const std::vector<std::string>& optimizer_states,
+                         const nlohmann::json& meta) {
+  const int n = static_cast<int>(optimizer_states.size());
+  for (int s = 0; s < n; ++s) {
+    PS_RETURN_IF_ERROR(WriteFileAtomically(OptimizerStatePath(path, s, n), optimizer_states[s]));
+  }
+  return SaveCheckpoint(path, tensors, meta);
 }
 
 Result<NamedTensors> LoadCheckpointTensors(const std::string& path) {

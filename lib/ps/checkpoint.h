@@ -33,6 +33,15 @@ std::string CheckpointMetaPath(const std::string& checkpoint_path);
 Status SaveCheckpoint(const std::string& path, const NamedTensors& tensors,
                       const nlohmann::json& meta);
 
+/// A whole checkpoint of a job whose num_servers is optimizer_states.size():
+/// each server's optimizer state (SerializeOptimizerState bytes, server
+/// order) at OptimizerStatePath(path, s, num_servers), then `tensors`, then
+/// `meta` last, so that a checkpoint with its JSON file is complete.
+/// kIOError naming the file that failed.
+Status SaveJobCheckpoint(const std::string& path, const NamedTensors& tensors,
+                         const std::vector<std::string>& optimizer_states,
+                         const nlohmann::json& meta);
+
 /// Reads a checkpoint written by SaveCheckpoint or by torch.save of a dict
 /// of str to tensor. kNotFound naming a missing file; kCorruption naming the
 /// file for anything that is not such a dict.
@@ -47,11 +56,16 @@ Result<nlohmann::json> LoadCheckpointMeta(const std::string& checkpoint_path);
 std::string OptimizerStatePath(const std::string& checkpoint_path, int server = 0,
                                int num_servers = 1);
 
-/// Writes the optimizers' state (momentum buffers, Adam moments and step
-/// counts, param groups) to OptimizerStatePath(checkpoint_path) with
-/// libtorch's serialization: one optimizer's archive as it is, several (a
-/// server's groups of keys, --server_threads) as sub-archives "group0",
-/// "group1", ... kIOError naming the path.
+/// The optimizers' state (momentum buffers, Adam moments and step counts,
+/// param groups) in libtorch's serialization: one optimizer's archive as it
+/// is, several (a server's groups of keys, --server_threads) as sub-archives
+/// "group0", "group1", ... kIOError when libtorch cannot serialize it.
+Result<std::string> SerializeOptimizerState(
+    const std::vector<torch::optim::Optimizer*>& optimizers);
+
+/// Writes SerializeOptimizerState(optimizers) to
+/// OptimizerStatePath(checkpoint_path, server, num_servers). kIOError naming
+/// the path.
 Status SaveOptimizerState(const std::string& checkpoint_path,
                           const std::vector<torch::optim::Optimizer*>& optimizers,
                           int server = 0, int num_servers = 1);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "ps/checkpoint.h"
 
@@ -36,34 +37,36 @@ std::optional<uint64_t> VersionOf(const std::string& stem_name, const std::strin
   return std::strtoull(digits.c_str(), nullptr, 10);
 }
 
+// How many servers' optimizer states the checkpoint has: its job's.
+int NumServers(const nlohmann::json& meta) {
+  auto job = meta.find("job");
+  if (job == meta.end() || !job->is_object()) return 1;
+  auto n = job->find("num_servers");
+  return n != job->end() && n->is_number_integer() ? std::max(1, n->get<int>()) : 1;
+}
+
+std::vector<std::string> Parts(const std::string& path, int num_servers) {
+  std::vector<std::string> parts = {path, CheckpointMetaPath(path)};
+  for (int s = 0; s < num_servers; ++s) {
+    parts.push_back(OptimizerStatePath(path, s, num_servers));
+  }
+  return parts;
+}
+
 bool Complete(const std::string& path, uint64_t version) {
-  std::error_code ec;
-  if (!fs::exists(OptimizerStatePath(path), ec)) return false;
   auto meta = LoadCheckpointMeta(path);
-  if (!meta.ok() || meta->value("version", uint64_t{0} - 1) != version) return false;
+  if (!meta.ok() || !meta->is_object() ||
+      meta->value("version", uint64_t{0} - 1) != version) {
+    return false;
+  }
+  std::error_code ec;
+  for (const std::string& part : Parts(path, NumServers(*meta))) {
+    if (!fs::exists(part, ec)) return false;
+  }
   return LoadCheckpointTensors(path).ok();
 }
 
 }  // namespace
-
-Result<CheckpointEvery> ParseCheckpointEvery(const std::string& text) {
-  CheckpointEvery every;
-  const bool seconds = !text.empty() && text.back() == 's';
-  const std::string number = seconds ? text.substr(0, text.size() - 1) : text;
-  char* end = nullptr;
-  const double v = std::strtod(number.c_str(), &end);
-  const bool parsed = !number.empty() && end == number.c_str() + number.size();
-  if (parsed && seconds && v > 0) {
-    every.time = std::chrono::milliseconds(static_cast<int64_t>(v * 1000));
-    return every;
-  }
-  if (parsed && !seconds && v >= 1 && v == static_cast<double>(static_cast<uint64_t>(v))) {
-    every.steps = static_cast<uint64_t>(v);
-    return every;
-  }
-  return InvalidArgument("--checkpoint_every '" + text +
-                         "': expected N (steps, >= 1) or Ns (seconds, > 0)");
-}
 
 std::string VersionedCheckpointPath(const std::string& base, uint64_t version) {
   auto [stem, ext] = StemAndExtension(base);
@@ -87,25 +90,17 @@ std::vector<std::pair<uint64_t, std::string>> CompleteCheckpoints(const std::str
   return found;
 }
 
-CheckpointRotation::CheckpointRotation(std::string base, CheckpointEvery every, int keep)
-    : base_(std::move(base)), every_(every), keep_(std::max(1, keep)) {}
-
-bool CheckpointRotation::Due(uint64_t version,
-                             std::chrono::steady_clock::time_point now) const {
-  if (version == last_version_) return false;
-  if (every_.steps > 0 && version / every_.steps > last_version_ / every_.steps) return true;
-  return every_.time.count() > 0 && now - last_time_ >= every_.time;
-}
-
-Status CheckpointRotation::Saved(uint64_t version,
-                                 std::chrono::steady_clock::time_point now) {
-  last_version_ = version;
-  last_time_ = now;
-  auto complete = CompleteCheckpoints(base_);
-  if (complete.size() <= static_cast<size_t>(keep_)) return Status::Ok();
-  complete.resize(complete.size() - keep_);  // the ones to remove
+Status RemoveOldCheckpoints(const std::string& base, int keep) {
+  auto complete = CompleteCheckpoints(base);
+  keep = std::max(1, keep);
+  if (complete.size() <= static_cast<size_t>(keep)) return Status::Ok();
+  complete.resize(complete.size() - keep);  // the ones to remove
   for (const auto& [v, path] : complete) {
-    for (const std::string& p : {path, CheckpointMetaPath(path), OptimizerStatePath(path)}) {
+    auto meta = LoadCheckpointMeta(path);
+    // The JSON first: what is left of a checkpoint without it is incomplete.
+    std::vector<std::string> parts = Parts(path, meta.ok() ? NumServers(*meta) : 1);
+    std::swap(parts[0], parts[1]);
+    for (const std::string& p : parts) {
       std::error_code ec;
       fs::remove(p, ec);
       if (ec) return IOError("cannot remove old checkpoint " + p + ": " + ec.message());

@@ -42,6 +42,13 @@ Status ValidateJobSpec(const JobSpec& s) {
   if (s.eval_interval < 0) {
     return bad("eval_interval", std::to_string(s.eval_interval), ">= 0");
   }
+  if (!(s.eval_seconds >= 0)) {
+    return bad("eval_interval", std::to_string(s.eval_seconds) + "s", ">= 0");
+  }
+  if (!(s.target_accuracy >= 0 && s.target_accuracy <= 1)) {
+    return bad("target_accuracy", std::to_string(s.target_accuracy),
+               "a fraction in (0, 1] (0: none)");
+  }
   if (s.log_interval < 1) {
     return bad("log_interval", std::to_string(s.log_interval), ">= 1");
   }
@@ -85,11 +92,6 @@ Status ValidateJobSpec(const JobSpec& s) {
                    " (fewer than the " + std::to_string(s.num_workers()) + " workers)");
   }
   if (!(s.step_timeout >= 0)) return bad("step_timeout", std::to_string(s.step_timeout), ">= 0");
-  if (s.num_servers > 1 && s.eval_interval > 0) {
-    return InvalidArgument(
-        "--eval_interval: only with --num_servers 1 (with several servers, rank 0 "
-        "holds the whole model only at the end)");
-  }
   if (s.mode != Mode::kSync && s.reassign_shards) {
     return InvalidArgument("--reassign_shards: only with --mode sync");
   }
@@ -119,6 +121,8 @@ nlohmann::json ToJson(const JobSpec& s) {
           {"max_steps", s.max_steps},
           {"seed", s.seed},
           {"eval_interval", s.eval_interval},
+          {"eval_seconds", s.eval_seconds},
+          {"target_accuracy", s.target_accuracy},
           {"log_interval", s.log_interval},
           {"world_size", s.world_size},
           {"num_servers", s.num_servers},
@@ -129,7 +133,8 @@ nlohmann::json ToJson(const JobSpec& s) {
           {"heartbeat", s.heartbeat},
           {"dead_after", s.dead_after},
           {"reassign_shards", s.reassign_shards},
-          {"server_addrs", s.server_addrs}};
+          {"server_addrs", s.server_addrs},
+          {"resume_version", s.resume_version}};
 }
 
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
@@ -156,6 +161,8 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.max_steps = j.at("max_steps").get<int64_t>();
     s.seed = j.at("seed").get<uint64_t>();
     s.eval_interval = j.at("eval_interval").get<int64_t>();
+    s.eval_seconds = j.at("eval_seconds").get<double>();
+    s.target_accuracy = j.at("target_accuracy").get<double>();
     s.log_interval = j.at("log_interval").get<int64_t>();
     s.world_size = j.at("world_size").get<int>();
     s.num_servers = j.at("num_servers").get<int>();
@@ -167,6 +174,7 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.dead_after = j.at("dead_after").get<double>();
     s.reassign_shards = j.at("reassign_shards").get<bool>();
     s.server_addrs = j.at("server_addrs").get<std::vector<std::string>>();
+    s.resume_version = j.at("resume_version").get<uint64_t>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("job spec: ") + e.what());
   }

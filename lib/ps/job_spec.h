@@ -46,6 +46,8 @@ struct JobSpec {
   int64_t max_steps = 0;                   // per worker; 0: no limit
   uint64_t seed = 1;
   int64_t eval_interval = 0;               // server versions; 0: at the end
+  double eval_seconds = 0;                 // or seconds (--eval_interval 30s); 0: none
+  double target_accuracy = 0;              // stop at the first evaluation reaching it; 0: none
   int64_t log_interval = 10;               // steps between step events
   int world_size = 0;
   int num_servers = 1;
@@ -59,6 +61,9 @@ struct JobSpec {
   /// "host:port" of servers 0..num_servers-1, where workers reach them.
   /// Filled by rank 0 when it answers a worker's get_job; empty before.
   std::vector<std::string> server_addrs;
+  /// The version rank 0 resumed from (0: none), which servers 1..S-1 given
+  /// --resume auto then load too. Filled by rank 0, never a flag.
+  uint64_t resume_version = 0;
 
   int num_workers() const { return world_size - num_servers; }
 };

@@ -67,6 +67,7 @@ Status Service::Run() {
 
 void Service::Tick() {
   if (stopping_) return;
+  CreditStall();
   CheckSilentWorkers();
   if (Clock::now() - last_progress_ > options_.timeout) {
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(options_.timeout);
@@ -78,6 +79,22 @@ void Service::Tick() {
   timer_.async_wait([this](const std::error_code& ec) {
     if (!ec) Tick();
   });
+}
+
+// A tick later than it should be means this thread was busy with something
+// of its own (or the process was held up), and the frames that came in
+// meanwhile are still unread: that time is nobody's silence.
+void Service::CreditStall() {
+  const auto now = Clock::now();
+  if (last_tick_ != Clock::time_point{} && now - last_tick_ > 2 * kTick) {
+    const auto late = now - last_tick_ - kTick;
+    for (auto& [conn, peer] : peers_) {
+      peer->last_heard += late;
+      peer->accepted_at += late;
+    }
+    last_progress_ += late;
+  }
+  last_tick_ = now;
 }
 
 // Every read and write is asynchronous, so a stalled peer blocks no one; it
@@ -202,6 +219,7 @@ Status Service::HandleFrame(Peer& peer, const wire::FrameHeader& header,
     case T::kPushPull:
     case T::kPush: return OnPush(peer, id);
     case T::kDone: return OnDone(peer, id, meta);
+    case T::kSnapshot: return OnSnapshot(peer, id, meta);
     default:
       return InvalidArgument(std::string("unexpected ") +
                              wire::MsgTypeName(header.type));
@@ -215,7 +233,8 @@ Status Service::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
   PS_RETURN_IF_ERROR(CheckRank(hello));
   const int rank = static_cast<int>(hello.rank);
   for (const auto& [c, other] : peers_) {
-    if (other.get() != &peer && other->rank == rank && !c->closed()) {
+    if (hello.role == wire::Role::kTool) break;  // rank 0's observer, again
+    if (other.get() != &peer && other->rank == rank && !c->closed() && !other->tool) {
       return InvalidArgument("rank " + std::to_string(rank) +
                              " is already connected from " + c->remote());
     }
@@ -227,6 +246,8 @@ Status Service::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
     peer.server = rank;
     servers_[rank] = &peer;
     last_progress_ = Clock::now();
+  } else if (hello.role == wire::Role::kTool) {
+    peer.tool = true;
   } else {
     peer.worker = rank - spec_.num_servers;
   }
@@ -237,10 +258,12 @@ Status Service::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
   return Status::Ok();
 }
 
-// Workers may join any server; other servers only rank 0 (ExpectServers).
+// Workers may join any server; other servers only rank 0 (ExpectServers);
+// a tool only as rank 0 (the master's observer, which asks for snapshots).
 Status Service::CheckRank(const wire::Hello& hello) const {
   const bool server = hello.role == wire::Role::kServer && plan_ != nullptr;
-  if (hello.role != wire::Role::kWorker && !server) {
+  const bool tool = hello.role == wire::Role::kTool;
+  if (hello.role != wire::Role::kWorker && !server && !tool) {
     return InvalidArgument(std::string("a ") + wire::RoleName(hello.role) +
                            " cannot join; expected a worker");
   }
@@ -252,6 +275,10 @@ Status Service::CheckRank(const wire::Hello& hello) const {
                         std::to_string(spec_.world_size));
   }
   const int rank = static_cast<int>(hello.rank);
+  if (tool) {
+    if (rank == 0) return Status::Ok();
+    return InvalidArgument("a tool may join only as rank 0, not " + std::to_string(rank));
+  }
   const int first = server ? 1 : spec_.num_servers;
   const int end = server ? spec_.num_servers : spec_.world_size;
   if (rank < first || rank >= end) {
@@ -303,6 +330,7 @@ Status Service::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
   worker_stats_.push_back(stats);
   peer.stage = Peer::Stage::kDone;
   done_workers_[peer.worker] = true;
+  LeaveQuorum(peer.worker);
   ReleaseReplies();  // a finished worker no longer holds the others back
   last_progress_ = last_done_ = Clock::now();
   peer.meta.clear();
@@ -379,6 +407,7 @@ void Service::Fail(const Status& status) {
 
 void Service::Shutdown() {
   stopping_ = true;
+  AbandonSnapshots();
   listener_.Close();
   timer_.cancel();
   step_timer_.cancel();

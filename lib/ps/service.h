@@ -18,6 +18,15 @@
 // the step. Sync checks each piece before it is added; as earlier pieces of
 // the push may be in the sums already, the whole step is then skipped
 // (ParameterServer::DiscardStep: version + 1, parameters unchanged).
+// Time the io thread spends on anything of its own (or the process being
+// held up) never counts as a peer's silence: the housekeeping tick moves
+// every peer's clock on by the time it ran late (--dead_after, --timeout).
+//
+// Snapshots: a tool peer (rank 0's observer, ps/observer.h) or rank 0's own
+// code asks for this server's parameters at a version; they are copied when
+// that version is made (ps/snapshot.h) and handed over, so that evaluation
+// and checkpoints never stall a step. StopTraining ends a run early
+// (--target_accuracy).
 // Threading: everything runs on the io_context's thread. `*io`, `*server`
 // and `*log` must outlive the Service.
 
@@ -39,6 +48,7 @@
 #include "ps/job_spec.h"
 #include "ps/parameter_server.h"
 #include "ps/shard_plan.h"
+#include "ps/snapshot.h"
 #include "report/event_log.h"
 #include "wire/messages.h"
 
@@ -87,6 +97,32 @@ class Service : private net::Connection::Handler {
     on_version_ = std::move(fn);
   }
 
+  /// Called with a snapshot, or with nullptr when the run ends or fails
+  /// before it could be taken.
+  using SnapshotDone = std::function<void(std::shared_ptr<const Snapshot>)>;
+  /// This server's parameters (and, when asked, its optimizer state) at the
+  /// first version >= `min_version` it makes once all its keys are stepped,
+  /// or at once when it is there or past it. `done` runs on the io thread.
+  /// REQUIRES: on the io thread.
+  void RequestSnapshot(uint64_t min_version, bool with_optimizer_state, SnapshotDone done);
+
+  /// Ends training now (--target_accuracy reached): pushes from now on are
+  /// answered but not applied, and every params reply, the pending ones at
+  /// once, tells the worker to stop (wire::Params::stop). Finished workers
+  /// leave a sync step's quorum anyway, so the run then ends as usual.
+  /// REQUIRES: on the io thread.
+  void StopTraining();
+  bool training_stopped() const { return stop_training_; }
+
+  /// Rank 0 with several servers (ExpectServers): "host:port" where server
+  /// s (1..S-1) listens, "" until it said. REQUIRES: on the io thread.
+  const std::string& server_address(int s) const { return server_addrs_[s]; }
+  /// Rank 0 with several servers, after Run: server s's optimizer state as
+  /// its final shard carried it (SerializeOptimizerState bytes).
+  const std::string& shard_optimizer_state(int s) const;
+  /// When the first worker registered: where wall_seconds start.
+  std::chrono::steady_clock::time_point started_at() const { return first_register_; }
+
   /// Serves until every worker is done (ok) or the job fails: kTimeout
   /// naming the ranks waited for, kUnavailable naming a lost worker.
   Status Run();
@@ -133,6 +169,14 @@ class Service : private net::Connection::Handler {
   Status PlanShard(Peer& peer, std::string_view meta,
                    std::vector<asio::mutable_buffer>* dst);
   Status OnShard(Peer& peer, uint64_t id);
+  Status OnSnapshot(Peer& peer, uint64_t id, std::string_view meta);
+  void ReplySnapshot(Peer& peer, uint64_t id, bool with_optimizer_state,
+                     std::shared_ptr<const Snapshot> snapshot);
+  bool VersionComplete() const;
+  void TakeDueSnapshots();
+  void AbandonSnapshots();
+  void LeaveQuorum(int w);
+  void CreditStall();
   void MaybeFinish();
   void LoseWorker(Peer& peer, const Status& why);
   void RemoveLost(int w);
@@ -206,8 +250,17 @@ class Service : private net::Connection::Handler {
   int announced_ = 0;                      // servers with an address
   int shards_ = 0;                         // servers whose slices are in
   wire::Shard shard_msg_;                  // reused
+  std::vector<std::string> shard_optimizer_states_;  // by server index
   wire::Params params_msg_;     // descriptors built once
   std::function<void(uint64_t)> on_version_;
+  struct SnapshotRequest {
+    uint64_t min_version;
+    bool with_optimizer_state;
+    SnapshotDone done;
+  };
+  std::vector<SnapshotRequest> snapshot_requests_;
+  bool stop_training_ = false;
+  std::chrono::steady_clock::time_point last_tick_{};
   int registered_ = 0;
   int done_ = 0;
   bool stopping_ = false;

@@ -28,8 +28,19 @@ void Service::LoseWorker(Peer& peer, const Status& why) {
   RemoveLost(w);
 }
 
+// Sync: a worker that is done or lost no longer holds a step back; removing
+// it may close the step, so not while parameters are being written.
+void Service::LeaveQuorum(int w) {
+  if (spec_.mode != Mode::kSync || !server_->is_member(w)) return;
+  if (params_in_flight_ > 0) {
+    pending_removals_.push_back(w);
+    return;
+  }
+  RemoveLost(w);
+}
+
 void Service::RemoveLost(int w) {
-  if (server_->RemoveWorker(w)) OnNewVersion();
+  if (server_->is_member(w) && server_->RemoveWorker(w)) OnNewVersion();
   ReleaseReplies();  // ssp: the lost worker holds no one back
   MaybeFinish();
 }

@@ -25,9 +25,12 @@ struct Service::Peer {
   int rank = -1;
   int worker = -1;  // worker index: rank - num_servers
   int server = -1;  // server index (= rank) of a server s > 0, on rank 0
+  bool tool = false;  // rank 0's observer: asks for snapshots only
   bool job_pending = false;          // a get_job waiting for the servers
   uint64_t job_id = 0;
   bool shard_in = false;             // a server's final slices arrived
+  std::string optimizer_state;       // and the optimizer state they carried
+  std::shared_ptr<const Snapshot> snapshot;  // a tool's, until it is written
   Clock::time_point last_heard = Clock::now();  // last frame from it
   uint64_t first_pull_min_version = 0;  // a rejoined sync worker's next step
   // A pull (or the pull half of a push_pull) waiting for a version.

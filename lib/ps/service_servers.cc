@@ -17,6 +17,7 @@ void Service::ExpectServers(const ShardPlan* plan,
   model_params_ = std::move(model_params);
   server_addrs_.assign(spec_.num_servers, "");
   servers_.assign(spec_.num_servers, nullptr);
+  shard_optimizer_states_.assign(spec_.num_servers, "");
 }
 
 // Workers wait for the servers' addresses; servers themselves only need
@@ -68,7 +69,9 @@ Status Service::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
   return Status::Ok();
 }
 
-// A server's final slices land straight in rank 0's model parameters.
+// A server's final slices land straight in rank 0's model parameters, and
+// its optimizer state (the last tensor) beside them, for the checkpoint
+// rank 0 writes.
 Status Service::PlanShard(Peer& peer, std::string_view meta,
                           std::vector<asio::mutable_buffer>* dst) {
   if (peer.server <= 0) return InvalidArgument("shard from a worker");
@@ -76,14 +79,20 @@ Status Service::PlanShard(Peer& peer, std::string_view meta,
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &shard_msg_));
   const std::vector<at::Tensor> views =
       SliceViews(*plan_, peer.server, model_params_);
-  if (shard_msg_.params.size() != views.size()) {
+  if (shard_msg_.params.size() != views.size() + 1) {
     return Corruption("shard carries " + std::to_string(shard_msg_.params.size()) +
-                      " tensors, expected " + std::to_string(views.size()));
+                      " tensors, expected " + std::to_string(views.size() + 1) +
+                      " (the slices and the optimizer state)");
   }
   for (size_t k = 0; k < views.size(); ++k) {
     PS_RETURN_IF_ERROR(CheckDescMatches(shard_msg_.params[k], k, views[k], "shard"));
     dst->emplace_back(views[k].data_ptr(), views[k].nbytes());
   }
+  const wire::TensorDesc& state = shard_msg_.params.back();
+  PS_RETURN_IF_ERROR(CheckBytesDesc(state, static_cast<uint32_t>(views.size()), "shard"));
+  std::string& bytes = shard_optimizer_states_[peer.server];
+  bytes.resize(state.nbytes);
+  dst->emplace_back(bytes.data(), bytes.size());
   return Status::Ok();
 }
 

@@ -140,7 +140,7 @@ Status Service::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
 Status Service::AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version,
                              bool ssp) {
   if (peer.reply_pending) return InvalidArgument("a pull is already pending");
-  if (server_->version() >= min_version && (!ssp || SspAllows(peer))) {
+  if (stop_training_ || (server_->version() >= min_version && (!ssp || SspAllows(peer)))) {
     SendParams(peer, id);
     return Status::Ok();
   }
@@ -168,6 +168,7 @@ Status Service::OnPush(Peer& peer, uint64_t id) {
 }
 
 Result<bool> Service::Step(Peer& peer) {
+  if (stop_training_) return false;  // the model is final: the push is answered only
   const uint64_t version =
       peer.push_is_push_pull ? peer.push.version : peer.push_only.version;
   if (server_->buffers_pushes() && spec_.mode != Mode::kSync) {
@@ -275,8 +276,10 @@ void Service::NoteClock(const Peer& peer) {
 void Service::ReleaseReplies() {
   for (Peer* p : workers_) {
     if (!p || !p->reply_pending) continue;
-    if (server_->version() < p->pending_min_version) continue;
-    if (p->pending_ssp && !SspAllows(*p)) continue;
+    if (!stop_training_) {
+      if (server_->version() < p->pending_min_version) continue;
+      if (p->pending_ssp && !SspAllows(*p)) continue;
+    }
     p->reply_pending = false;
     p->pending_ssp = false;
     p->waiting_seconds +=
@@ -327,6 +330,7 @@ void Service::OnNewVersion() {
   }
   ReleaseReplies();
   if (!stepping_keys_) {
+    TakeDueSnapshots();
     if (on_version_) on_version_(server_->version());
     return;
   }
@@ -345,6 +349,7 @@ void Service::StepKeys() {
   stepping_keys_ = false;
   step_gate_.OpenTo(net::SendGate::kAll);
   ResumeParamWrites();
+  TakeDueSnapshots();
   if (on_version_) on_version_(server_->version());
 }
 
@@ -357,6 +362,7 @@ void Service::ResumeParamWrites() {
 void Service::SendParams(Peer& peer, uint64_t id) {
   if (peer.conn->closed()) return;
   params_msg_.version = server_->version();
+  params_msg_.stop = stop_training_;
   params_msg_.members.clear();
   if (spec_.reassign_shards && server_->members() < server_->num_workers()) {
     for (int w = 0; w < server_->num_workers(); ++w) {

@@ -50,6 +50,16 @@ wire::TensorDesc DescribeTensor(uint32_t key, const at::Tensor& t) {
   return d;
 }
 
+wire::TensorDesc DescribeBytes(uint32_t key, uint64_t nbytes) {
+  wire::TensorDesc d;
+  d.key = key;
+  d.dtype = wire::DType::kUInt8;
+  d.ndim = 1;
+  d.dims[0] = static_cast<int64_t>(nbytes);
+  d.nbytes = nbytes;
+  return d;
+}
+
 namespace {
 
 std::string Shape(const int64_t* dims, size_t n) {
@@ -75,6 +85,17 @@ Status CheckDescMatches(const wire::TensorDesc& desc, uint32_t key,
                     Shape(desc.dims.data(), desc.ndim) + ", expected key " +
                     std::to_string(key) + " " + wire::DTypeName(want.dtype) +
                     " " + Shape(want.dims.data(), want.ndim));
+}
+
+Status CheckBytesDesc(const wire::TensorDesc& desc, uint32_t key, const char* what) {
+  if (desc.key == key && desc.dtype == wire::DType::kUInt8 && desc.ndim == 1 &&
+      desc.codec == wire::Codec::kRaw) {
+    return Status::Ok();
+  }
+  return Corruption(std::string(what) + ": tensor " + std::to_string(key) + " is key " +
+                    std::to_string(desc.key) + " " + wire::DTypeName(desc.dtype) + " " +
+                    Shape(desc.dims.data(), desc.ndim) + ", expected key " +
+                    std::to_string(key) + " uint8 [n]");
 }
 
 wire::KeySpec KeySpecOf(const std::string& name, const at::Tensor& t) {

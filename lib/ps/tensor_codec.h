@@ -25,6 +25,14 @@ c10::ScalarType ToScalarType(wire::DType dtype);
 /// REQUIRES: t is contiguous with a wire dtype and at most 8 dims.
 wire::TensorDesc DescribeTensor(uint32_t key, const at::Tensor& t);
 
+/// The descriptor of `nbytes` opaque bytes (uint8 [nbytes]) as key `key`:
+/// how a shard carries a server's optimizer state.
+wire::TensorDesc DescribeBytes(uint32_t key, uint64_t nbytes);
+
+/// kCorruption unless `desc` names key `key` as uint8 of rank 1 (any length):
+/// "shard: tensor 4 is float32 [3], expected uint8 [n]".
+Status CheckBytesDesc(const wire::TensorDesc& desc, uint32_t key, const char* what);
+
 /// kCorruption unless `desc` names key `key` with exactly t's dtype and shape:
 /// "push_pull: tensor 2 is float32 [64,32,3,3], expected float32 [64,32,3]".
 Status CheckDescMatches(const wire::TensorDesc& desc, uint32_t key,

@@ -61,7 +61,10 @@ Result<ps::JobSpec> PsClient::Handshake(int rank, int world_size,
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kHello, 0, meta_);
   PS_RETURN_IF_ERROR(Call(req, nullptr, wire::MsgType::kHello));
+  return GetJob();
+}
 
+Result<ps::JobSpec> PsClient::GetJob() {
   wire::EncodeMeta(wire::GetJob{}, &meta_);
   net::FrameBuffers& get = client_.NewRequest();
   get.Reset(wire::MsgType::kGetJob, 0, meta_);
@@ -173,28 +176,6 @@ Status PsClient::Done(const nlohmann::json& stats) {
   wire::EncodeMeta(wire::Done{stats.dump()}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kDone, 0, meta_);
-  Status s = Call(req, nullptr, wire::MsgType::kAck);
-  client_.Close();
-  return s;
-}
-
-Status PsClient::AnnounceServer(const std::string& address) {
-  wire::EncodeMeta(wire::ServerInfo{address}, &meta_);
-  net::FrameBuffers& req = client_.NewRequest();
-  req.Reset(wire::MsgType::kServerInfo, 0, meta_);
-  return Call(req, nullptr, wire::MsgType::kAck);
-}
-
-Status PsClient::SendShard(uint64_t version, const std::vector<at::Tensor>& slices) {
-  wire::Shard shard;
-  shard.version = version;
-  for (size_t k = 0; k < slices.size(); ++k) {
-    shard.params.push_back(ps::DescribeTensor(k, slices[k]));
-  }
-  wire::EncodeMeta(shard, &meta_);
-  net::FrameBuffers& req = client_.NewRequest();
-  req.Reset(wire::MsgType::kShard, 0, meta_);
-  for (const auto& t : slices) req.AddData(t.data_ptr(), t.nbytes());
   Status s = Call(req, nullptr, wire::MsgType::kAck);
   client_.Close();
   return s;

@@ -1,7 +1,7 @@
 #pragma once
 // PsClient: a worker's view of one parameter server: handshake, model
-// registration, pull and push-pull, done; and a server s > 0's view of rank
-// 0 (handshake as a server, server_info, shard). Parameters arrive straight in the
+// registration, pull and push-pull, done. (A server s > 0's view of rank 0
+// is ps/master_client.h.) Parameters arrive straight in the
 // storage of the tensors given to Attach (no staging copy), and gradients
 // leave straight from theirs. Each call waits at most `timeout`; a server
 // error reply comes back as its Status. Replies are awaited for twice the
@@ -42,6 +42,10 @@ class PsClient : private net::ReplySink {
   /// server for a world_size mismatch, a bad or duplicate rank.
   Result<ps::JobSpec> Handshake(int rank, int world_size,
                                 wire::Role role = wire::Role::kWorker);
+  /// The job spec again, on a connection past its hello: a server's
+  /// address may have changed since (a restarted server listens where the
+  /// kernel put it). Errors as Handshake.
+  Result<ps::JobSpec> GetJob();
   /// Sends the model fingerprint; kIncompatible naming the first differing
   /// key when the server's model differs.
   Status Register(const std::vector<wire::KeySpec>& keys);
@@ -70,11 +74,6 @@ class PsClient : private net::ReplySink {
   /// Reports the worker's stats (a JSON object) and waits for the ack.
   Status Done(const nlohmann::json& stats);
 
-  /// Server s > 0 to rank 0: where workers reach it ("host:port").
-  Status AnnounceServer(const std::string& address);
-  /// Server s > 0 to rank 0, at the end: its slices (ps/shard_plan.h order,
-  /// contiguous CPU tensors) at `version`; waits for the ack.
-  Status SendShard(uint64_t version, const std::vector<at::Tensor>& slices);
   /// From another thread, while this worker computes: tells the server it
   /// is alive (a heartbeat frame), unless a call is running, which the
   /// server hears anyway. Errors are left for the next call to find.
@@ -91,6 +90,8 @@ class PsClient : private net::ReplySink {
   /// version: read them once the reply's meta is in (ParamArrivals).
   const std::vector<uint32_t>& members() const { return reply_.members; }
   uint64_t reply_version() const { return reply_.version; }
+  /// Whether the last params reply said the job stops (wire::Params::stop).
+  bool stop_requested() const { return reply_.stop; }
 
   uint64_t bytes_pushed() const { return client_.bytes_written(); }
   uint64_t bytes_pulled() const { return client_.bytes_read(); }

@@ -13,6 +13,7 @@
 #include "data/dataset.h"
 #include "data/sampler.h"
 #include "models/model_zoo.h"
+#include "net/address.h"
 #include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"
 #include "util/resources.h"
@@ -91,21 +92,6 @@ Result<data::Dataset> LoadTrainSet(const ps::JobSpec& spec,
   return ds;
 }
 
-// "host:port" (the host may hold colons: an IPv6 address).
-Status SplitAddress(const std::string& address, std::string* host, int* port) {
-  const size_t colon = address.rfind(':');
-  char* end = nullptr;
-  const long p = colon == std::string::npos
-                     ? -1
-                     : std::strtol(address.c_str() + colon + 1, &end, 10);
-  if (colon == 0 || p <= 0 || p > 65535 || *end != '\0') {
-    return Corruption("server address '" + address + "': expected host:port");
-  }
-  *host = address.substr(0, colon);
-  *port = static_cast<int>(p);
-  return Status::Ok();
-}
-
 // One worker's run, in the order it happens: join, train, report.
 class Trainer {
  public:
@@ -124,7 +110,7 @@ class Trainer {
   void LogEpoch(int64_t epoch, int64_t steps, double loss_sum);
   int64_t NextStep() const;
   std::unique_ptr<PsClient> NewClient(int server_rank) const;
-  Status ConnectTo(PsClient& client, int server_rank) const;
+  Status ConnectTo(PsClient& client, int server_rank);
   void AttachSlices(PsClient& client, int server_rank) const;
   Status JoinServers(const std::vector<wire::KeySpec>& fingerprint);
   // A pull or push-pull with every server at once, on the exchange threads
@@ -156,6 +142,7 @@ class Trainer {
   bool exchanging_ = false;  // started and not yet finished
   std::unique_ptr<Heartbeats> heartbeats_;  // while training
   int64_t reconnects_ = 0;
+  bool stopped_ = false;  // rank 0 said the job stops (--target_accuracy)
   Exchange exchange_ = Exchange::kPull;
   ps::JobSpec spec_;
   std::shared_ptr<models::Model> model_;
@@ -180,13 +167,19 @@ std::unique_ptr<PsClient> Trainer::NewClient(int server_rank) const {
 }
 
 // Server s > 0 at the address rank 0 gave, or rank 0 itself: connect and
-// say hello (the job spec that comes back is rank 0's, taken in Join).
-Status Trainer::ConnectTo(PsClient& client, int s) const {
+// say hello. Rank 0's answer names where the other servers listen now (a
+// restarted one listens elsewhere); the rest of its job spec was taken in
+// Join.
+Status Trainer::ConnectTo(PsClient& client, int s) {
   std::string host = options_.master_addr;
   int port = options_.master_port;
-  if (s > 0) PS_RETURN_IF_ERROR(SplitAddress(spec_.server_addrs[s], &host, &port));
+  if (s > 0) PS_RETURN_IF_ERROR(net::SplitAddress(spec_.server_addrs[s], &host, &port));
   PS_RETURN_IF_ERROR(client.Connect(host, port));
-  return client.Handshake(options_.rank, options_.world_size).status();
+  auto spec = client.Handshake(options_.rank, options_.world_size);
+  if (spec.ok() && s == 0 && !spec_.server_addrs.empty()) {
+    spec_.server_addrs = spec->server_addrs;
+  }
+  return spec.status();
 }
 
 // Parameters arrive in, and gradients leave from, server s's slices of the
@@ -281,8 +274,15 @@ Status Trainer::Reconnect(const Status& why) {
   return Status::Ok();
 }
 
-// A fresh connection to server `s`: handshake, model check, slices.
+// A fresh connection to server `s`: handshake, model check, slices. A
+// server s > 0 may be back at another address: rank 0 says where.
 Status Trainer::JoinAgain(int s) {
+  if (s > 0 && !clients_[0]->lost()) {
+    PS_ASSIGN_OR_RETURN(ps::JobSpec job, clients_[0]->GetJob());
+    if (job.server_addrs.size() == spec_.server_addrs.size()) {
+      spec_.server_addrs = job.server_addrs;
+    }
+  }
   auto c = NewClient(s);
   PS_RETURN_IF_ERROR(ConnectTo(*c, s));
   PS_RETURN_IF_ERROR(c->Register(ps::Fingerprint(*model_)));
@@ -404,7 +404,12 @@ Status Trainer::Train() {
   double loss_sum = 0;
   for (;;) {
     const int64_t step = NextStep();
-    if (step >= total_steps_) {
+    if (!stopped_ && clients_[0]->stop_requested()) {
+      stopped_ = true;
+      log_->Info("rank 0 stopped the job at version " + std::to_string(version_) +
+                 " (--target_accuracy reached)");
+    }
+    if (step >= total_steps_ || stopped_) {
       // The last replies in full; a server lost meanwhile may set us back.
       Status last = FinishExchange();
       if (last.ok()) break;
@@ -531,6 +536,7 @@ Status Trainer::Finish() {
                           {"bytes_pulled", pulled},
                           {"version", version_},
                           {"reconnects", reconnects_},
+                          {"stopped_early", stopped_},
                           {"peak_rss_bytes", PeakRssBytes()}};
   // Servers 1..S-1 first: rank 0 ends only after their shards are in.
   for (int s = spec_.num_servers - 1; s >= 0; --s) {

@@ -51,7 +51,7 @@ TEST(CliTest, HelpCompletionAndManPageListTheSameSubcommands) {
 TEST(CliTest, VersionNamesTheProtocol) {
   auto r = RunPstrain({"--version"}, 30);
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 3)"), std::string::npos) << r.out;
 }
 
 TEST(CliTest, VersionNamesLibtorchAndCuda) {

@@ -1,0 +1,239 @@
+#include "ps/observer.h"
+
+#include <algorithm>
+
+#include <asio/post.hpp>
+#include <torch/torch.h>
+
+#include "models/compute_threads.h"
+#include "ps/checkpoint.h"
+#include "ps/checkpoint_rotation.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+Observer::Observer(ObserverOptions options, const JobSpec& spec, const ShardPlan* plan,
+                   models::NamedTensors named_params, ScoreFn score, Service* service,
+                   asio::io_context* io, report::EventLog* log, uint64_t start)
+    : options_(std::move(options)),
+      spec_(spec),
+      plan_(plan),
+      named_params_(std::move(named_params)),
+      score_(std::move(score)),
+      service_(service),
+      io_(io),
+      log_(log),
+      eval_schedule_(options_.eval, start, Clock::now()),
+      checkpoint_schedule_(options_.checkpoint_every, start, Clock::now()) {
+  clients_.resize(spec_.num_servers);
+  if (!options_.eval.empty() || !options_.checkpoint_every.empty()) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+}
+
+Observer::~Observer() { Finish(); }
+
+void Observer::OnVersion(uint64_t version) {
+  if (busy_ || !thread_.joinable() || service_->training_stopped()) return;
+  const auto now = Clock::now();
+  uint64_t lead = 0;
+  if (spec_.num_servers > 1) lead = spec_.mode == Mode::kSync ? kSyncLead : 1;
+  const auto eval = eval_schedule_.Due(version, lead, now);
+  const auto checkpoint = checkpoint_schedule_.Due(version, lead, now);
+  if (!eval && !checkpoint) return;
+  Plan plan;
+  plan.version = std::min(eval.value_or(UINT64_MAX), checkpoint.value_or(UINT64_MAX));
+  plan.eval = eval.has_value();
+  plan.checkpoint = checkpoint.has_value();
+  plan.optimizer_states = plan.checkpoint || spec_.target_accuracy > 0;
+  plan.addresses.resize(spec_.num_servers);
+  for (int s = 1; s < spec_.num_servers; ++s) plan.addresses[s] = service_->server_address(s);
+  busy_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_ = plan;
+    local_in_ = false;
+    local_ = nullptr;
+  }
+  cv_.notify_all();
+  // May answer at once, so not under mu_.
+  service_->RequestSnapshot(plan.version, plan.optimizer_states,
+                            [this](std::shared_ptr<const Snapshot> snapshot) {
+                              {
+                                std::lock_guard<std::mutex> lock(mu_);
+                                local_ = std::move(snapshot);
+                                local_in_ = true;
+                              }
+                              cv_.notify_all();
+                            });
+}
+
+void Observer::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Observer::Loop() {
+  if (options_.low_priority) models::LowerThisThreadsPriority();
+  models::SetComputeThreads(options_.threads);
+  for (;;) {
+    Plan plan;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return pending_.has_value() || stopping_; });
+      if (!pending_) return;
+      plan = *pending_;
+    }
+    RunPlan(plan);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending_.reset();
+    }
+    PlanDone(plan);
+  }
+}
+
+// The schedules are the io thread's: the plan's end is told there.
+void Observer::PlanDone(const Plan& plan) {
+  asio::post(*io_, [this, plan] {
+    const auto now = Clock::now();
+    if (plan.eval) eval_schedule_.Done(plan.version, now);
+    if (plan.checkpoint) checkpoint_schedule_.Done(plan.version, now);
+    busy_ = false;
+  });
+}
+
+bool Observer::RunPlan(const Plan& plan) {
+  std::shared_ptr<WholeSnapshot> whole = Gather(plan);
+  if (!whole) return false;
+  if (plan.eval) Evaluate(plan, whole);
+  if (plan.checkpoint) SaveCheckpoint(*whole);
+  return true;
+}
+
+// The other servers' slices first (each waits for its version), then rank
+// 0's own, copied when it made the version.
+std::shared_ptr<WholeSnapshot> Observer::Gather(const Plan& plan) {
+  auto whole = std::make_shared<WholeSnapshot>();
+  std::vector<at::Tensor> tensors;
+  for (const auto& [name, p] : named_params_) {
+    tensors.push_back(torch::empty_like(p, at::MemoryFormat::Contiguous));
+    whole->state.emplace_back(name, tensors.back());
+  }
+  whole->optimizer_states.resize(spec_.num_servers);
+  std::vector<uint64_t> versions(spec_.num_servers, 0);
+  Status fetched = Status::Ok();
+  for (int s = 1; s < spec_.num_servers && fetched.ok(); ++s) {
+    fetched = FetchRemote(plan, s, whole.get(), &versions[s]);
+  }
+  std::shared_ptr<const Snapshot> local = AwaitLocal();
+  if (!fetched.ok() || !local) {
+    if (!fetched.ok()) {
+      log_->Info("no snapshot of version " + std::to_string(plan.version) + ": " +
+                 fetched.message());
+    }
+    return nullptr;
+  }
+  versions[0] = local->version;
+  if (spec_.mode == Mode::kSync &&
+      std::any_of(versions.begin(), versions.end(),
+                  [&](uint64_t v) { return v != versions[0]; })) {
+    std::string seen;
+    for (uint64_t v : versions) seen += (seen.empty() ? "" : ", ") + std::to_string(v);
+    log_->Info("snapshot of version " + std::to_string(plan.version) +
+               " skipped: the servers answered versions " + seen);
+    return nullptr;
+  }
+  torch::NoGradGuard no_grad;
+  const std::vector<at::Tensor> own = SliceViews(*plan_, 0, tensors);
+  for (size_t k = 0; k < own.size(); ++k) {
+    at::Tensor dst = own[k];
+    dst.copy_(local->params[k]);
+  }
+  whole->version = local->version;
+  whole->made_at = local->made_at;
+  whole->optimizer_states[0] = local->optimizer_state;
+  return whole;
+}
+
+Status Observer::FetchRemote(const Plan& plan, int s, WholeSnapshot* whole,
+                             uint64_t* version) {
+  auto& client = clients_[s];
+  if (!client || !client->connected()) {
+    client = std::make_unique<SnapshotClient>(s, spec_.world_size, options_.timeout,
+                                              options_.connection, options_.auth_token);
+    Status c = client->Connect(plan.addresses[s]);
+    if (!c.ok()) {
+      client.reset();
+      return c.WithContext("rank " + std::to_string(s));
+    }
+  }
+  std::vector<at::Tensor> tensors;
+  for (const auto& [name, t] : whole->state) tensors.push_back(t);
+  auto v = client->Fetch(plan.version, SliceViews(*plan_, s, tensors),
+                         plan.optimizer_states ? &whole->optimizer_states[s] : nullptr);
+  if (!v.ok()) {
+    client.reset();
+    return v.status().WithContext("rank " + std::to_string(s));
+  }
+  *version = *v;
+  return Status::Ok();
+}
+
+std::shared_ptr<const Snapshot> Observer::AwaitLocal() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return local_in_; });
+  return local_;
+}
+
+void Observer::Evaluate(const Plan& plan, const std::shared_ptr<WholeSnapshot>& whole) {
+  const auto start = Clock::now();
+  auto r = score_(whole->state);
+  if (!r.ok()) {
+    log_->Info("evaluation of version " + std::to_string(whole->version) +
+               " failed: " + r.status().message());
+    return;
+  }
+  log_->Emit("eval", {{"version", whole->version},
+                      {"step", whole->version},
+                      {"test_accuracy", r->accuracy},
+                      {"test_loss", r->loss},
+                      {"samples", r->samples},
+                      {"seconds", Seconds(Clock::now() - start)}});
+  best_accuracy_ = std::max(best_accuracy_, r->accuracy);
+  if (spec_.target_accuracy <= 0 || r->accuracy < spec_.target_accuracy || target_) return;
+  target_ = TargetReached{whole->version, *r, whole};
+  (void)plan;
+  log_->Info("test accuracy " + std::to_string(r->accuracy) + " at version " +
+             std::to_string(whole->version) + " reached --target_accuracy " +
+             std::to_string(spec_.target_accuracy) + "; stopping");
+  asio::post(*io_, [this] { service_->StopTraining(); });
+}
+
+void Observer::SaveCheckpoint(const WholeSnapshot& whole) {
+  const std::string path = VersionedCheckpointPath(options_.checkpoint, whole.version);
+  const nlohmann::json meta = {{"job", ToJson(spec_)},
+                               {"version", whole.version},
+                               {"step", whole.version},
+                               {"model", spec_.model},
+                               {"dataset", spec_.dataset}};
+  Status s = SaveJobCheckpoint(path, whole.state, whole.optimizer_states, meta);
+  if (s.ok()) s = RemoveOldCheckpoints(options_.checkpoint, options_.keep);
+  if (!s.ok()) {
+    log_->Info("checkpoint of version " + std::to_string(whole.version) +
+               " failed: " + s.message());
+  }
+}
+
+}  // namespace pstrain::ps

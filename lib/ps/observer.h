@@ -1,0 +1,168 @@
+#pragma once
+// Observer: rank 0's evaluations and periodic checkpoints, off the
+// critical path. At the versions --eval_interval and --checkpoint_every
+// name, it gets version v of every slice the way a worker would: its own
+// from the Service (a Snapshot copied when v is made) and the other
+// servers' by asking each for its snapshot of v (SnapshotClient). It then
+// scores and saves that whole model on a thread of its own, at the lowest
+// scheduling priority, while training goes on; the eval event names v.
+// With --target_accuracy, the first evaluation that reaches it stops the
+// run (Service::StopTraining) and its snapshot becomes the checkpoint.
+//
+// One plan (a version to snapshot, scored or saved or both) is in flight at
+// a time: a plan that takes longer than an interval delays the next one,
+// never a step. With several servers in sync mode a snapshot is asked for
+// `kSyncLead` versions ahead, so that no server has passed it when asked;
+// one whose servers answer other versions is skipped (logged).
+//
+// Threading: OnVersion runs on the Service's io thread; the plans run on
+// the Observer's thread; Finish and target() on the thread that ran the
+// Service, after Run. `*service`, `*io`, `*log` and `*plan` must outlive
+// the Observer.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <asio/io_context.hpp>
+
+#include "models/evaluator.h"
+#include "net/connection.h"
+#include "ps/interval.h"
+#include "ps/job_spec.h"
+#include "ps/service.h"
+#include "ps/shard_plan.h"
+#include "ps/snapshot_client.h"
+#include "report/event_log.h"
+
+namespace pstrain::ps {
+
+/// Scores a whole model's state (every parameter and buffer by name): the
+/// evaluator, or a test's stand-in. Called on one thread at a time.
+using ScoreFn = std::function<Result<models::EvalResult>(const models::NamedTensors&)>;
+
+struct ObserverOptions {
+  /// When to evaluate: the job's --eval_interval. Empty: never during
+  /// training.
+  Interval eval;
+  /// When to save a versioned checkpoint beside `checkpoint` (--checkpoint_every,
+  /// --keep). Empty: never.
+  Interval checkpoint_every;
+  std::string checkpoint;
+  int keep = 3;
+  /// Compute threads of the Observer's thread. Default: 1.
+  int threads = 1;
+  /// Run the plans at nice 19, on cores training leaves idle. Default: true.
+  bool low_priority = true;
+  /// How long another server may take to answer, and connection options
+  /// and token for asking it.
+  std::chrono::milliseconds timeout{120000};
+  net::ConnectionOptions connection;
+  std::string auth_token;
+};
+
+/// The whole model at one version, from every server's snapshot.
+struct WholeSnapshot {
+  uint64_t version = 0;
+  /// Every parameter, whole, by name (named_parameters() order).
+  models::NamedTensors state;
+  /// Each server's optimizer state (SerializeOptimizerState bytes), by
+  /// server; empty strings unless the plan saves or may stop at a target.
+  std::vector<std::string> optimizer_states;
+  /// When rank 0 made the version.
+  std::chrono::steady_clock::time_point made_at;
+};
+
+/// The first evaluation that reached --target_accuracy.
+struct TargetReached {
+  uint64_t version = 0;
+  models::EvalResult result;
+  std::shared_ptr<const WholeSnapshot> snapshot;  // with optimizer states
+};
+
+class Observer {
+ public:
+  /// Versions of notice a sync snapshot of several servers is asked with.
+  static constexpr uint64_t kSyncLead = 3;
+
+  /// `named_params`: the whole model's parameters, by name, whose shapes
+  /// and dtypes snapshots take (their values are not read). `start`: the
+  /// version the run starts from. Starts the Observer's thread when it has
+  /// anything to do (an interval, or a target).
+  Observer(ObserverOptions options, const JobSpec& spec, const ShardPlan* plan,
+           models::NamedTensors named_params, ScoreFn score, Service* service,
+           asio::io_context* io, report::EventLog* log, uint64_t start);
+  ~Observer();
+  Observer(const Observer&) = delete;
+  Observer& operator=(const Observer&) = delete;
+
+  /// After each new version, on the io thread: starts a plan if one is due
+  /// and none is in flight.
+  void OnVersion(uint64_t version);
+
+  /// After Service::Run: lets the plan in flight end (one whose version was
+  /// never made is dropped) and joins the thread. Idempotent.
+  void Finish();
+
+  /// After Finish: the evaluation that reached the target, if one did.
+  const std::optional<TargetReached>& target() const { return target_; }
+  /// After Finish: the best test accuracy of the evaluations so far (-1:
+  /// none).
+  double best_accuracy() const { return best_accuracy_; }
+
+ private:
+  struct Plan {
+    uint64_t version = 0;
+    bool eval = false;
+    bool checkpoint = false;
+    bool optimizer_states = false;
+    std::vector<std::string> addresses;  // by server; [0] unused
+  };
+
+  void Loop();
+  bool RunPlan(const Plan& plan);
+  std::shared_ptr<WholeSnapshot> Gather(const Plan& plan);
+  Status FetchRemote(const Plan& plan, int server, WholeSnapshot* whole,
+                     uint64_t* version);
+  std::shared_ptr<const Snapshot> AwaitLocal();
+  void Evaluate(const Plan& plan, const std::shared_ptr<WholeSnapshot>& whole);
+  void SaveCheckpoint(const WholeSnapshot& whole);
+  void PlanDone(const Plan& plan);
+
+  const ObserverOptions options_;
+  const JobSpec spec_;
+  const ShardPlan* plan_;
+  models::NamedTensors named_params_;
+  ScoreFn score_;
+  Service* service_;
+  asio::io_context* io_;
+  report::EventLog* log_;
+
+  // The io thread's.
+  IntervalSchedule eval_schedule_;
+  IntervalSchedule checkpoint_schedule_;
+  bool busy_ = false;
+
+  // Shared with the Observer's thread.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<Plan> pending_;      // a plan for the thread
+  bool local_in_ = false;            // rank 0's snapshot of the plan is in
+  std::shared_ptr<const Snapshot> local_;
+  bool stopping_ = false;
+
+  // The Observer's thread's (read by Finish's caller once it has joined).
+  std::vector<std::unique_ptr<SnapshotClient>> clients_;  // by server
+  std::optional<TargetReached> target_;
+  double best_accuracy_ = -1;
+  std::thread thread_;
+};
+
+}  // namespace pstrain::ps

@@ -1,0 +1,116 @@
+// Snapshots of this server's parameters at a version, for rank 0's observer
+// (a tool peer, or rank 0's own code): copied the moment that version is
+// whole, so that scoring and saving them never hold a step up.
+
+#include <algorithm>
+
+#include "ps/service.h"
+#include "ps/service_peer.h"
+#include "ps/tensor_codec.h"
+
+namespace pstrain::ps {
+
+// Every key of the current version stepped, and no step under way.
+bool Service::VersionComplete() const {
+  return !stepping_keys_ && server_->first_unstepped_key() == server_->num_keys();
+}
+
+void Service::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
+                              SnapshotDone done) {
+  if (stopping_) {
+    done(nullptr);
+    return;
+  }
+  snapshot_requests_.push_back({min_version, with_optimizer_state, std::move(done)});
+  if (VersionComplete()) TakeDueSnapshots();
+}
+
+// One copy serves every request due now (one with the optimizer state if
+// any asks for it).
+void Service::TakeDueSnapshots() {
+  if (snapshot_requests_.empty()) return;
+  const uint64_t version = server_->version();
+  std::vector<SnapshotRequest> due;
+  bool with_optimizer_state = false;
+  auto it = std::stable_partition(snapshot_requests_.begin(), snapshot_requests_.end(),
+                                  [version](const SnapshotRequest& r) {
+                                    return r.min_version > version;
+                                  });
+  for (auto d = it; d != snapshot_requests_.end(); ++d) {
+    with_optimizer_state = with_optimizer_state || d->with_optimizer_state;
+    due.push_back(std::move(*d));
+  }
+  snapshot_requests_.erase(it, snapshot_requests_.end());
+  if (due.empty()) return;
+  auto snapshot = TakeSnapshot(*server_, with_optimizer_state);
+  if (!snapshot.ok()) {
+    log_->Info("snapshot of version " + std::to_string(version) +
+               " failed: " + snapshot.status().message());
+  }
+  for (SnapshotRequest& r : due) r.done(snapshot.ok() ? *snapshot : nullptr);
+}
+
+// The run ends: no version will be made for the requests still waiting.
+void Service::AbandonSnapshots() {
+  std::vector<SnapshotRequest> pending;
+  pending.swap(snapshot_requests_);
+  for (SnapshotRequest& r : pending) r.done(nullptr);
+}
+
+Status Service::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
+  if (!peer.tool) return InvalidArgument("snapshot from a worker or server");
+  wire::Snapshot msg;
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &msg));
+  std::weak_ptr<net::Connection> conn = peer.conn;
+  const bool with_optimizer_state = msg.with_optimizer_state;
+  RequestSnapshot(msg.min_version, with_optimizer_state,
+                  [this, conn, id, with_optimizer_state](std::shared_ptr<const Snapshot> s) {
+                    auto c = conn.lock();
+                    if (!c || c->closed()) return;
+                    auto it = peers_.find(c.get());
+                    if (it == peers_.end()) return;
+                    ReplySnapshot(*it->second, id, with_optimizer_state, std::move(s));
+                  });
+  return Status::Ok();
+}
+
+// A shard from the snapshot's own copies: nothing here waits for a step.
+void Service::ReplySnapshot(Peer& peer, uint64_t id, bool with_optimizer_state,
+                            std::shared_ptr<const Snapshot> snapshot) {
+  if (!snapshot) {
+    peer.conn->SendErrorAndClose(
+        id, Unavailable("the run ended at version " + std::to_string(server_->version()) +
+                        " before the snapshot asked for"));
+    return;
+  }
+  wire::Shard msg;
+  msg.version = snapshot->version;
+  for (size_t k = 0; k < snapshot->params.size(); ++k) {
+    msg.params.push_back(DescribeTensor(static_cast<uint32_t>(k), snapshot->params[k]));
+  }
+  if (with_optimizer_state) {
+    msg.params.push_back(DescribeBytes(static_cast<uint32_t>(snapshot->params.size()),
+                                       snapshot->optimizer_state.size()));
+  }
+  wire::EncodeMeta(msg, &peer.meta);
+  net::FrameBuffers& frame = peer.conn->NewFrame();
+  frame.Reset(wire::MsgType::kShard, id, peer.meta);
+  for (const at::Tensor& t : snapshot->params) frame.AddData(t.data_ptr(), t.nbytes());
+  if (with_optimizer_state) {
+    frame.AddData(snapshot->optimizer_state.data(), snapshot->optimizer_state.size());
+  }
+  peer.snapshot = std::move(snapshot);  // its bytes are borrowed until written
+  peer.conn->Send(frame);
+}
+
+void Service::StopTraining() {
+  if (stop_training_) return;
+  stop_training_ = true;
+  ReleaseReplies();
+}
+
+const std::string& Service::shard_optimizer_state(int s) const {
+  return shard_optimizer_states_[s];
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,40 @@
+#pragma once
+// Snapshot: a server's parameters (its keys or slices) at one version,
+// copied when that version is made, so that evaluation and checkpoints can
+// read them on threads of their own while training changes the originals.
+// DESIGN.md: "Evaluation scores a snapshot of one version on threads of its
+// own; it never stalls a step". A value type; immutable once taken.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "util/result.h"
+
+namespace pstrain::ps {
+
+class ParameterServer;
+
+struct Snapshot {
+  uint64_t version = 0;
+  /// Copies of ParameterServer::params() (key order, contiguous, CPU).
+  std::vector<at::Tensor> params;
+  /// SerializeOptimizerState of the server's optimizers (checkpoint.h);
+  /// empty unless asked for.
+  std::string optimizer_state;
+  /// When the version was made (taken).
+  std::chrono::steady_clock::time_point made_at;
+};
+
+/// Copies `server`'s parameters now (about 1 ms per 5 MB) and, when asked,
+/// serializes its optimizer state. REQUIRES: every key of the current
+/// version stepped (ParameterServer::first_unstepped_key() == num_keys()).
+/// kIOError when the optimizer state cannot be serialized.
+Result<std::shared_ptr<const Snapshot>> TakeSnapshot(const ParameterServer& server,
+                                                     bool with_optimizer_state);
+
+}  // namespace pstrain::ps

@@ -1,6 +1,7 @@
 #include "ps/observer.h"
 
 #include <algorithm>
+#include <thread>
 
 #include <asio/post.hpp>
 #include <torch/torch.h>
@@ -34,42 +35,47 @@ Observer::Observer(ObserverOptions options, const JobSpec& spec, const ShardPlan
       checkpoint_schedule_(options_.checkpoint_every, start, Clock::now()) {
   clients_.resize(spec_.num_servers);
   if (!options_.eval.empty() || !options_.checkpoint_every.empty()) {
-    thread_ = std::thread([this] { Loop(); });
+    gather_thread_ = std::thread([this] { GatherLoop(); });
+    work_thread_ = std::thread([this] { WorkLoop(); });
   }
 }
 
 Observer::~Observer() { Finish(); }
 
 void Observer::OnVersion(uint64_t version) {
-  if (busy_ || !thread_.joinable() || service_->training_stopped()) return;
+  if (!gather_thread_.joinable() || service_->training_stopped()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (under_way_ >= kMaxPlans) return;
+  }
   const auto now = Clock::now();
   uint64_t lead = 0;
   if (spec_.num_servers > 1) lead = spec_.mode == Mode::kSync ? kSyncLead : 1;
   const auto eval = eval_schedule_.Due(version, lead, now);
   const auto checkpoint = checkpoint_schedule_.Due(version, lead, now);
   if (!eval && !checkpoint) return;
-  Plan plan;
-  plan.version = std::min(eval.value_or(UINT64_MAX), checkpoint.value_or(UINT64_MAX));
-  plan.eval = eval.has_value();
-  plan.checkpoint = checkpoint.has_value();
-  plan.optimizer_states = plan.checkpoint || spec_.target_accuracy > 0;
-  plan.addresses.resize(spec_.num_servers);
-  for (int s = 1; s < spec_.num_servers; ++s) plan.addresses[s] = service_->server_address(s);
-  busy_ = true;
+  auto plan = std::make_shared<Plan>();
+  plan->version = std::min(eval.value_or(UINT64_MAX), checkpoint.value_or(UINT64_MAX));
+  plan->eval = eval.has_value();
+  plan->checkpoint = checkpoint.has_value();
+  plan->optimizer_states = plan->checkpoint || spec_.target_accuracy > 0;
+  plan->addresses.resize(spec_.num_servers);
+  for (int s = 1; s < spec_.num_servers; ++s) plan->addresses[s] = service_->server_address(s);
+  if (plan->eval) eval_schedule_.Done(plan->version, now);
+  if (plan->checkpoint) checkpoint_schedule_.Done(plan->version, now);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    pending_ = plan;
-    local_in_ = false;
-    local_ = nullptr;
+    ++under_way_;
+    to_gather_.push_back(plan);
   }
   cv_.notify_all();
   // May answer at once, so not under mu_.
-  service_->RequestSnapshot(plan.version, plan.optimizer_states,
-                            [this](std::shared_ptr<const Snapshot> snapshot) {
+  service_->RequestSnapshot(plan->version, plan->optimizer_states,
+                            [this, plan](std::shared_ptr<const Snapshot> snapshot) {
                               {
                                 std::lock_guard<std::mutex> lock(mu_);
-                                local_ = std::move(snapshot);
-                                local_in_ = true;
+                                plan->local = std::move(snapshot);
+                                plan->local_in = true;
                               }
                               cv_.notify_all();
                             });
@@ -81,50 +87,71 @@ void Observer::Finish() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (gather_thread_.joinable()) gather_thread_.join();
+  if (work_thread_.joinable()) work_thread_.join();
 }
 
-void Observer::Loop() {
-  if (options_.low_priority) models::LowerThisThreadsPriority();
-  models::SetComputeThreads(options_.threads);
+// Only waits: for the other servers' answers and rank 0's own snapshot.
+void Observer::GatherLoop() {
   for (;;) {
-    Plan plan;
+    std::shared_ptr<Plan> plan;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return pending_.has_value() || stopping_; });
-      if (!pending_) return;
-      plan = *pending_;
+      cv_.wait(lock, [this] { return !to_gather_.empty() || stopping_; });
+      if (to_gather_.empty()) break;
+      plan = to_gather_.front();
+      to_gather_.pop_front();
     }
-    RunPlan(plan);
+    std::shared_ptr<WholeSnapshot> whole = Gather(*plan);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      pending_.reset();
+      if (whole) {
+        to_work_.push_back({plan, whole});
+      } else {
+        --under_way_;
+      }
     }
-    PlanDone(plan);
+    cv_.notify_all();
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    gathered_ = true;
+  }
+  cv_.notify_all();
 }
 
-// The schedules are the io thread's: the plan's end is told there.
-void Observer::PlanDone(const Plan& plan) {
-  asio::post(*io_, [this, plan] {
-    const auto now = Clock::now();
-    if (plan.eval) eval_schedule_.Done(plan.version, now);
-    if (plan.checkpoint) checkpoint_schedule_.Done(plan.version, now);
-    busy_ = false;
-  });
-}
-
-bool Observer::RunPlan(const Plan& plan) {
-  std::shared_ptr<WholeSnapshot> whole = Gather(plan);
-  if (!whole) return false;
-  if (plan.eval) Evaluate(plan, whole);
-  if (plan.checkpoint) SaveCheckpoint(*whole);
-  return true;
+// Scores and saves in order, on cores training leaves idle; once training
+// has ended, with every core.
+void Observer::WorkLoop() {
+  if (options_.low_priority) models::LowerThisThreadsPriority();
+  models::SetComputeThreads(options_.threads);
+  bool all_cores = false;
+  for (;;) {
+    Work work;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return !to_work_.empty() || gathered_; });
+      if (to_work_.empty()) return;
+      work = std::move(to_work_.front());
+      to_work_.pop_front();
+      if (stopping_ && !all_cores) {
+        all_cores = true;
+        models::SetComputeThreads(
+            static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+      }
+    }
+    if (!target_) {  // after the target, the run's model is that version
+      if (work.plan->eval) Evaluate(work.whole);
+      if (work.plan->checkpoint) SaveCheckpoint(*work.whole);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    --under_way_;
+  }
 }
 
 // The other servers' slices first (each waits for its version), then rank
 // 0's own, copied when it made the version.
-std::shared_ptr<WholeSnapshot> Observer::Gather(const Plan& plan) {
+std::shared_ptr<WholeSnapshot> Observer::Gather(Plan& plan) {
   auto whole = std::make_shared<WholeSnapshot>();
   std::vector<at::Tensor> tensors;
   for (const auto& [name, p] : named_params_) {
@@ -137,7 +164,7 @@ std::shared_ptr<WholeSnapshot> Observer::Gather(const Plan& plan) {
   for (int s = 1; s < spec_.num_servers && fetched.ok(); ++s) {
     fetched = FetchRemote(plan, s, whole.get(), &versions[s]);
   }
-  std::shared_ptr<const Snapshot> local = AwaitLocal();
+  std::shared_ptr<const Snapshot> local = AwaitLocal(plan);
   if (!fetched.ok() || !local) {
     if (!fetched.ok()) {
       log_->Info("no snapshot of version " + std::to_string(plan.version) + ": " +
@@ -191,13 +218,13 @@ Status Observer::FetchRemote(const Plan& plan, int s, WholeSnapshot* whole,
   return Status::Ok();
 }
 
-std::shared_ptr<const Snapshot> Observer::AwaitLocal() {
+std::shared_ptr<const Snapshot> Observer::AwaitLocal(Plan& plan) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return local_in_; });
-  return local_;
+  cv_.wait(lock, [&plan] { return plan.local_in; });
+  return plan.local;
 }
 
-void Observer::Evaluate(const Plan& plan, const std::shared_ptr<WholeSnapshot>& whole) {
+void Observer::Evaluate(const std::shared_ptr<WholeSnapshot>& whole) {
   const auto start = Clock::now();
   auto r = score_(whole->state);
   if (!r.ok()) {
@@ -214,7 +241,6 @@ void Observer::Evaluate(const Plan& plan, const std::shared_ptr<WholeSnapshot>& 
   best_accuracy_ = std::max(best_accuracy_, r->accuracy);
   if (spec_.target_accuracy <= 0 || r->accuracy < spec_.target_accuracy || target_) return;
   target_ = TargetReached{whole->version, *r, whole};
-  (void)plan;
   log_->Info("test accuracy " + std::to_string(r->accuracy) + " at version " +
              std::to_string(whole->version) + " reached --target_accuracy " +
              std::to_string(spec_.target_accuracy) + "; stopping");

@@ -9,20 +9,24 @@
 // With --target_accuracy, the first evaluation that reaches it stops the
 // run (Service::StopTraining) and its snapshot becomes the checkpoint.
 //
-// One plan (a version to snapshot, scored or saved or both) is in flight at
-// a time: a plan that takes longer than an interval delays the next one,
-// never a step. With several servers in sync mode a snapshot is asked for
-// `kSyncLead` versions ahead, so that no server has passed it when asked;
-// one whose servers answer other versions is skipped (logged).
+// A plan is a version to snapshot, to score or save or both. Its snapshots
+// are gathered at once, on one thread (it only waits), and scored and
+// saved in order on another, so a slow evaluation delays the next
+// evaluation, never a step, and never the next snapshot. At most
+// kMaxPlans plans are under way; while that many are, a due one waits for
+// a later version. Those left when training ends are worked off at full
+// speed. With several servers in sync mode a snapshot is asked for
+// kSyncLead versions ahead, so that no server has passed it when asked; one
+// whose servers answer other versions is skipped (logged).
 //
-// Threading: OnVersion runs on the Service's io thread; the plans run on
-// the Observer's thread; Finish and target() on the thread that ran the
-// Service, after Run. `*service`, `*io`, `*log` and `*plan` must outlive
-// the Observer.
+// Threading: OnVersion runs on the Service's io thread; Finish and target()
+// on the thread that ran the Service, after Run. `*service`, `*io`, `*log`
+// and `*plan` must outlive the Observer.
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -91,6 +95,8 @@ class Observer {
  public:
   /// Versions of notice a sync snapshot of several servers is asked with.
   static constexpr uint64_t kSyncLead = 3;
+  /// Plans under way at most (snapshots held: one whole model each).
+  static constexpr int kMaxPlans = 4;
 
   /// `named_params`: the whole model's parameters, by name, whose shapes
   /// and dtypes snapshots take (their values are not read). `start`: the
@@ -107,8 +113,9 @@ class Observer {
   /// and none is in flight.
   void OnVersion(uint64_t version);
 
-  /// After Service::Run: lets the plan in flight end (one whose version was
-  /// never made is dropped) and joins the thread. Idempotent.
+  /// After Service::Run: works off the plans under way with every core (one
+  /// whose version was never made is dropped) and joins the threads.
+  /// Idempotent.
   void Finish();
 
   /// After Finish: the evaluation that reached the target, if one did.
@@ -124,17 +131,22 @@ class Observer {
     bool checkpoint = false;
     bool optimizer_states = false;
     std::vector<std::string> addresses;  // by server; [0] unused
+    bool local_in = false;               // rank 0's snapshot came (guarded by mu_)
+    std::shared_ptr<const Snapshot> local;
+  };
+  struct Work {
+    std::shared_ptr<Plan> plan;
+    std::shared_ptr<WholeSnapshot> whole;
   };
 
-  void Loop();
-  bool RunPlan(const Plan& plan);
-  std::shared_ptr<WholeSnapshot> Gather(const Plan& plan);
+  void GatherLoop();
+  void WorkLoop();
+  std::shared_ptr<WholeSnapshot> Gather(Plan& plan);
   Status FetchRemote(const Plan& plan, int server, WholeSnapshot* whole,
                      uint64_t* version);
-  std::shared_ptr<const Snapshot> AwaitLocal();
-  void Evaluate(const Plan& plan, const std::shared_ptr<WholeSnapshot>& whole);
+  std::shared_ptr<const Snapshot> AwaitLocal(Plan& plan);
+  void Evaluate(const std::shared_ptr<WholeSnapshot>& whole);
   void SaveCheckpoint(const WholeSnapshot& whole);
-  void PlanDone(const Plan& plan);
 
   const ObserverOptions options_;
   const JobSpec spec_;
@@ -148,21 +160,21 @@ class Observer {
   // The io thread's.
   IntervalSchedule eval_schedule_;
   IntervalSchedule checkpoint_schedule_;
-  bool busy_ = false;
 
-  // Shared with the Observer's thread.
   std::mutex mu_;
   std::condition_variable cv_;
-  std::optional<Plan> pending_;      // a plan for the thread
-  bool local_in_ = false;            // rank 0's snapshot of the plan is in
-  std::shared_ptr<const Snapshot> local_;
-  bool stopping_ = false;
+  std::deque<std::shared_ptr<Plan>> to_gather_;
+  std::deque<Work> to_work_;
+  int under_way_ = 0;      // plans issued and not yet worked off
+  bool stopping_ = false;  // Finish was called
+  bool gathered_ = false;  // the gathering thread has ended
 
-  // The Observer's thread's (read by Finish's caller once it has joined).
+  // The gathering thread's.
   std::vector<std::unique_ptr<SnapshotClient>> clients_;  // by server
+  // The working thread's (read by Finish's caller once it has joined).
   std::optional<TargetReached> target_;
   double best_accuracy_ = -1;
-  std::thread thread_;
+  std::thread gather_thread_, work_thread_;
 };
 
 }  // namespace pstrain::ps

@@ -1,6 +1,7 @@
 #include "models/compute_threads.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,8 +20,10 @@ void SetComputeThreads(int threads) {
 }
 
 bool LowerThisThreadsPriority() {
-  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
-  return setpriority(PRIO_PROCESS, tid, 19) == 0;
+  const auto tid = static_cast<pid_t>(syscall(SYS_gettid));
+  sched_param param{};
+  if (sched_setscheduler(tid, SCHED_IDLE, &param) == 0) return true;
+  return setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19) == 0;
 }
 
 }  // namespace pstrain::models

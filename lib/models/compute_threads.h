@@ -10,9 +10,10 @@ namespace pstrain::models {
 /// when it is loaded, to `threads`. 0 or less: leaves both as they are.
 void SetComputeThreads(int threads);
 
-/// Lowers the calling thread's scheduling priority to the least (nice 19),
-/// so that it runs on cores others leave idle; Linux threads have their own
-/// nice value. Returns false where the system refuses.
+/// Lowers the calling thread's scheduling priority to the least (Linux's
+/// SCHED_IDLE, else nice 19), so that it runs only on cores the other
+/// threads leave idle; Linux threads each have their own. Threads it starts
+/// inherit it. Returns false where the system refuses both.
 bool LowerThisThreadsPriority();
 
 }  // namespace pstrain::models

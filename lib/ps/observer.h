@@ -63,7 +63,10 @@ struct ObserverOptions {
   int keep = 3;
   /// Compute threads of the Observer's thread. Default: 1.
   int threads = 1;
-  /// Run the plans at nice 19, on cores training leaves idle. Default: true.
+  /// Score and save at the lowest priority (models::LowerThisThreadsPriority),
+  /// on cores training leaves idle: evaluation then costs training nothing
+  /// but may fall behind it. Off, evaluation competes with training as an
+  /// equal and keeps up. Default: true.
   bool low_priority = true;
   /// How long another server may take to answer, and connection options
   /// and token for asking it.

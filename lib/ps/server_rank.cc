@@ -235,6 +235,9 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.checkpoint = o.checkpoint;
   observe.keep = o.keep;
   observe.threads = std::max(1, o.threads);
+  // A run that stops at a target waits on its evaluations: they keep up
+  // with training rather than yield to it.
+  observe.low_priority = spec.target_accuracy <= 0;
   observe.timeout = o.timeout;
   observe.connection = net::ConnectionOptions{o.max_frame_bytes};
   observe.auth_token = o.auth_token;

@@ -19,7 +19,7 @@ _pstrain() {
     pstrain_eval) words='--help --checkpoint --model --dataset --batch_size --data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet --config --print_config' ;;
     pstrain_bench) words='wire train load eval --help' ;;
     pstrain_bench_wire) words='--help --sizes --workers --op --seconds --json --config --print_config' ;;
-    pstrain_bench_train) words='--help --model --dataset --modes --world_size --steps --batch_size --data_dir --lr --momentum --seed --threads --timeout --json --config --print_config' ;;
+    pstrain_bench_train) words='--help --model --dataset --modes --world_size --steps --batch_size --data_dir --lr --momentum --seed --threads --target_accuracy --eval_interval --timeout --json --config --print_config' ;;
     pstrain_bench_load) words='--help --connections --bytes --seconds --json --config --print_config' ;;
     pstrain_bench_eval) words='--help --model --dataset --data_dir --checkpoint --batch_sizes --threads --repeats --json --config --print_config' ;;
     pstrain_run) words='--help --rank --world_size --master_addr --master_port --num_servers --model --dataset --mode --staleness --optimizer --lr --momentum --nesterov --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --target_accuracy --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --reassign_shards --step_timeout --data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet --checkpoint --resume --checkpoint_every --keep --bind_addr --device --config --print_config' ;;

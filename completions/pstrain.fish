@@ -157,6 +157,8 @@ complete -c pstrain -n '__fish_seen_subcommand_from train' -l lr -r -F -d 'SGD l
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l momentum -r -F -d 'SGD momentum'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l seed -r -F -d 'Seed of the model, shuffle and dropout'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l threads -r -F -d 'libtorch threads of the single process (0: all cores)'
+complete -c pstrain -n '__fish_seen_subcommand_from train' -l target_accuracy -r -F -d 'Also report each mode'\''s time to this test accuracy, evaluating every --eval_interval steps and stopping there (0: none)'
+complete -c pstrain -n '__fish_seen_subcommand_from train' -l eval_interval -r -F -d 'With --target_accuracy: steps between evaluations'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l timeout -r -F -d 'Seconds a sync/async run may make no progress'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l json -d 'One JSON document on stdout'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l config -r -F -d 'Read flags from this TOML or INI file (name = value); flags on the command line win'

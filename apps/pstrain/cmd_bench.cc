@@ -200,9 +200,9 @@ int RunLoad(const LoadFlags& f) {
   return 0;
 }
 
-bench::TableRow TrainRow(const json& r) {
+bench::TableRow TrainRow(const json& r, bool target) {
   double step = Number(r, "seconds_per_step");
-  return {r.value("mode", ""),
+  bench::TableRow row = {r.value("mode", ""),
           bench::FixedDecimals(Number(r, "samples_per_second"), 0),
           bench::FixedDecimals(Number(r, "wall_seconds"), 2),
           bench::FixedDecimals(step, 4),
@@ -211,26 +211,31 @@ bench::TableRow TrainRow(const json& r) {
           Percent(Number(r, "waiting_seconds_per_step"), step),
           bench::FixedDecimals(Number(r, "test_accuracy"), 4),
           bench::FixedDecimals(Number(r, "speedup_over_single"), 2)};
+  if (target) row.push_back(bench::FixedDecimals(Number(r, "time_to_target_seconds"), 1));
+  return row;
 }
 
 void PrintTrainTable(const bench::TrainBenchOptions& o, const json& rows) {
   std::vector<bench::TableRow> table;
   std::vector<std::string> notes;
   for (const json& r : rows) {
-    table.push_back(TrainRow(r));
+    table.push_back(TrainRow(r, o.target_accuracy > 0));
     for (const json& n : r.value("notes", json::array())) {
       notes.push_back(r.value("mode", "") + ": " + n.get<std::string>());
     }
+  }
+  std::vector<std::string> header = {"mode",   "samples/s", "wall s",   "s/step",
+                                     "compute %", "comm %", "waiting %", "test acc",
+                                     "speed-up"};
+  if (o.target_accuracy > 0) {
+    header.push_back("s to " + bench::FixedDecimals(o.target_accuracy, 2));
   }
   std::cout << "pstrain bench train: " << o.model << " on " << o.dataset << ", "
             << o.steps << " steps of " << o.batch_size
             << " samples per worker; sync and async: 1 server and "
             << o.world_size - 1 << " workers as processes of this machine; "
             << "s/step split per worker (means)\n\n"
-            << bench::FormatTable(
-                   {"mode", "samples/s", "wall s", "s/step", "compute %",
-                    "comm %", "waiting %", "test acc", "speed-up"},
-                   table);
+            << bench::FormatTable(header, table);
   for (const std::string& n : notes)
     std::cout << "note: " << n << "\n";
 }
@@ -312,6 +317,15 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
                   "libtorch threads of the single process (0: all cores)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--target_accuracy", o.target_accuracy,
+                  "Also report each mode's time to this test accuracy, evaluating "
+                  "every --eval_interval steps and stopping there (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--eval_interval", o.eval_interval,
+                  "With --target_accuracy: steps between evaluations")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--timeout", o.timeout_seconds,
                   "Seconds a sync/async run may make no progress")
       ->capture_default_str()

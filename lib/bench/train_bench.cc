@@ -103,6 +103,8 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   // The whole machine, as launch splits it between its processes.
   l.threads =
       o.single_threads > 0 ? o.single_threads : cluster::ThreadsPerProcess(1);
+  l.target_accuracy = o.target_accuracy;
+  l.eval_interval = o.eval_interval;
   PS_ASSIGN_OR_RETURN(worker::LocalRunStats s, worker::TrainLocally(l));
   json row = RowBase(o, "single");
   row["processes"] = 1;
@@ -116,6 +118,12 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   row["test_loss"] = s.test_loss;
   row["process_seconds"] = nullptr;
   row["peak_rss_bytes"] = {{"process", PeakRssBytes()}};
+  if (o.target_accuracy > 0) {
+    const bool reached = s.steps_to_target > 0;
+    row["target_accuracy"] = o.target_accuracy;
+    row["time_to_target_seconds"] = reached ? json(s.time_to_target_seconds) : json(nullptr);
+    row["steps_to_target"] = reached ? json(s.steps_to_target) : json(nullptr);
+  }
   return row;
 }
 
@@ -140,6 +148,10 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
                                 "--timeout",     Exact(o.timeout_seconds),
                                 "--checkpoint",  checkpoint,
                                 "--json"};
+  if (o.target_accuracy > 0) {
+    a.insert(a.end(), {"--target_accuracy", Exact(o.target_accuracy), "--eval_interval",
+                       std::to_string(o.eval_interval)});
+  }
   if (!o.data_dir.empty())
     a.insert(a.end(), {"--data_dir", o.data_dir});
   return a;
@@ -226,6 +238,11 @@ json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
   row["test_accuracy"] = s.value("test_accuracy", 0.0);
   row["test_loss"] = s.value("test_loss", 0.0);
   row["process_seconds"] = process_seconds;
+  if (o.target_accuracy > 0) {
+    row["target_accuracy"] = o.target_accuracy;
+    row["time_to_target_seconds"] = s.value("time_to_target_seconds", json(nullptr));
+    row["steps_to_target"] = s.value("steps_to_target", json(nullptr));
+  }
   return row;
 }
 

@@ -48,6 +48,12 @@ struct TrainBenchOptions {
   /// Passed to launch as --timeout: seconds without progress before a run
   /// is declared failed. Default: 120.
   double timeout_seconds = 120;
+  /// > 0: each row also reports its time to this test accuracy: every mode
+  /// evaluates every `eval_interval` versions (steps) and stops at the
+  /// first evaluation that reaches it (launch's --target_accuracy).
+  /// Defaults: 0 (none), 100.
+  double target_accuracy = 0;
+  int64_t eval_interval = 100;
   /// Where a temporary directory (checkpoints, captured output) is made and
   /// removed afterwards. Default: "/tmp".
   std::string scratch_dir = "/tmp";
@@ -70,7 +76,11 @@ struct TrainBenchOptions {
 ///   peak_rss_bytes ({"server", "worker" (the largest)}, null where not
 ///     reported; single: {"process": this process's peak so far}),
 ///   speedup_over_single (samples_per_second / that of the single row;
-///     null without one), lr, momentum, seed, notes (array of strings).
+///     null without one), lr, momentum, seed, notes (array of strings);
+///   with a target: target_accuracy, time_to_target_seconds (sync, async:
+///     the summary's, from the first worker joining until the version that
+///     reached it was made; single: training seconds until that step) and
+///     steps_to_target, both null when not reached.
 /// Errors: kInvalidArgument for bad options or a run that exits 2 (bad
 /// input, e.g. no data set); TrainLocally's errors for single; kIOError
 /// when a child cannot start or fails, with its error message.

@@ -43,26 +43,41 @@ Result<data::Dataset> Load(const LocalTrainOptions& o, data::Split split) {
   return ds;
 }
 
-// `steps` SGD steps over as many epochs as they need. Returns the seconds.
-double RunSteps(models::Model& model, const data::Dataset& train,
-                const LocalTrainOptions& o) {
+// `steps` SGD steps over as many epochs as they need, or fewer when an
+// evaluation reaches the target. Returns the training seconds.
+double RunSteps(models::Model& model, const data::Dataset& train, const data::Dataset& test,
+                const LocalTrainOptions& o, LocalRunStats* stats) {
   data::ShardSampler sampler(train.size(), 1, 0, o.batch_size, o.seed);
   torch::optim::SGD sgd(model.parameters(),
                         torch::optim::SGDOptions(o.lr).momentum(o.momentum));
+  const bool evaluate = o.target_accuracy > 0 && o.eval_interval > 0;
   model.train();
+  double seconds = 0;
   auto start = Clock::now();
   int64_t done = 0;
   for (int64_t epoch = 0; done < o.steps; ++epoch) {
     for (int64_t step = 0; step < sampler.steps_per_epoch() && done < o.steps;
-         ++step, ++done) {
+         ++step) {
       data::Batch batch =
           data::GetBatch(train, sampler.BatchIndices(epoch, step));
       sgd.zero_grad();
       torch::nll_loss(model.forward(batch.images), batch.labels).backward();
       sgd.step();
+      if (++done % o.eval_interval != 0 || !evaluate) continue;
+      seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      const double accuracy = models::Evaluator(
+          std::shared_ptr<models::Model>(&model, [](models::Model*) {}), test.images,
+          test.labels).Score().accuracy;
+      model.train();
+      if (accuracy >= o.target_accuracy) {
+        stats->time_to_target_seconds = seconds;
+        stats->steps_to_target = done;
+        return seconds;
+      }
+      start = Clock::now();
     }
   }
-  return std::chrono::duration<double>(Clock::now() - start).count();
+  return seconds + std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // Sets libtorch's intra-op threads for its lifetime (0: leaves them).
@@ -101,13 +116,13 @@ Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
   LocalRunStats stats;
   stats.threads = at::get_num_threads();
   try {
-    stats.wall_seconds = RunSteps(*model, train, o);
+    stats.wall_seconds = RunSteps(*model, train, test, o, &stats);
   } catch (const c10::Error& e) {
     return InvalidArgument(std::string("training failed: ") +
                            e.what_without_backtrace());
   }
-  stats.steps = o.steps;
-  stats.samples = o.steps * o.batch_size;
+  stats.steps = stats.steps_to_target > 0 ? stats.steps_to_target : o.steps;
+  stats.samples = stats.steps * o.batch_size;
   stats.samples_per_second =
       stats.wall_seconds > 0 ? stats.samples / stats.wall_seconds : 0.0;
   models::EvalResult eval = models::Evaluator(model, test.images, test.labels).Score();

@@ -34,6 +34,11 @@ struct LocalTrainOptions {
   /// previous count is restored afterwards). 0: leave libtorch's count.
   /// Default: 0.
   int threads = 0;
+  /// With target_accuracy > 0: evaluate every eval_interval steps (their
+  /// time not counted) and stop at the first evaluation that reaches it.
+  /// Defaults: 0 (never), 100.
+  double target_accuracy = 0;
+  int64_t eval_interval = 100;
 };
 
 struct LocalRunStats {
@@ -45,6 +50,10 @@ struct LocalRunStats {
   double samples_per_second = 0;  ///< samples / wall_seconds
   double test_accuracy = 0;       ///< 0..1, on the whole test set
   double test_loss = 0;           ///< mean NLL on the test set
+  /// With a target: training seconds and steps until the evaluation that
+  /// reached it; -1 when none did.
+  double time_to_target_seconds = -1;
+  int64_t steps_to_target = -1;
 };
 
 /// Loads the data set, builds the model from `seed`, runs `steps` steps of

@@ -408,6 +408,13 @@ void Service::Fail(const Status& status) {
 void Service::Shutdown() {
   stopping_ = true;
   AbandonSnapshots();
+  // An observer's connection waits for nothing more: it must not hold the
+  // end of the run for the grace period below.
+  std::vector<net::Connection*> tools;
+  for (auto& [c, peer] : peers_) {
+    if (peer->tool && !c->closed()) tools.push_back(c);
+  }
+  for (auto* c : tools) c->Close();
   listener_.Close();
   timer_.cancel();
   step_timer_.cancel();

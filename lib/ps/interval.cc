@@ -40,8 +40,10 @@ IntervalSchedule::IntervalSchedule(Interval every, uint64_t version, Clock::time
 std::optional<uint64_t> IntervalSchedule::Due(uint64_t version, uint64_t lead,
                                               Clock::time_point now) const {
   if (every_.steps > 0) {
-    const uint64_t next = (last_version_ / every_.steps + 1) * every_.steps;
-    if (version + lead >= next) return next > version ? next : version + lead;
+    const uint64_t n = every_.steps;
+    uint64_t next = (last_version_ / n + 1) * n;
+    if (next < version) next = (version + n - 1) / n * n;  // those passed are skipped
+    if (version + lead >= next) return next;
   }
   if (every_.time.count() > 0 && now - last_time_ >= every_.time) return version + lead;
   return std::nullopt;

@@ -39,9 +39,9 @@ class IntervalSchedule {
   /// The version to act at, given the current `version` and `lead` versions
   /// of notice (what a snapshot from several servers needs, ps/observer.h):
   /// every N versions, the next multiple of N once version + lead reaches
-  /// it, or version + lead if that multiple has passed; every T seconds,
-  /// version + lead once T has passed since the last act. nullopt while
-  /// none is due, and always for an empty interval.
+  /// it (a multiple already passed is skipped: acts stay on multiples);
+  /// every T seconds, version + lead once T has passed since the last act.
+  /// nullopt while none is due, and always for an empty interval.
   std::optional<uint64_t> Due(uint64_t version, uint64_t lead, Clock::time_point now) const;
 
   /// Records an act at `version` at `now`.

@@ -91,7 +91,8 @@ void Observer::Finish() {
   if (work_thread_.joinable()) work_thread_.join();
 }
 
-// Only waits: for the other servers' answers and rank 0's own snapshot.
+// Waits for the other servers' answers and rank 0's own snapshot, and
+// saves the checkpoints.
 void Observer::GatherLoop() {
   for (;;) {
     std::shared_ptr<Plan> plan;
@@ -103,6 +104,10 @@ void Observer::GatherLoop() {
       to_gather_.pop_front();
     }
     std::shared_ptr<WholeSnapshot> whole = Gather(*plan);
+    // Saving is mostly I/O and must not starve behind training: here, at
+    // normal priority, rather than with the scoring.
+    if (whole && plan->checkpoint) SaveCheckpoint(*whole);
+    if (whole && !plan->eval) whole = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (whole) {
@@ -120,8 +125,8 @@ void Observer::GatherLoop() {
   cv_.notify_all();
 }
 
-// Scores and saves in order, on cores training leaves idle; once training
-// has ended, with every core.
+// Scores in order, on cores training leaves idle; once training has ended,
+// with every core.
 void Observer::WorkLoop() {
   if (options_.low_priority) models::LowerThisThreadsPriority();
   models::SetComputeThreads(options_.threads);
@@ -140,10 +145,7 @@ void Observer::WorkLoop() {
             static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
       }
     }
-    if (!target_) {  // after the target, the run's model is that version
-      if (work.plan->eval) Evaluate(work.whole);
-      if (work.plan->checkpoint) SaveCheckpoint(*work.whole);
-    }
+    if (!target_) Evaluate(work.whole);  // after the target, the run's model is that version
     std::lock_guard<std::mutex> lock(mu_);
     --under_way_;
   }

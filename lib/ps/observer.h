@@ -4,15 +4,17 @@
 // name, it gets version v of every slice the way a worker would: its own
 // from the Service (a Snapshot copied when v is made) and the other
 // servers' by asking each for its snapshot of v (SnapshotClient). It then
-// scores and saves that whole model on a thread of its own, at the lowest
-// scheduling priority, while training goes on; the eval event names v.
+// saves that whole model, and scores it on a thread of its own at the
+// lowest scheduling priority, while training goes on; the eval event names
+// v.
 // With --target_accuracy, the first evaluation that reaches it stops the
 // run (Service::StopTraining) and its snapshot becomes the checkpoint.
 //
 // A plan is a version to snapshot, to score or save or both. Its snapshots
-// are gathered at once, on one thread (it only waits), and scored and
-// saved in order on another, so a slow evaluation delays the next
-// evaluation, never a step, and never the next snapshot. At most
+// are gathered at once and saved on one thread (it mostly waits and
+// writes), and scored in order on another, at the lowest priority, so a
+// slow evaluation delays the next evaluation, never a step, a snapshot or
+// a checkpoint. At most
 // kMaxPlans plans are under way; while that many are, a due one waits for
 // a later version. Those left when training ends are worked off at full
 // speed. With several servers in sync mode a snapshot is asked for
@@ -63,7 +65,7 @@ struct ObserverOptions {
   int keep = 3;
   /// Compute threads of the Observer's thread. Default: 1.
   int threads = 1;
-  /// Score and save at the lowest priority (models::LowerThisThreadsPriority),
+  /// Score at the lowest priority (models::LowerThisThreadsPriority),
   /// on cores training leaves idle: evaluation then costs training nothing
   /// but may fall behind it. Off, evaluation competes with training as an
   /// equal and keeps up. Default: true.

@@ -275,9 +275,13 @@ Status Trainer::Reconnect(const Status& why) {
 }
 
 // A fresh connection to server `s`: handshake, model check, slices. A
-// server s > 0 may be back at another address: rank 0 says where.
+// server s > 0 may be back at another address: rank 0 says where (and is
+// joined again first when it was lost as well).
 Status Trainer::JoinAgain(int s) {
-  if (s > 0 && !clients_[0]->lost()) {
+  if (s > 0) {
+    // Rank 0 may be gone too, though no call has found it out yet: a failed
+    // GetJob does, and the next try joins it again first.
+    if (clients_[0]->lost()) PS_RETURN_IF_ERROR(JoinAgain(0));
     PS_ASSIGN_OR_RETURN(ps::JobSpec job, clients_[0]->GetJob());
     if (job.server_addrs.size() == spec_.server_addrs.size()) {
       spec_.server_addrs = job.server_addrs;

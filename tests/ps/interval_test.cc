@@ -30,14 +30,15 @@ TEST(IntervalTest, FormatReadsBack) {
   }
 }
 
-TEST(IntervalTest, StepsAreDueAtMultiplesWithLeadOrAtOnceWhenPassed) {
+TEST(IntervalTest, StepsAreDueAtMultiplesWithLeadAndSkipThosePassed) {
   const auto t0 = Clock::now();
   IntervalSchedule s({3, {}}, 0, t0);
   EXPECT_FALSE(s.Due(1, 0, t0));
   EXPECT_EQ(s.Due(3, 0, t0), 3u);
   EXPECT_EQ(s.Due(1, 2, t0), 3u);   // two versions of notice
   EXPECT_EQ(s.Due(2, 3, t0), 3u);   // still the multiple, not 5
-  EXPECT_EQ(s.Due(4, 3, t0), 7u);   // 3 passed: as soon as the lead allows
+  EXPECT_EQ(s.Due(4, 3, t0), 6u);   // 3 passed: the next multiple
+  EXPECT_FALSE(s.Due(4, 0, t0));    // which is not due without notice
   s.Done(3, t0);
   EXPECT_FALSE(s.Due(5, 0, t0));
   EXPECT_EQ(s.Due(6, 0, t0), 6u);

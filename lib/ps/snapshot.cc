@@ -9,12 +9,13 @@
 namespace pstrain::ps {
 
 Result<std::shared_ptr<const Snapshot>> TakeSnapshot(const ParameterServer& server,
-                                                     bool with_optimizer_state) {
+                                                     bool with_optimizer_state,
+                                                     std::chrono::steady_clock::time_point now) {
   PS_CHECK(server.first_unstepped_key() == server.num_keys())
       << "snapshot of version " << server.version() << " before its keys are stepped";
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->version = server.version();
-  snapshot->made_at = std::chrono::steady_clock::now();
+  snapshot->made_at = now;
   snapshot->params.reserve(server.params().size());
   for (const at::Tensor& p : server.params()) {
     snapshot->params.push_back(p.detach().clone(at::MemoryFormat::Contiguous));

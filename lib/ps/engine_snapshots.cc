@@ -4,19 +4,20 @@
 
 #include <algorithm>
 
-#include "ps/service.h"
-#include "ps/service_peer.h"
+#include "ps/engine.h"
+#include "ps/engine_peer.h"
 #include "ps/tensor_codec.h"
 
 namespace pstrain::ps {
 
 // Every key of the current version stepped, and no step under way.
-bool Service::VersionComplete() const {
+bool Engine::VersionComplete() const {
   return !stepping_keys_ && server_->first_unstepped_key() == server_->num_keys();
 }
 
-void Service::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
-                              SnapshotDone done) {
+void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state, SnapshotDone done,
+                             Time now) {
+  now_ = now;
   if (stopping_) {
     done(nullptr);
     return;
@@ -27,61 +28,59 @@ void Service::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
 
 // One copy serves every request due now (one with the optimizer state if
 // any asks for it).
-void Service::TakeDueSnapshots() {
+void Engine::TakeDueSnapshots() {
   if (snapshot_requests_.empty()) return;
   const uint64_t version = server_->version();
   std::vector<SnapshotRequest> due;
   bool with_optimizer_state = false;
-  auto it = std::stable_partition(snapshot_requests_.begin(), snapshot_requests_.end(),
-                                  [version](const SnapshotRequest& r) {
-                                    return r.min_version > version;
-                                  });
+  auto it = std::stable_partition(
+      snapshot_requests_.begin(), snapshot_requests_.end(),
+      [version](const SnapshotRequest& r) { return r.min_version > version; });
   for (auto d = it; d != snapshot_requests_.end(); ++d) {
     with_optimizer_state = with_optimizer_state || d->with_optimizer_state;
     due.push_back(std::move(*d));
   }
   snapshot_requests_.erase(it, snapshot_requests_.end());
   if (due.empty()) return;
-  auto snapshot = TakeSnapshot(*server_, with_optimizer_state);
+  auto snapshot = TakeSnapshot(*server_, with_optimizer_state, now_);
   if (!snapshot.ok()) {
-    log_->Info("snapshot of version " + std::to_string(version) +
-               " failed: " + snapshot.status().message());
+    outbox_->Info("snapshot of version " + std::to_string(version) +
+                  " failed: " + snapshot.status().message());
   }
   for (SnapshotRequest& r : due) r.done(snapshot.ok() ? *snapshot : nullptr);
 }
 
 // The run ends: no version will be made for the requests still waiting.
-void Service::AbandonSnapshots() {
+void Engine::AbandonSnapshots() {
   std::vector<SnapshotRequest> pending;
   pending.swap(snapshot_requests_);
   for (SnapshotRequest& r : pending) r.done(nullptr);
 }
 
-Status Service::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
+Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
   if (!peer.tool) return InvalidArgument("snapshot from a worker or server");
   wire::Snapshot msg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &msg));
-  std::weak_ptr<net::Connection> conn = peer.conn;
   const bool with_optimizer_state = msg.with_optimizer_state;
-  RequestSnapshot(msg.min_version, with_optimizer_state,
-                  [this, conn, id, with_optimizer_state](std::shared_ptr<const Snapshot> s) {
-                    auto c = conn.lock();
-                    if (!c || c->closed()) return;
-                    auto it = peers_.find(c.get());
-                    if (it == peers_.end()) return;
-                    ReplySnapshot(*it->second, id, with_optimizer_state, std::move(s));
-                  });
+  const PeerId to = peer.id;
+  RequestSnapshot(
+      msg.min_version, with_optimizer_state,
+      [this, to, id, with_optimizer_state](std::shared_ptr<const Snapshot> s) {
+        ReplySnapshot(to, id, with_optimizer_state, std::move(s));
+      },
+      now_);
   return Status::Ok();
 }
 
 // A shard from the snapshot's own copies: nothing here waits for a step.
-void Service::ReplySnapshot(Peer& peer, uint64_t id, bool with_optimizer_state,
-                            std::shared_ptr<const Snapshot> snapshot) {
+void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
+                           std::shared_ptr<const Snapshot> snapshot) {
+  Peer* peer = Find(to);
+  if (!peer || peer->closing) return;
   if (!snapshot) {
-    peer.conn->SendErrorAndClose(
-        id, Unavailable("the run ended at version " + std::to_string(server_->version()) +
-                        " before the snapshot asked for"));
-    return;
+    return Refuse(*peer, id,
+                  Unavailable("the run ended at version " + std::to_string(server_->version()) +
+                              " before the snapshot asked for"));
   }
   wire::Shard msg;
   msg.version = snapshot->version;
@@ -92,25 +91,24 @@ void Service::ReplySnapshot(Peer& peer, uint64_t id, bool with_optimizer_state,
     msg.params.push_back(DescribeBytes(static_cast<uint32_t>(snapshot->params.size()),
                                        snapshot->optimizer_state.size()));
   }
-  wire::EncodeMeta(msg, &peer.meta);
-  net::FrameBuffers& frame = peer.conn->NewFrame();
-  frame.Reset(wire::MsgType::kShard, id, peer.meta);
-  for (const at::Tensor& t : snapshot->params) frame.AddData(t.data_ptr(), t.nbytes());
+  wire::EncodeMeta(msg, &peer->meta);
+  OutFrame frame;
+  frame.type = wire::MsgType::kShard;
+  frame.request_id = id;
+  frame.meta = peer->meta;
+  for (const at::Tensor& t : snapshot->params) frame.data.push_back({t.data_ptr(), t.nbytes()});
   if (with_optimizer_state) {
-    frame.AddData(snapshot->optimizer_state.data(), snapshot->optimizer_state.size());
+    frame.data.push_back({snapshot->optimizer_state.data(), snapshot->optimizer_state.size()});
   }
-  peer.snapshot = std::move(snapshot);  // its bytes are borrowed until written
-  peer.conn->Send(frame);
+  peer->snapshot = std::move(snapshot);  // its bytes are borrowed until written
+  outbox_->Send(to, frame);
 }
 
-void Service::StopTraining() {
+void Engine::StopTraining(Time now) {
+  now_ = now;
   if (stop_training_) return;
   stop_training_ = true;
   ReleaseReplies();
-}
-
-const std::string& Service::shard_optimizer_state(int s) const {
-  return shard_optimizer_states_[s];
 }
 
 }  // namespace pstrain::ps

@@ -3,16 +3,13 @@
 // the addresses from it with the job spec, and at the end each server sends
 // it its slices so that one process holds, scores and saves the whole model.
 
-#include <algorithm>
-
-#include "ps/service.h"
-#include "ps/service_peer.h"
+#include "ps/engine.h"
+#include "ps/engine_peer.h"
 #include "ps/tensor_codec.h"
 
 namespace pstrain::ps {
 
-void Service::ExpectServers(const ShardPlan* plan,
-                            std::vector<at::Tensor> model_params) {
+void Engine::ExpectServers(const ShardPlan* plan, std::vector<at::Tensor> model_params) {
   plan_ = plan;
   model_params_ = std::move(model_params);
   server_addrs_.assign(spec_.num_servers, "");
@@ -22,7 +19,7 @@ void Service::ExpectServers(const ShardPlan* plan,
 
 // Workers wait for the servers' addresses; servers themselves only need
 // the job.
-Status Service::OnGetJob(Peer& peer, uint64_t id) {
+Status Engine::OnGetJob(Peer& peer, uint64_t id) {
   if (plan_ && peer.server < 0 && announced_ < spec_.num_servers - 1) {
     peer.job_pending = true;
     peer.job_id = id;
@@ -32,32 +29,28 @@ Status Service::OnGetJob(Peer& peer, uint64_t id) {
   return Status::Ok();
 }
 
-void Service::ReplyJob(Peer& peer, uint64_t id) {
+void Engine::ReplyJob(Peer& peer, uint64_t id) {
   JobSpec spec = spec_;
   if (plan_) {
     spec.server_addrs = server_addrs_;
-    spec.server_addrs[0] = options_.host + ":" + std::to_string(port());
+    spec.server_addrs[0] = address_;
   }
   wire::JobSpecMsg msg{ToJson(spec).dump()};
   wire::EncodeMeta(msg, &peer.meta);
   Reply(peer, wire::MsgType::kJobSpec, id);
 }
 
-Status Service::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
+Status Engine::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
   if (peer.server <= 0) return InvalidArgument("server_info from a worker");
-  if (!server_addrs_[peer.server].empty()) {
-    return InvalidArgument("second server_info");
-  }
+  if (!server_addrs_[peer.server].empty()) return InvalidArgument("second server_info");
   wire::ServerInfo info;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &info));
   if (info.address.empty() || info.address.find(':') == std::string::npos) {
-    return InvalidArgument("server_info: address '" + info.address +
-                           "', expected host:port");
+    return InvalidArgument("server_info: address '" + info.address + "', expected host:port");
   }
   server_addrs_[peer.server] = info.address;
-  last_progress_ = Clock::now();
-  log_->Info("rank " + std::to_string(peer.rank) + " (server) listens at " +
-             info.address);
+  last_progress_ = now_;
+  outbox_->Info("rank " + std::to_string(peer.rank) + " (server) listens at " + info.address);
   peer.meta.clear();
   Reply(peer, wire::MsgType::kAck, id);
   if (++announced_ < spec_.num_servers - 1) return Status::Ok();
@@ -72,13 +65,11 @@ Status Service::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
 // A server's final slices land straight in rank 0's model parameters, and
 // its optimizer state (the last tensor) beside them, for the checkpoint
 // rank 0 writes.
-Status Service::PlanShard(Peer& peer, std::string_view meta,
-                          std::vector<asio::mutable_buffer>* dst) {
+Status Engine::PlanShard(Peer& peer, std::string_view meta, ReadPlan* plan) {
   if (peer.server <= 0) return InvalidArgument("shard from a worker");
   if (peer.shard_in) return InvalidArgument("second shard");
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &shard_msg_));
-  const std::vector<at::Tensor> views =
-      SliceViews(*plan_, peer.server, model_params_);
+  const std::vector<at::Tensor> views = SliceViews(*plan_, peer.server, model_params_);
   if (shard_msg_.params.size() != views.size() + 1) {
     return Corruption("shard carries " + std::to_string(shard_msg_.params.size()) +
                       " tensors, expected " + std::to_string(views.size() + 1) +
@@ -86,32 +77,24 @@ Status Service::PlanShard(Peer& peer, std::string_view meta,
   }
   for (size_t k = 0; k < views.size(); ++k) {
     PS_RETURN_IF_ERROR(CheckDescMatches(shard_msg_.params[k], k, views[k], "shard"));
-    dst->emplace_back(views[k].data_ptr(), views[k].nbytes());
+    plan->buffers.push_back({views[k].data_ptr(), views[k].nbytes()});
   }
   const wire::TensorDesc& state = shard_msg_.params.back();
   PS_RETURN_IF_ERROR(CheckBytesDesc(state, static_cast<uint32_t>(views.size()), "shard"));
   std::string& bytes = shard_optimizer_states_[peer.server];
   bytes.resize(state.nbytes);
-  dst->emplace_back(bytes.data(), bytes.size());
+  plan->buffers.push_back({bytes.data(), bytes.size()});
   return Status::Ok();
 }
 
-Status Service::OnShard(Peer& peer, uint64_t id) {
+Status Engine::OnShard(Peer& peer, uint64_t id) {
   peer.shard_in = true;
   ++shards_;
-  last_progress_ = Clock::now();
+  last_progress_ = now_;
   peer.meta.clear();
   Reply(peer, wire::MsgType::kAck, id);
   MaybeFinish();
   return Status::Ok();
-}
-
-// Done once every worker is done or lost for good (at least one done), and
-// every other server's slices are in.
-void Service::MaybeFinish() {
-  if (done_ == 0 || done_ + lost_count_ < spec_.num_workers()) return;
-  if (plan_ && shards_ < spec_.num_servers - 1) return;
-  Shutdown();
 }
 
 }  // namespace pstrain::ps

@@ -1,0 +1,273 @@
+#pragma once
+// Engine: a server's whole conversation with its peers as a state machine,
+// with no sockets, no timers and no clock (DESIGN.md: "a socket-free
+// handle(request) -> reply core"). The Service (ps/service.h) feeds it what
+// its connections read and what happens to them; it answers through an
+// Outbox (ps/outbox.h). Time comes in with every input.
+//
+// It owns the handshake stages (auth, hello, register, done), membership
+// (lost and rejoining workers, --dead_after), the held replies (sync steps,
+// SSP's bound), rank 0's part in a job of several servers, the snapshots
+// that evaluation and checkpoints read, and the job's --timeout. Which
+// message each stage admits and what answers it: share/doc/conversation.md.
+// The update rule (ps/update_rule.h) decides where pushed bytes land and
+// when a step happens; the WriteFence (ps/write_fence.h) alone holds every
+// step back while parameters are being written straight from their storage.
+//
+// A peer that sends bad bytes or breaks the protocol gets an error frame and
+// is dropped; the job goes on. A registered worker that disconnects is lost:
+// sync steps go on without it until the same rank registers again. A push
+// whose gradient holds NaN or Inf is refused (counted, logged, never
+// applied; the worker still gets its ordinary reply).
+//
+// Threading: not thread-safe; one thread makes every call. `*server` and
+// `*outbox` must outlive the Engine.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
+
+#include "net/send_gate.h"
+#include "ps/job_spec.h"
+#include "ps/outbox.h"
+#include "ps/parameter_server.h"
+#include "ps/shard_plan.h"
+#include "ps/snapshot.h"
+#include "ps/ssp_gate.h"
+#include "ps/update_rule.h"
+#include "ps/write_fence.h"
+#include "wire/messages.h"
+
+namespace pstrain::ps {
+
+struct EngineOptions {
+  /// How long the job may make no progress before it fails, and how long a
+  /// peer may take for its handshake. Default: 120 s.
+  std::chrono::milliseconds timeout{120000};
+  /// Non-empty: every peer must prove it knows this token (net/auth.h)
+  /// before any other frame is accepted. Default: none.
+  std::string auth_token;
+};
+
+/// Where an incoming frame's data bytes go (Engine::OnMeta fills it).
+struct ReadPlan {
+  std::vector<MutableSpan> buffers;
+  /// Read one buffer at a time and call Engine::OnPiece after each (the
+  /// buffers may share memory).
+  bool piece_by_piece = false;
+};
+
+class Engine {
+ public:
+  /// `fingerprint`: the server model's keys, which every worker must match.
+  Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint, ParameterServer* server,
+         Outbox* outbox, EngineOptions options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Rank 0 of a job with num_servers S > 1: accepts servers 1..S-1 (hello
+  /// as a server, server_info), answers workers' get_job once every server
+  /// has said where it listens, and reads each server's final slices
+  /// (shard) into `model_params` (the whole model's parameters, key order,
+  /// contiguous) as `plan` places them. The run ends once every worker is
+  /// done and every server's shard is in. `plan` must outlive the Engine.
+  /// REQUIRES: before Start.
+  void ExpectServers(const ShardPlan* plan, std::vector<at::Tensor> model_params);
+  /// "host:port" where this server listens (rank 0 tells the workers).
+  void set_address(std::string address) { address_ = std::move(address); }
+  /// Called after each new version is whole (e.g. to evaluate).
+  void set_on_version(std::function<void(uint64_t)> fn) { on_version_ = std::move(fn); }
+
+  // Inputs. Each takes the time it happens at where time matters.
+
+  /// The job's clock starts (--timeout counts from here).
+  void Start(Time now);
+  /// A connection from `remote` ("127.0.0.1:53124") is open.
+  void OnAccept(PeerId peer, std::string remote, Time now);
+  /// A frame's header is in, before its meta is read: an error refuses it
+  /// (before a hello, only a small hello is read at all).
+  Status OnHeader(PeerId peer, const wire::FrameHeader& header);
+  /// Header and meta are in: fills `*plan` (cleared by the caller) with where
+  /// `data_bytes` data bytes go, or refuses the frame.
+  Status OnMeta(PeerId peer, const wire::FrameHeader& header, std::string_view meta,
+                uint64_t data_bytes, ReadPlan* plan);
+  /// Buffer `index` of the plan is in (piece-by-piece reads).
+  void OnPiece(PeerId peer, size_t index);
+  /// The whole frame is in. A refusal is answered by an error frame and the
+  /// peer is closed.
+  void OnFrame(PeerId peer, const wire::FrameHeader& header, std::string_view meta, Time now);
+  /// A frame of `type` sent to `peer` has left: its borrowed data may change.
+  void OnWritten(PeerId peer, wire::MsgType type, Time now);
+  /// The peer's connection closed: ok for an orderly close, else why.
+  void OnClose(PeerId peer, const Status& why, Time now);
+  /// Housekeeping, every kTick: silent workers (--dead_after), handshake
+  /// deadlines, the job's --timeout. A tick late by more than a tick means
+  /// this thread was busy with something of its own: that time is nobody's
+  /// silence, and every peer is credited with it.
+  void Tick(Time now);
+  static constexpr std::chrono::milliseconds kTick{200};
+  /// The time asked for with Outbox::WakeAt has come (--step_timeout).
+  void OnTimer(Time now);
+  /// The work asked for with Outbox::Post.
+  void Continue(Time now);
+
+  // Requests from the server's own code.
+
+  using SnapshotDone = std::function<void(std::shared_ptr<const Snapshot>)>;
+  /// This server's parameters (and, when asked, its optimizer state) at the
+  /// first version >= `min_version` once all its keys are stepped, or at
+  /// once when it is there or past it; `done` gets nullptr when the run ends
+  /// first.
+  void RequestSnapshot(uint64_t min_version, bool with_optimizer_state, SnapshotDone done,
+                       Time now);
+  /// Ends training now (--target_accuracy reached): pushes from now on are
+  /// answered but not applied, and every params reply, the held ones at
+  /// once, tells the worker to stop.
+  void StopTraining(Time now);
+  bool training_stopped() const { return stop_training_; }
+
+  /// Whether the run is over (every worker done, or failed).
+  bool stopping() const { return stopping_; }
+  /// Ok, or why the job failed: kTimeout naming the ranks waited for.
+  const Status& failure() const { return failure_; }
+  /// Rank 0 with several servers: where server s listens, "" until it said.
+  const std::string& server_address(int s) const { return server_addrs_[s]; }
+  /// Rank 0 with several servers, after the run: server s's optimizer state
+  /// as its final shard carried it (SerializeOptimizerState bytes).
+  const std::string& shard_optimizer_state(int s) const { return shard_optimizer_states_[s]; }
+  /// When the first worker registered: where wall_seconds start.
+  Time started_at() const { return first_register_; }
+  /// The run's totals (Service::Stats); `bytes_read`, `bytes_written`:
+  /// the connections', headers included.
+  nlohmann::json Stats(uint64_t bytes_read, uint64_t bytes_written) const;
+  nlohmann::json StalenessHistogram() const;
+  /// The connections that the Engine knows (for the Service's totals).
+  bool knows(PeerId peer) const { return peers_.count(peer) > 0; }
+
+ private:
+  struct Peer;
+
+  Peer* Find(PeerId id);
+  Status HandleFrame(Peer& peer, const wire::FrameHeader& header, std::string_view meta);
+  Status OnAuth(Peer& peer, const wire::FrameHeader& header, std::string_view meta);
+  Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
+  Status CheckRank(const wire::Hello& hello) const;
+  Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
+  Status OnDone(Peer& peer, uint64_t id, std::string_view meta);
+  Status OnGetJob(Peer& peer, uint64_t id);
+  void ReplyJob(Peer& peer, uint64_t id);
+  Status OnServerInfo(Peer& peer, uint64_t id, std::string_view meta);
+  Status PlanShard(Peer& peer, std::string_view meta, ReadPlan* plan);
+  Status OnShard(Peer& peer, uint64_t id);
+  Status OnSnapshot(Peer& peer, uint64_t id, std::string_view meta);
+  void ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
+                     std::shared_ptr<const Snapshot> snapshot);
+  bool VersionComplete() const;
+  void TakeDueSnapshots();
+  void AbandonSnapshots();
+
+  Status PlanPush(Peer& peer, wire::MsgType type, std::string_view meta, ReadPlan* plan);
+  Status CheckPushKeys(const std::vector<wire::TensorDesc>& grads, const char* what);
+  void PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads, ReadPlan* plan);
+  Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
+  Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version, bool ssp);
+  Status OnPush(Peer& peer, uint64_t id);
+  Result<bool> Step(Peer& peer);
+  void ArmStepTimeout();
+  void CloseTimedOutStep(uint64_t version);
+  void RefusePush(const Peer& peer, uint64_t version);
+  void AnswerPush(Peer& peer, uint64_t id);
+  void RunFenced();
+  void RunHeldPushes(const std::vector<WriteFence::Work>& work);
+  void ReleaseReplies();
+  void SendParams(Peer& peer, uint64_t id);
+  void OnNewVersion();
+  void StepNextKey();
+  void VersionWhole();
+  void ResumeParamWrites();
+
+  void LoseWorker(Peer& peer, const Status& why);
+  void LeaveQuorum(int w);
+  void RemoveWorker(int w);
+  Status Rejoin(Peer& peer);
+  void CheckSilentWorkers();
+  void CheckHandshakes();
+  void CreditStall();
+  void MaybeFinish();
+
+  void Reply(Peer& peer, wire::MsgType type, uint64_t id);
+  void Refuse(Peer& peer, uint64_t id, const Status& why);
+  std::string Waiting() const;
+  void Fail(const Status& status);
+  void Shutdown();
+  double Seconds(Time from) const;
+
+  JobSpec spec_;
+  std::vector<wire::KeySpec> fingerprint_;
+  ParameterServer* server_;
+  Outbox* outbox_;
+  EngineOptions options_;
+  std::unique_ptr<UpdateRule> rule_;
+  SspGate ssp_;
+  WriteFence fence_;
+  std::string address_;
+  Time now_{};  // of the input being handled
+  std::unordered_map<PeerId, std::unique_ptr<Peer>> peers_;
+  std::vector<std::unique_ptr<Peer>> retired_;  // closed; freed at the next tick
+  std::vector<Peer*> workers_;                  // by worker index; null until registered
+  std::vector<bool> key_seen_;                  // CheckPushKeys's, kept to reuse
+  std::vector<bool> done_workers_;              // by worker index
+  std::vector<bool> lost_;                      // by worker index: gone, may rejoin
+  int lost_count_ = 0;
+  uint64_t workers_lost_ = 0;  // losses so far (a rank may come back)
+  uint64_t refused_pushes_ = 0;
+  uint64_t timed_out_steps_ = 0;
+  // --step_timeout: the step it is armed for, and when it ends.
+  uint64_t step_deadline_version_ = UINT64_MAX;
+  Time step_deadline_{};
+  // Params frames wait on it for keys not yet stepped (OnNewVersion).
+  net::SendGate step_gate_;
+  bool stepping_keys_ = false;
+  bool key_step_posted_ = false;            // Continue steps the next key
+  std::vector<WriteFence::Work> fenced_;    // RunFenced's, kept to reuse
+  // Rank 0 with num_servers > 1 (ExpectServers).
+  const ShardPlan* plan_ = nullptr;
+  std::vector<at::Tensor> model_params_;
+  std::vector<std::string> server_addrs_;  // by server index; [0]: ours
+  std::vector<Peer*> servers_;             // by server index; null until hello
+  int announced_ = 0;                      // servers with an address
+  int shards_ = 0;                         // servers whose slices are in
+  wire::Shard shard_msg_;                  // reused
+  std::vector<std::string> shard_optimizer_states_;  // by server index
+  wire::Params params_msg_;                          // descriptors built once
+  OutFrame out_;                                     // reused for every send
+  std::function<void(uint64_t)> on_version_;
+  struct SnapshotRequest {
+    uint64_t min_version;
+    bool with_optimizer_state;
+    SnapshotDone done;
+  };
+  std::vector<SnapshotRequest> snapshot_requests_;
+  bool stop_training_ = false;
+  Time last_tick_{};
+  int registered_ = 0;
+  int done_ = 0;
+  bool stopping_ = false;
+  Status failure_;
+  Time last_progress_{};
+  Time first_register_{};
+  Time last_done_{};
+  nlohmann::json worker_stats_ = nlohmann::json::array();
+};
+
+}  // namespace pstrain::ps

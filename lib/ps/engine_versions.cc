@@ -1,0 +1,114 @@
+// New versions: a sync step's keys are stepped one at a time so that each
+// key's parameters leave while the next is stepped, and the work the
+// WriteFence held runs once the parameter writes have ended.
+
+#include "ps/engine.h"
+#include "ps/engine_peer.h"
+
+namespace pstrain::ps {
+
+// A sync step's keys are stepped one per Continue, in key order, after the
+// replies are queued: each key's parameters leave as soon as they are
+// stepped (the frames wait on step_gate_), while the next is stepped, and
+// workers start their next forward on the first layers meanwhile
+// (worker/param_arrivals.h).
+void Engine::OnNewVersion() {
+  last_progress_ = now_;
+  if (server_->first_unstepped_key() < server_->num_keys() && !stepping_keys_) {
+    step_gate_.Reset();
+    stepping_keys_ = true;
+  }
+  ReleaseReplies();
+  if (!stepping_keys_) return VersionWhole();
+  StepNextKey();
+}
+
+void Engine::StepNextKey() {
+  const int key = server_->StepNextKey();
+  if (key >= 0) {
+    step_gate_.OpenTo(static_cast<uint32_t>(key) + 1);
+    ResumeParamWrites();
+    key_step_posted_ = true;  // between two keys the writes go on
+    outbox_->Post();
+    return;
+  }
+  stepping_keys_ = false;
+  step_gate_.OpenTo(net::SendGate::kAll);
+  ResumeParamWrites();
+  VersionWhole();
+}
+
+void Engine::VersionWhole() {
+  TakeDueSnapshots();
+  if (on_version_) on_version_(server_->version());
+}
+
+void Engine::ResumeParamWrites() {
+  for (Peer* p : workers_) {
+    if (p && fence_.in_flight(p->id) > 0) outbox_->ResumeWrite(p->id);
+  }
+}
+
+void Engine::Continue(Time now) {
+  now_ = now;
+  if (key_step_posted_) {
+    key_step_posted_ = false;
+    if (stepping_keys_) StepNextKey();
+  }
+  if (fence_.open()) RunFenced();
+}
+
+void Engine::OnWritten(PeerId id, wire::MsgType type, Time now) {
+  if (type != wire::MsgType::kParams) return;
+  now_ = now;
+  if (fence_.Written(id)) RunFenced();
+}
+
+// What waited for the parameter writes, in order: lost and finished
+// workers leave the quorum, timed-out steps close, then the held pushes.
+void Engine::RunFenced() {
+  std::vector<WriteFence::Work> work;
+  work.swap(fenced_);  // its capacity, so that nothing allocates
+  fence_.TakeWaiting(&work);
+  using Kind = WriteFence::Work::Kind;
+  for (const auto& w : work) {
+    if (w.kind == Kind::kRemoveWorker) RemoveWorker(w.worker);
+  }
+  for (const auto& w : work) {
+    if (w.kind == Kind::kCloseStep) CloseTimedOutStep(w.version);
+  }
+  RunHeldPushes(work);
+  work.clear();
+  fenced_.swap(work);
+}
+
+// All steps first, then all answers, so that no step changes parameters
+// that an answer is sending. A removal above may be sending parameters
+// already: then the pushes wait again.
+void Engine::RunHeldPushes(const std::vector<WriteFence::Work>& work) {
+  using Kind = WriteFence::Work::Kind;
+  if (!fence_.open()) {
+    for (const auto& w : work) {
+      if (w.kind == Kind::kPush) (void)fence_.Holds(w);
+    }
+    return;
+  }
+  bool stepped = false;
+  for (const auto& w : work) {
+    Peer* peer = w.kind == Kind::kPush ? Find(w.peer) : nullptr;
+    if (!peer) continue;
+    auto s = Step(*peer);  // sends nothing: the fence stays open
+    if (!s.ok()) {
+      Refuse(*peer, w.request_id, s.status());
+      continue;
+    }
+    stepped = stepped || *s;
+  }
+  if (stepped) OnNewVersion();
+  for (const auto& w : work) {
+    Peer* peer = w.kind == Kind::kPush ? Find(w.peer) : nullptr;
+    if (peer && !peer->closing) AnswerPush(*peer, w.request_id);
+  }
+}
+
+}  // namespace pstrain::ps

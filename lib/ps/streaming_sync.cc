@@ -1,0 +1,54 @@
+// Streaming sync: a push is read a chunk at a time through the worker's own
+// chunk and each piece is added into the step's sums at once, so memory does
+// not grow with the number of workers (ParameterServer::Accumulate).
+
+#include <algorithm>
+#include <vector>
+
+#include "ps/update_rule.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+class StreamingSync : public UpdateRule {
+ public:
+  explicit StreamingSync(ParameterServer* server)
+      : server_(server), chunks_(server->num_workers()) {
+    uint64_t total = 0;
+    for (const auto& p : server->params()) total += p.nbytes();
+    chunk_bytes_ = std::min(total, ParameterServer::kPieceBytes);
+  }
+
+  char* PieceBuffer(int w, int, uint64_t) override {
+    if (chunks_[w].size() < chunk_bytes_) chunks_[w].resize(chunk_bytes_);  // once
+    return chunks_[w].data();
+  }
+
+  void AddPiece(int w, int key, uint64_t offset, uint64_t bytes) override {
+    server_->Accumulate(w, key, offset, chunks_[w].data(), bytes);
+  }
+
+  // A refused push still counts so that the step closes, but its earlier
+  // finite pieces are in the sums already: the whole step is skipped.
+  Result<bool> Push(int w, uint64_t version, bool refused) override {
+    if (refused) server_->DiscardStep();
+    return server_->Push(w, version);
+  }
+
+  uint64_t ReplyVersion(uint64_t version) const override { return version + 1; }
+  bool has_quorum() const override { return true; }
+
+ private:
+  ParameterServer* server_;
+  std::vector<std::vector<char>> chunks_;  // by worker index
+  uint64_t chunk_bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<UpdateRule> MakeStreamingSync(ParameterServer* server) {
+  return std::make_unique<StreamingSync>(server);
+}
+
+}  // namespace pstrain::ps

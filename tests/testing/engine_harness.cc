@@ -1,0 +1,143 @@
+#include "testing/engine_harness.h"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "ps/tensor_codec.h"
+
+namespace pstrain::testing {
+
+EngineHarness::EngineHarness(const ps::JobSpec& spec, std::vector<at::Tensor> params,
+                             ps::EngineOptions options)
+    : spec_(spec), params_(std::move(params)), now_(ps::Time{} + std::chrono::hours(1)) {
+  server_ = std::make_unique<ps::ParameterServer>(spec_, params_);
+  std::vector<wire::KeySpec> fingerprint;
+  for (size_t k = 0; k < params_.size(); ++k) {
+    fingerprint.push_back(ps::KeySpecOf("k" + std::to_string(k), params_[k]));
+  }
+  engine_ = std::make_unique<ps::Engine>(spec_, fingerprint, server_.get(), &outbox_,
+                                         std::move(options));
+  engine_->set_address("127.0.0.1:1");
+  engine_->Start(now_);
+}
+
+void EngineHarness::Tick() {
+  now_ += ps::Engine::kTick;
+  engine_->Tick(now_);
+}
+
+ps::PeerId EngineHarness::Accept() {
+  const ps::PeerId id = next_peer_++;
+  engine_->OnAccept(id, "127.0.0.1:" + std::to_string(40000 + id), now_);
+  return id;
+}
+
+Status EngineHarness::FeedRaw(ps::PeerId peer, wire::MsgType type, const std::string& meta,
+                              uint64_t id, const std::vector<const char*>& data,
+                              uint64_t data_bytes, int pieces) {
+  wire::FrameHeader header;
+  header.type = type;
+  header.request_id = id;
+  header.body_len = 4 + meta.size() + data_bytes;
+  PS_RETURN_IF_ERROR(engine_->OnHeader(peer, header));
+  ps::ReadPlan plan;
+  PS_RETURN_IF_ERROR(engine_->OnMeta(peer, header, meta, data_bytes, &plan));
+  // Bytes go to the planned buffers from `data`, one source per buffer
+  // (each source holds the buffer's bytes).
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (pieces >= 0 && static_cast<int>(i) == pieces) return Status::Ok();
+    std::memcpy(plan.buffers[i].data, data[i], plan.buffers[i].bytes);
+    if (plan.piece_by_piece) engine_->OnPiece(peer, i);
+  }
+  engine_->OnFrame(peer, header, meta, now_);
+  return Status::Ok();
+}
+
+ps::PeerId EngineHarness::JoinWorker(int rank) {
+  const ps::PeerId peer = Accept();
+  wire::Hello hello{wire::Role::kWorker, static_cast<uint32_t>(rank),
+                    static_cast<uint32_t>(spec_.world_size)};
+  EXPECT_TRUE(Feed(peer, hello, 1).ok());
+  wire::Register reg;
+  for (size_t k = 0; k < params_.size(); ++k) {
+    reg.keys.push_back(ps::KeySpecOf("k" + std::to_string(k), params_[k]));
+  }
+  EXPECT_TRUE(Feed(peer, reg, 2).ok());
+  EXPECT_EQ(CountSent(peer, wire::MsgType::kAck), 1) << "register of rank " << rank;
+  return peer;
+}
+
+Status EngineHarness::Push(ps::PeerId peer, uint64_t version, const std::vector<at::Tensor>& grads,
+                           uint64_t id, bool push_pull, int pieces) {
+  std::vector<wire::TensorDesc> descs;
+  for (size_t k = 0; k < grads.size(); ++k) descs.push_back(ps::DescribeTensor(k, grads[k]));
+  std::string meta;
+  if (push_pull) {
+    wire::EncodeMeta(wire::PushPull{version, descs}, &meta);
+  } else {
+    wire::EncodeMeta(wire::Push{version, descs}, &meta);
+  }
+  std::vector<const char*> data;
+  uint64_t data_bytes = 0;
+  for (const at::Tensor& g : grads) {
+    data_bytes += g.nbytes();
+    const char* base = static_cast<const char*>(g.data_ptr());
+    for (uint64_t off = 0; off < g.nbytes(); off += ps::ParameterServer::kPieceBytes) {
+      data.push_back(base + off);
+    }
+  }
+  return FeedRaw(peer, push_pull ? wire::MsgType::kPushPull : wire::MsgType::kPush, meta, id, data,
+                 data_bytes, pieces);
+}
+
+void EngineHarness::Close(ps::PeerId peer, const Status& why) {
+  engine_->OnClose(peer, why, now_);
+}
+
+void EngineHarness::RunPosts() {
+  while (outbox_.posts > 0) {
+    --outbox_.posts;
+    engine_->Continue(now_);
+  }
+}
+
+void EngineHarness::WriteAll() {
+  while (written_ < outbox_.sent.size()) {
+    const FakeOutbox::Sent s = outbox_.sent[written_++];
+    engine_->OnWritten(s.peer, s.type, now_);
+  }
+}
+
+void EngineHarness::Settle() {
+  while (outbox_.posts > 0 || written_ < outbox_.sent.size()) {
+    RunPosts();
+    WriteAll();
+  }
+}
+
+std::vector<EngineHarness::ParamsReply> EngineHarness::ParamsTo(ps::PeerId peer) const {
+  std::vector<ParamsReply> out;
+  for (const auto& s : outbox_.sent) {
+    if (s.peer != peer || s.type != wire::MsgType::kParams) continue;
+    wire::Params p;
+    EXPECT_TRUE(wire::DecodeMeta(s.meta, &p).ok());
+    out.push_back({s.request_id, p.version, p.stop});
+  }
+  return out;
+}
+
+std::optional<FakeOutbox::Closed> EngineHarness::ClosedFor(ps::PeerId peer) const {
+  for (const auto& c : outbox_.closed) {
+    if (c.peer == peer) return c;
+  }
+  return std::nullopt;
+}
+
+int EngineHarness::CountSent(ps::PeerId peer, wire::MsgType type) const {
+  int n = 0;
+  for (const auto& s : outbox_.sent) n += s.peer == peer && s.type == type;
+  return n;
+}
+
+}  // namespace pstrain::testing

@@ -55,7 +55,8 @@ Connection::Connection(asio::ip::tcp::socket socket, Handler* handler,
     : socket_(std::move(socket)),
       handler_(handler),
       options_(options),
-      remote_(RemoteOf(socket_)) {}
+      remote_(RemoteOf(socket_)),
+      parser_(options.max_frame_bytes) {}
 
 void Connection::Start() {
   std::error_code ignored;
@@ -93,6 +94,8 @@ void Connection::OnHeadBytes(const std::error_code& ec, size_t n) {
                                                       size_t) { self->OnHead(ec); }));
 }
 
+// The parser (wire::FrameParser, which the fuzzer runs too) checks every
+// byte the peer sent; the handler is asked between its stages.
 void Connection::OnHead(const std::error_code& ec) {
   if (closed_) return;
   if (ec) {
@@ -101,19 +104,15 @@ void Connection::OnHead(const std::error_code& ec) {
     return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
   }
   bytes_read_ += sizeof(head_);
-  Status s = wire::DecodeFrameHeader(head_, options_.max_frame_bytes, &header_);
+  Status s = parser_.Header(head_);
   if (!s.ok()) return Fail(s, 0, true);
-  s = handler_->OnHeader(*this, header_);
-  if (!s.ok()) return Fail(s, header_.request_id, true);
-  uint64_t meta_len = wire::DecodeFixed32(head_ + wire::kFrameHeaderBytes);
-  if (meta_len > wire::kMaxMetaBytes ||
-      wire::kMetaLenBytes + meta_len > header_.body_len) {
-    return Fail(Corruption("frame meta_len " + std::to_string(meta_len) +
-                           " does not fit body_len " +
-                           std::to_string(header_.body_len)),
-                header_.request_id, true);
-  }
-  meta_.resize(meta_len);
+  const wire::FrameHeader& header = parser_.header();
+  s = handler_->OnHeader(*this, header);
+  if (s.ok())
+    s = parser_.MetaLen(head_ + wire::kFrameHeaderBytes);
+  if (!s.ok())
+    return Fail(s, header.request_id, true);
+  meta_.resize(parser_.meta_len());
   asio::async_read(socket_, asio::buffer(meta_),
                    OnRead([self = shared_from_this()](const std::error_code& ec,
                                                       size_t) { self->OnMetaRead(ec); }));
@@ -123,19 +122,23 @@ void Connection::OnMetaRead(const std::error_code& ec) {
   if (closed_) return;
   if (ec) return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
   bytes_read_ += meta_.size();
-  uint64_t data_bytes = header_.body_len - wire::kMetaLenBytes - meta_.size();
+  const wire::FrameHeader& header = parser_.header();
+  const uint64_t data_bytes = parser_.data_bytes();
   data_dst_.clear();
   piecewise_ = false;
-  Status s = handler_->OnMeta(*this, header_, meta_, data_bytes, &data_dst_);
+  Status s = parser_.Meta(meta_);
+  if (s.ok())
+    s = handler_->OnMeta(*this, header, meta_, data_bytes, &data_dst_);
   if (s.ok()) {
     uint64_t total = 0;
     for (const auto& b : data_dst_) total += b.size();
     if (total != data_bytes) {
       s = Corruption("frame data is " + std::to_string(data_bytes) +
-                     " bytes, descriptors say " + std::to_string(total));
+                     " bytes, the buffers for it " + std::to_string(total));
     }
   }
-  if (!s.ok()) return Fail(s, header_.request_id, true);
+  if (!s.ok())
+    return Fail(s, header.request_id, true);
   if (data_bytes == 0) return OnDataRead({});
   if (piecewise_) return ReadPiece(0);
   asio::async_read(socket_, BufferView<asio::mutable_buffer>(data_dst_),
@@ -161,9 +164,9 @@ void Connection::ReadPiece(size_t index) {
 void Connection::OnDataRead(const std::error_code& ec) {
   if (closed_) return;
   if (ec) return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
-  bytes_read_ += header_.body_len - wire::kMetaLenBytes - meta_.size();
+  bytes_read_ += parser_.data_bytes();
   reading_since_ = {};
-  handler_->OnFrame(*this, header_, meta_);
+  handler_->OnFrame(*this, parser_.header(), meta_);
   ReadHead();
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // Connection: one TCP connection that reads and writes pstrain frames with
-// Asio. Reads a frame in three steps (header + meta_len, meta, data) and asks
-// its Handler where the data bytes go, so tensor bytes land straight in the
-// storage that will use them. Writes are scatter-gather from FrameBuffers.
+// Asio. Reads a frame in three steps (header + meta_len, meta, data), checks
+// each with wire::FrameParser (the I/O-free parser the fuzzer runs), and
+// asks its Handler where the data bytes go, so tensor bytes land straight in
+// the storage that will use them. Writes are scatter-gather from
+// FrameBuffers.
 //
 // Threading: all methods and all Handler callbacks run on the thread that
 // runs the io_context. Lifetime: owned by shared_ptr (Asio handlers keep it
@@ -24,6 +26,7 @@
 #include "net/handler_memory.h"
 #include "util/status.h"
 #include "wire/frame.h"
+#include "wire/frame_parser.h"
 
 namespace pstrain::net {
 
@@ -45,9 +48,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
       (void)header;
       return Status::Ok();
     }
-    /// A frame's header and meta are in. Append to *dst the buffers the data
-    /// section is read into, `data_bytes` bytes in all, or return an error:
-    /// the peer then gets an error frame and the connection is closed.
+    /// A frame's header and meta are in and passed wire::ValidateFrame:
+    /// the meta decodes as header.type says, and `data_bytes` is what its
+    /// descriptors add up to (0 for a message without tensors). Append to
+    /// *dst the buffers the data section is read into, `data_bytes` bytes
+    /// in all, or return an error: the peer then gets an error frame and
+    /// the connection is closed.
     /// Calling conn.ReadPieceByPiece() here makes the connection read one
     /// buffer at a time and call OnPiece after each, so that buffers may
     /// share memory (a bounded chunk reused for a large tensor).
@@ -154,8 +160,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Handler* handler_;
   ConnectionOptions options_;
   std::string remote_;
-  char head_[wire::kFrameHeaderBytes + wire::kMetaLenBytes];
-  wire::FrameHeader header_;
+  char head_[wire::FrameParser::kPrefixBytes];  // header and meta_len
+  wire::FrameParser parser_;  // checks every frame; holds its header
   std::string meta_;
   std::vector<asio::mutable_buffer> data_dst_;
   std::deque<FrameBuffers> pool_;        // stable addresses

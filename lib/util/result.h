@@ -44,6 +44,14 @@ class [[nodiscard]] Result {
   std::optional<T> value_;
 };
 
+/// CorruptionAsInvalidArgument (util/status.h) for a Result: its value, or
+/// its Status with kCorruption made kInvalidArgument.
+template <typename T>
+Result<T> CorruptionAsInvalidArgument(Result<T> result) {
+  if (result.ok()) return result;
+  return CorruptionAsInvalidArgument(result.status());
+}
+
 }  // namespace pstrain
 
 /// Assigns the value of a Result expression to `lhs`, or returns its Status.

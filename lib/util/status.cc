@@ -26,4 +26,9 @@ Status Status::WithContext(const std::string& context) const {
   return Status(code_, context + ": " + message_);
 }
 
+Status CorruptionAsInvalidArgument(Status s) {
+  if (s.code() != StatusCode::kCorruption) return s;
+  return InvalidArgument(s.message());
+}
+
 }  // namespace pstrain

@@ -67,6 +67,12 @@ inline Status Incompatible(std::string m) {
   return Status(StatusCode::kIncompatible, std::move(m));
 }
 
+/// Bytes that do not decode in a file the user named (a data set, a
+/// checkpoint) are bad input, not a failure of the run: returns
+/// kInvalidArgument with the message of a kCorruption `s` (exit 2, not 1),
+/// and any other Status as it is. See also the Result<T> overload.
+Status CorruptionAsInvalidArgument(Status s);
+
 }  // namespace pstrain
 
 /// Returns `expr`'s Status from the enclosing function when it is not ok.

@@ -1,6 +1,6 @@
 // The auth messages' codecs (auth_hello, challenge, auth): their layouts
 // are in messages.h, the exchange in share/doc/wire-format.md,
-// "Authentication". Apart from messages.cc only to keep files small.
+// "Authentication".
 
 #include "wire/messages.h"
 #include "wire/meta_codec.h"
@@ -9,16 +9,6 @@ namespace pstrain::wire {
 
 using internal::MetaReader;
 using internal::MetaWriter;
-
-MsgType TypeOf(const AuthHello&) {
-  return MsgType::kAuthHello;
-}
-MsgType TypeOf(const Challenge&) {
-  return MsgType::kChallenge;
-}
-MsgType TypeOf(const Auth&) {
-  return MsgType::kAuth;
-}
 
 void EncodeMeta(const AuthHello& m, std::string* meta) {
   meta->clear();

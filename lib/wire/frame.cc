@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "util/check.h"
+
 namespace pstrain::wire {
 namespace {
 
@@ -22,46 +24,37 @@ Status HeaderError(const std::string& what) {
 
 }  // namespace
 
+bool IsMsgType(uint16_t value) {
+  switch (value) {
+#define PSTRAIN_WIRE_CASE(value, Enum, name, Struct, Data) case value:
+    PSTRAIN_WIRE_MESSAGES(PSTRAIN_WIRE_CASE)
+#undef PSTRAIN_WIRE_CASE
+    return true;
+  }
+  return false;
+}
+
 const char* MsgTypeName(MsgType type) {
   switch (type) {
-    case MsgType::kHello:
-      return "hello";
-    case MsgType::kError:
-      return "error";
-    case MsgType::kGetJob:
-      return "get_job";
-    case MsgType::kJobSpec:
-      return "job_spec";
-    case MsgType::kRegister:
-      return "register";
-    case MsgType::kAck:
-      return "ack";
-    case MsgType::kPull:
-      return "pull";
-    case MsgType::kPushPull:
-      return "push_pull";
-    case MsgType::kParams:
-      return "params";
-    case MsgType::kDone:
-      return "done";
-    case MsgType::kPush:
-      return "push";
-    case MsgType::kAuthHello:
-      return "auth_hello";
-    case MsgType::kChallenge:
-      return "challenge";
-    case MsgType::kAuth:
-      return "auth";
-    case MsgType::kServerInfo:
-      return "server_info";
-    case MsgType::kShard:
-      return "shard";
-    case MsgType::kHeartbeat:
-      return "heartbeat";
-    case MsgType::kSnapshot:
-      return "snapshot";
+#define PSTRAIN_WIRE_CASE(value, Enum, name, Struct, Data) \
+  case MsgType::Enum:                                      \
+    return name;
+    PSTRAIN_WIRE_MESSAGES(PSTRAIN_WIRE_CASE)
+#undef PSTRAIN_WIRE_CASE
   }
   return "unknown";
+}
+
+DataSection DataSectionOf(MsgType type) {
+  switch (type) {
+#define PSTRAIN_WIRE_CASE(value, Enum, name, Struct, Data) \
+  case MsgType::Enum:                                      \
+    return DataSection::Data;
+    PSTRAIN_WIRE_MESSAGES(PSTRAIN_WIRE_CASE)
+#undef PSTRAIN_WIRE_CASE
+  }
+  PS_CHECK(false) << "message type " << static_cast<uint16_t>(type);
+  return DataSection::kNone;
 }
 
 void EncodeFixed16(char* out, uint16_t v) {
@@ -120,7 +113,7 @@ Status DecodeFrameHeader(const char* in, uint64_t max_frame_bytes,
                         ", this build speaks " + std::to_string(kWireVersion));
   }
   const uint16_t type = DecodeFixed16(in + 6);
-  if (type < 1 || type > kMaxMsgType) {
+  if (!IsMsgType(type)) {
     return HeaderError("type " + std::to_string(type) +
                        " is unknown, expected 1.." +
                        std::to_string(kMaxMsgType));

@@ -20,8 +20,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "util/status.h"
+#include "wire/message_table.h"
 
 namespace pstrain::wire {
 
@@ -34,32 +36,44 @@ inline constexpr uint64_t kDefaultMaxFrameBytes = uint64_t{1} << 32;
 /// Cap on meta_len (descriptors and cold-path JSON; never tensor data).
 inline constexpr uint32_t kMaxMetaBytes = 64u << 20;
 
-/// Message types. Explicit values: never renumber or reuse one; retire a
-/// value with a comment ("// 9 was kFoo").
+/// Message types, one per row of wire/message_table.h (values, names and
+/// the meaning of each are there). Never renumber or reuse a value.
 enum class MsgType : uint16_t {
-  kHello = 1,     // both ways, first frame: role, rank, world_size
-  kError = 2,     // reply: why a request was refused
-  kGetJob = 3,    // worker -> server: ask for the job spec
-  kJobSpec = 4,   // server -> worker: job spec as JSON
-  kRegister = 5,  // worker -> server: the worker's model fingerprint
-  kAck = 6,       // reply with no content
-  kPull = 7,      // worker -> server: ask for the current parameters
-  kPushPull = 8,  // worker -> server: gradients; reply kParams
-  kParams = 9,    // server -> worker: parameters of a version
-  kDone = 10,     // worker -> server: finished, with its stats as JSON
-  kPush = 11,     // worker -> server: gradients; reply kAck (pull separately)
-  kAuthHello = 12,  // client -> server, first frame under a token: its nonce
-  kChallenge = 13,  // server -> client: its nonce and its proof of the token
-  kAuth = 14,       // client -> server: its proof of the token; reply kAck
-  kServerInfo = 15,  // server s > 0 -> master: where it listens; reply kAck
-  kShard = 16,       // server s > 0 -> master, at the end: its slices; reply kAck
-  kHeartbeat = 17,   // worker -> server while it computes; no reply
-  kSnapshot = 18,    // master's observer -> server: slices at a version; reply kShard
+#define PSTRAIN_WIRE_ENUM(value, Enum, name, Struct, Data) Enum = value,
+  PSTRAIN_WIRE_MESSAGES(PSTRAIN_WIRE_ENUM)
+#undef PSTRAIN_WIRE_ENUM
 };
-inline constexpr uint16_t kMaxMsgType = 18;
 
+/// What follows a message's meta, by message type (the table's Data).
+enum class DataSection : uint8_t {
+  kNone,     // nothing: the data section is empty
+  kTensors,  // the bytes of every tensor descriptor in the meta, in order
+};
+
+namespace internal {
+constexpr uint16_t MaxOf(std::initializer_list<uint16_t> values) {
+  uint16_t max = 0;
+  for (uint16_t v : values) {
+    if (v > max)
+      max = v;
+  }
+  return max;
+}
+}  // namespace internal
+
+/// The largest MsgType value.
+inline constexpr uint16_t kMaxMsgType = internal::MaxOf({
+#define PSTRAIN_WIRE_VALUE(value, Enum, name, Struct, Data) value,
+    PSTRAIN_WIRE_MESSAGES(PSTRAIN_WIRE_VALUE)
+#undef PSTRAIN_WIRE_VALUE
+});
+
+/// Whether `value` is a MsgType of this build.
+bool IsMsgType(uint16_t value);
 /// "hello", "push_pull", ...; "unknown" for values outside MsgType.
 const char* MsgTypeName(MsgType type);
+/// What follows the meta of a `type` frame. REQUIRES: IsMsgType(type).
+DataSection DataSectionOf(MsgType type);
 
 struct FrameHeader {
   uint16_t version = kWireVersion;

@@ -2,17 +2,12 @@
 
 #include <algorithm>
 
-#include "wire/messages.h"
-#include "wire/meta_codec.h"
-
 namespace pstrain::wire {
 namespace {
 
 // body_len may reach max_frame_bytes (4 GiB by default), which must fit in
 // a std::string's size.
 static_assert(sizeof(size_t) >= sizeof(uint64_t), "needs a 64-bit size_t");
-
-constexpr size_t kPrefixBytes = kFrameHeaderBytes + kMetaLenBytes;
 
 // Moves bytes from the front of *in to the end of *dst until *dst holds
 // `want` bytes; returns whether it does. REQUIRES: dst->size() <= want.
@@ -25,8 +20,7 @@ bool Fill(std::string_view* in, size_t want, std::string* dst) {
 
 }  // namespace
 
-FrameReader::FrameReader(uint64_t max_frame_bytes)
-    : max_frame_bytes_(max_frame_bytes) {}
+FrameReader::FrameReader(uint64_t max_frame_bytes) : parser_(max_frame_bytes) {}
 
 void FrameReader::Reset() {
   buf_.clear();
@@ -36,13 +30,9 @@ void FrameReader::Reset() {
   have_meta_len_ = false;
   have_meta_ = false;
   frame_ready_ = false;
-  meta_len_ = 0;
-  data_len_ = 0;
 }
 
-// Each stage checks what it has read before the next one allocates: the
-// header bounds body_len, meta_len is bounded by body_len and kMaxMetaBytes,
-// and the decoded meta must account for every data byte before data_ grows.
+// FrameParser checks each stage before the next one allocates.
 FrameReader::State FrameReader::Feed(std::string_view* in) {
   if (!status_.ok())
     return State::kError;
@@ -51,32 +41,30 @@ FrameReader::State FrameReader::Feed(std::string_view* in) {
   if (!have_header_) {
     if (!Fill(in, kFrameHeaderBytes, &buf_))
       return State::kNeedMore;
-    status_ = DecodeFrameHeader(buf_.data(), max_frame_bytes_, &header_);
+    status_ = parser_.Header(buf_.data());
     if (!status_.ok())
       return State::kError;
     have_header_ = true;
   }
   if (!have_meta_len_) {
-    if (!Fill(in, kPrefixBytes, &buf_))
+    if (!Fill(in, FrameParser::kPrefixBytes, &buf_))
       return State::kNeedMore;
-    meta_len_ = DecodeFixed32(buf_.data() + kFrameHeaderBytes);
-    status_ = internal::CheckMetaLength(header_, meta_len_);
+    status_ = parser_.MetaLen(buf_.data() + kFrameHeaderBytes);
     if (!status_.ok())
       return State::kError;
-    data_len_ = header_.body_len - kMetaLenBytes - meta_len_;
-    meta_.reserve(meta_len_);
+    meta_.reserve(parser_.meta_len());
     have_meta_len_ = true;
   }
   if (!have_meta_) {
-    if (!Fill(in, meta_len_, &meta_))
+    if (!Fill(in, parser_.meta_len(), &meta_))
       return State::kNeedMore;
-    status_ = ValidateFrame(header_, meta_, data_len_);
+    status_ = parser_.Meta(meta_);
     if (!status_.ok())
       return State::kError;
-    data_.reserve(data_len_);
+    data_.reserve(parser_.data_bytes());
     have_meta_ = true;
   }
-  if (!Fill(in, data_len_, &data_))
+  if (!Fill(in, parser_.data_bytes(), &data_))
     return State::kNeedMore;
   frame_ready_ = true;
   return State::kFrame;

@@ -1,10 +1,11 @@
 #pragma once
 // FrameReader: an incremental parser for a byte stream of frames that does no
-// I/O. Feed it bytes in pieces of any size; it says when a whole frame is in
-// and checks it (header, meta and data length) before it allocates anything
-// for the body. Used by the fuzzer and by tests; the network path reads
-// headers and meta with the same Decode functions and tensor bytes straight
-// into their destination. Not thread-safe.
+// I/O. Feed it bytes in pieces of any size; it says when a whole frame is in.
+// It checks each frame with FrameParser, the checks net::Connection makes,
+// before it allocates anything for the body, and gathers meta and data into
+// buffers of its own. Used by the fuzzer and by tests; the network path
+// reads tensor bytes straight into their destination instead. Not
+// thread-safe.
 
 #include <cstdint>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "util/status.h"
 #include "wire/frame.h"
+#include "wire/frame_parser.h"
 
 namespace pstrain::wire {
 
@@ -29,7 +31,7 @@ class FrameReader {
   /// reader stays in error (a stream cannot be resynchronized).
   State Feed(std::string_view* in);
 
-  const FrameHeader& header() const { return header_; }
+  const FrameHeader& header() const { return parser_.header(); }
   std::string_view meta() const { return meta_; }
   std::string_view data() const { return data_; }
   const Status& status() const { return status_; }
@@ -38,16 +40,13 @@ class FrameReader {
   // Forgets the frame handed out by the last kFrame; keeps capacity.
   void Reset();
 
-  uint64_t max_frame_bytes_;
+  FrameParser parser_;
   std::string buf_;  // header + meta_len bytes gathered so far
-  FrameHeader header_;
   bool have_header_ = false;
-  uint64_t meta_len_ = 0;
   bool have_meta_len_ = false;
   std::string meta_;
-  bool have_meta_ = false;  // meta is in and the frame passed ValidateFrame
+  bool have_meta_ = false;  // the meta is in and passed the parser
   std::string data_;
-  uint64_t data_len_ = 0;
   bool frame_ready_ = false;
   Status status_;
 };

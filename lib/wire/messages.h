@@ -5,26 +5,9 @@
 // here. Decode checks every bound and returns kCorruption naming the message
 // and field; it never crashes and never reads past its input. Thread-compatible.
 //
-// Meta layouts (little-endian; str = u32 length + bytes):
-//   kHello     u8 role, u32 rank, u32 world_size
-//   kError     u16 code (StatusCode), str message
-//   kGetJob    (empty)
-//   kJobSpec   str json
-//   kRegister  u32 count, count x { str name, u8 dtype, u8 ndim, i64 dims[ndim] }
-//   kAck       (empty)
-//   kPull      u64 min_version
-//   kPushPull  u64 version, u32 count, count x TensorDesc
-//   kParams    u64 version, u32 count, count x TensorDesc,
-//              u32 members, members x u32 worker index, u8 flags
-//   kDone      str json
-//   kPush      u64 version, u32 count, count x TensorDesc
-//   kAuthHello str nonce (32 bytes)
-//   kChallenge str nonce (32 bytes), str proof (32 bytes)
-//   kAuth      str proof (32 bytes)
-//   kServerInfo str address
-//   kShard     u64 version, u32 count, count x TensorDesc
-//   kHeartbeat (empty)
-//   kSnapshot  u64 min_version, u8 flags
+// Each struct's comment gives its meta layout (little-endian; str = u32
+// length + bytes); share/doc/wire-format.md has the same, with the checks.
+// The list of messages itself is wire/message_table.h.
 
 #include <cstdint>
 #include <string>
@@ -46,19 +29,24 @@ inline constexpr uint32_t kMaxTensorsPerMessage = 1u << 20;
 /// Largest string (names, JSON, error text) one message may carry, in bytes.
 inline constexpr uint32_t kMaxStringBytes = 16u << 20;
 
+/// The first frame each way. Meta: u8 role, u32 rank, u32 world_size.
 struct Hello {
   Role role = Role::kWorker;
   uint32_t rank = 0;
   uint32_t world_size = 0;
 };
 
+/// Why a request was refused. Meta: u16 code (StatusCode, not kOk),
+/// str message.
 struct ErrorMsg {
   StatusCode code = StatusCode::kInvalidArgument;
   std::string message;  // one line
 };
 
+/// Asks for the job spec. Meta: empty.
 struct GetJob {};
 
+/// Meta: str json.
 struct JobSpecMsg {
   std::string json;  // the job spec, see ps/job_spec.h
 };
@@ -74,30 +62,34 @@ struct KeySpec {
   bool operator!=(const KeySpec& o) const { return !(*this == o); }
 };
 
+/// A worker's model fingerprint. Meta: u32 count, count x { str name,
+/// u8 dtype, u8 ndim, i64 dims[ndim] }.
 struct Register {
   std::vector<KeySpec> keys;  // in named_parameters() order; key = index
 };
 
+/// A reply with no content. Meta: empty.
 struct Ack {};
 
+/// Meta: u64 min_version.
 struct Pull {
   uint64_t min_version = 0;  // reply once the server's version >= this
 };
 
 /// Gradients computed on parameters of `version`; data: one tensor per desc.
-struct PushPull {
+/// Meta: u64 version, u32 count, count x TensorDesc. PushPull (reply: Params)
+/// and Push (reply: Ack, a later Pull fetches the parameters) share this
+/// layout and its codec.
+template <MsgType kType>
+struct GradientsMsg {
   uint64_t version = 0;
   std::vector<TensorDesc> grads;
 };
+using PushPull = GradientsMsg<MsgType::kPushPull>;
+using Push = GradientsMsg<MsgType::kPush>;
 
-/// Gradients computed on parameters of `version`, acknowledged without
-/// parameters (a later Pull fetches them); data: one tensor per desc.
-struct Push {
-  uint64_t version = 0;
-  std::vector<TensorDesc> grads;
-};
-
-/// Parameters of `version`; data: one tensor per desc.
+/// Parameters of `version`; data: one tensor per desc. Meta: u64 version,
+/// u32 count, count x TensorDesc, u32 members, members x u32, u8 flags.
 struct Params {
   uint64_t version = 0;
   std::vector<TensorDesc> params;
@@ -113,6 +105,7 @@ struct Params {
 /// Params flag bits.
 inline constexpr uint8_t kParamsStop = 1;
 
+/// A worker has finished. Meta: str json.
 struct Done {
   std::string json;  // the worker's stats, see report/
 };
@@ -121,26 +114,29 @@ struct Done {
 inline constexpr uint32_t kAuthBytes = 32;
 
 /// Opens an authenticated connection: the client's random challenge.
+/// Meta: str nonce.
 struct AuthHello {
   std::string nonce;  // kAuthBytes random bytes
 };
 
 /// The server's answer to AuthHello: its own random challenge, and its proof
-/// that it knows the token (HMAC over the client's nonce).
+/// that it knows the token (HMAC over the client's nonce). Meta: str nonce,
+/// str proof.
 struct Challenge {
   std::string nonce;  // kAuthBytes random bytes
   std::string proof;  // kAuthBytes
 };
 
 /// The client's proof that it knows the token (HMAC over both nonces).
+/// Meta: str proof.
 struct Auth {
   std::string proof;  // kAuthBytes
 };
 
-/// A worker busy computing is alive (Service: --dead_after).
+/// A worker busy computing is alive (Service: --dead_after). Meta: empty.
 struct Heartbeat {};
 
-/// Server s > 0 tells the master where workers reach it.
+/// Server s > 0 tells the master where workers reach it. Meta: str address.
 struct ServerInfo {
   std::string address;  // "host:port"
 };
@@ -149,7 +145,7 @@ struct ServerInfo {
 /// s > 0's final ones, sent to the master for the merged checkpoint, and the
 /// reply to a Snapshot, whose last tensor is then, when asked for, the
 /// server's optimizer state (uint8 [n], libtorch's archive bytes); data: one
-/// tensor per desc.
+/// tensor per desc. Meta: u64 version, u32 count, count x TensorDesc.
 struct Shard {
   uint64_t version = 0;
   std::vector<TensorDesc> params;
@@ -157,7 +153,7 @@ struct Shard {
 
 /// The master's observer (a tool) asks a server for its slices at the first
 /// version >= min_version that it makes, or at once when it is past it;
-/// reply: Shard.
+/// reply: Shard. Meta: u64 min_version, u8 flags.
 struct Snapshot {
   uint64_t min_version = 0;
   /// Also the server's optimizer state at that version (flag bit
@@ -168,70 +164,30 @@ struct Snapshot {
 /// Snapshot flag bits.
 inline constexpr uint8_t kSnapshotOptimizerState = 1;
 
-// Encode* clears *meta and writes the message's meta bytes into it; reusing
-// one string keeps its capacity, so steady-state encoding allocates nothing.
-// REQUIRES (PS_CHECK): strings <= kMaxStringBytes, at most
-// kMaxTensorsPerMessage keys or descriptors, shapes of rank <= kMaxTensorRank.
-// Decode* parses exactly `meta` (trailing bytes are kCorruption). For vectors
-// in the output, capacity is reused. On error the output is unspecified.
-void EncodeMeta(const Hello& m, std::string* meta);
-void EncodeMeta(const ErrorMsg& m, std::string* meta);
-void EncodeMeta(const GetJob& m, std::string* meta);
-void EncodeMeta(const JobSpecMsg& m, std::string* meta);
-void EncodeMeta(const Register& m, std::string* meta);
-void EncodeMeta(const Ack& m, std::string* meta);
-void EncodeMeta(const Pull& m, std::string* meta);
-void EncodeMeta(const PushPull& m, std::string* meta);
-void EncodeMeta(const Params& m, std::string* meta);
-void EncodeMeta(const Done& m, std::string* meta);
-void EncodeMeta(const Push& m, std::string* meta);
-void EncodeMeta(const AuthHello& m, std::string* meta);
-void EncodeMeta(const Challenge& m, std::string* meta);
-void EncodeMeta(const Auth& m, std::string* meta);
-void EncodeMeta(const ServerInfo& m, std::string* meta);
-void EncodeMeta(const Shard& m, std::string* meta);
-void EncodeMeta(const Heartbeat& m, std::string* meta);
-void EncodeMeta(const Snapshot& m, std::string* meta);
-
-Status DecodeMeta(std::string_view meta, Hello* out);
-Status DecodeMeta(std::string_view meta, ErrorMsg* out);
-Status DecodeMeta(std::string_view meta, GetJob* out);
-Status DecodeMeta(std::string_view meta, JobSpecMsg* out);
-Status DecodeMeta(std::string_view meta, Register* out);
-Status DecodeMeta(std::string_view meta, Ack* out);
-Status DecodeMeta(std::string_view meta, Pull* out);
-Status DecodeMeta(std::string_view meta, PushPull* out);
-Status DecodeMeta(std::string_view meta, Params* out);
-Status DecodeMeta(std::string_view meta, Done* out);
-Status DecodeMeta(std::string_view meta, Push* out);
-/// The auth messages also refuse a nonce or proof of other than kAuthBytes.
-Status DecodeMeta(std::string_view meta, AuthHello* out);
-Status DecodeMeta(std::string_view meta, Challenge* out);
-Status DecodeMeta(std::string_view meta, Auth* out);
-Status DecodeMeta(std::string_view meta, ServerInfo* out);
-Status DecodeMeta(std::string_view meta, Shard* out);
-Status DecodeMeta(std::string_view meta, Heartbeat* out);
-Status DecodeMeta(std::string_view meta, Snapshot* out);
-
-/// The MsgType each struct travels as.
-MsgType TypeOf(const Hello&);
-MsgType TypeOf(const ErrorMsg&);
-MsgType TypeOf(const GetJob&);
-MsgType TypeOf(const JobSpecMsg&);
-MsgType TypeOf(const Register&);
-MsgType TypeOf(const Ack&);
-MsgType TypeOf(const Pull&);
-MsgType TypeOf(const PushPull&);
-MsgType TypeOf(const Params&);
-MsgType TypeOf(const Done&);
-MsgType TypeOf(const Push&);
-MsgType TypeOf(const AuthHello&);
-MsgType TypeOf(const Challenge&);
-MsgType TypeOf(const Auth&);
-MsgType TypeOf(const ServerInfo&);
-MsgType TypeOf(const Shard&);
-MsgType TypeOf(const Heartbeat&);
-MsgType TypeOf(const Snapshot&);
+// For every message of wire/message_table.h, generated from it:
+//
+//   constexpr MsgType TypeOf(const Struct&);
+//     The MsgType the struct travels as.
+//   void EncodeMeta(const Struct& m, std::string* meta);
+//     Clears *meta and writes the message's meta bytes into it; reusing one
+//     string keeps its capacity, so steady-state encoding allocates nothing.
+//     REQUIRES (PS_CHECK): strings <= kMaxStringBytes, at most
+//     kMaxTensorsPerMessage keys, descriptors or members, shapes of rank <=
+//     kMaxTensorRank.
+//   Status DecodeMeta(std::string_view meta, Struct* out);
+//     Parses exactly `meta` (trailing bytes are kCorruption "<name>: N
+//     trailing bytes"); every error is a one-line kCorruption that starts
+//     with the message's name. For vectors and strings in the output,
+//     capacity is reused. On error the output is unspecified. The auth
+//     messages also refuse a nonce or proof of other than kAuthBytes.
+#define PSTRAIN_WIRE_DECLARE(value, Enum, name, Struct, Data) \
+  constexpr MsgType TypeOf(const Struct&) {                   \
+    return MsgType::Enum;                                     \
+  }                                                           \
+  void EncodeMeta(const Struct& m, std::string* meta);        \
+  Status DecodeMeta(std::string_view meta, Struct* out);
+PSTRAIN_WIRE_MESSAGES(PSTRAIN_WIRE_DECLARE)
+#undef PSTRAIN_WIRE_DECLARE
 
 /// Sum of descs' nbytes in bytes; kCorruption if it overflows uint64.
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total);
@@ -247,9 +203,13 @@ void EncodeFramePrefix(MsgType type, uint64_t request_id, std::string_view meta,
 Status CheckBodyLength(const FrameHeader& header, uint64_t meta_len,
                        uint64_t data_bytes);
 
-/// Decodes `meta` as the message `header.type` says and checks that the data
-/// section is exactly as long as its descriptors say. For the fuzzer, tests
-/// and logs: the hot path decodes into its own reused structs instead.
+/// Checks body_len (CheckBodyLength), decodes `meta` as the message
+/// `header.type` says, and checks that the data section is exactly as long
+/// as its descriptors say (empty for DataSection::kNone). Allocates nothing
+/// for the hot-path messages (pull, push, push_pull, params, shard, ack,
+/// heartbeat); returns kCorruption naming the message and field. Every
+/// frame passes it before its data is read (FrameParser); handlers then
+/// decode the meta into their own reused structs.
 Status ValidateFrame(const FrameHeader& header, std::string_view meta,
                      uint64_t data_bytes);
 

@@ -1,6 +1,6 @@
 #pragma once
 // Internal to lib/wire: the one bounds-checked reader and the one appending
-// writer that every message codec in messages.cc is built from, plus the
+// writer that every message codec (*_messages.cc) is built from, plus the
 // dtype and shape checks that tensor descriptors and model fingerprints
 // share. One reader is what keeps codecs from drifting apart (ps-lite's two
 // packers did). Other layers include messages.h, never this file.
@@ -28,6 +28,12 @@ Status CheckDims(const int64_t* dims, size_t ndim);
 /// kCorruption unless meta_len <= kMaxMetaBytes and 4 + meta_len <=
 /// header.body_len.
 Status CheckMetaLength(const FrameHeader& header, uint64_t meta_len);
+/// ValidateFrame for a DataSection::kTensors message (tensor_messages.cc):
+/// walks `meta`'s descriptors, checked as DecodeMeta checks them, without
+/// storing them, and refuses unless their nbytes add up to `data_bytes`.
+/// Allocates nothing unless it fails.
+Status ValidateTensorMeta(std::string_view meta, MsgType type,
+                          uint64_t data_bytes);
 
 /// Appends little-endian fields to a string; reusing one string keeps its
 /// capacity. Sizes that the layout cannot express are programmer errors

@@ -1,12 +1,24 @@
 #!/usr/bin/env python3
 """Writes one valid frame of every message type into a folder, as seeds for
-the wire fuzzer (tests/fuzz/run.sh). Layouts: share/doc/wire-format.md.
-Each file starts with the fuzzer's piece-size byte (0 = feed at once)."""
+the wire fuzzer (tests/fuzz/run.sh). Layouts: share/doc/wire-format.md; the
+protocol version is read from lib/wire/frame.h, so seeds follow its bumps.
+Each file starts with the fuzzer's piece-size byte (0 = feed at once).
+After a change, run tests/fuzz/update_outcomes.sh for FuzzCorpusTest."""
 import os
+import re
 import struct
 import sys
 
-MAGIC, VERSION = 0x52545350, 1
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAGIC = 0x52545350
+
+
+def wire_version():
+    with open(os.path.join(HERE, "../../lib/wire/frame.h")) as f:
+        return int(re.search(r"kWireVersion = (\d+);", f.read()).group(1))
+
+
+VERSION = wire_version()
 
 
 def frame(mtype, meta, data=b"", request_id=7):
@@ -28,13 +40,13 @@ def desc(key, dims, dtype=1, size=4):
             struct.pack("<Q", n * size)), b"\x00" * (n * size)
 
 
-def tensors(mtype, version, shapes):
+def tensors(mtype, version, shapes, tail=b""):
     metas, datas = [], []
     for key, dims in enumerate(shapes):
         m, d = desc(key, dims)
         metas.append(m)
         datas.append(d)
-    meta = struct.pack("<QI", version, len(shapes)) + b"".join(metas)
+    meta = struct.pack("<QI", version, len(shapes)) + b"".join(metas) + tail
     return frame(mtype, meta, b"".join(datas))
 
 
@@ -42,6 +54,8 @@ def main(out):
     os.makedirs(out, exist_ok=True)
     reg = (struct.pack("<I", 2) + s(b"fc.weight") + struct.pack("<BBqq", 1, 2, 3, 4)
            + s(b"fc.bias") + struct.pack("<BBq", 1, 1, 3))
+    nonce, proof = b"n" * 32, b"p" * 32
+    members = struct.pack("<III", 2, 0, 2) + b"\x01"  # workers 0 and 2, stop
     seeds = {
         "hello": frame(1, struct.pack("<BII", 2, 1, 3)),
         "error": frame(2, struct.pack("<H", 2) + s(b"bad")),
@@ -51,9 +65,16 @@ def main(out):
         "ack": frame(6, b""),
         "pull": frame(7, struct.pack("<Q", 3)),
         "push_pull": tensors(8, 2, [[2, 3], [3]]),
-        "params": tensors(9, 4, [[4], []]),
+        "params": tensors(9, 4, [[4], []], members),
         "done": frame(10, s(b'{"steps":5}')),
         "push": tensors(11, 1, [[1, 2, 1]]),
+        "auth_hello": frame(12, s(nonce)),
+        "challenge": frame(13, s(nonce) + s(proof)),
+        "auth": frame(14, s(proof)),
+        "server_info": frame(15, s(b"127.0.0.1:29500")),
+        "shard": tensors(16, 5, [[2], [3, 1]]),
+        "heartbeat": frame(17, b""),
+        "snapshot": frame(18, struct.pack("<QB", 6, 1)),
     }
     for name, data in seeds.items():
         for piece in (0, 5):

@@ -3,6 +3,7 @@
 #   tests/fuzz/run.sh [SECONDS] [BUILD_DIR]     default: 600 s, build-fuzz
 # New inputs that reach new code go to a scratch folder; merge the kept
 # corpus afterwards with:  wire_fuzzer -merge=1 tests/fuzz/corpus SCRATCH
+# then record what each input comes to with update_outcomes.sh.
 # libFuzzer's log (fuzz-0.log) and any finding (crash-*, leak-*, oom-*,
 # timeout-*) are written into BUILD_DIR; the script then exits non-zero.
 set -eu

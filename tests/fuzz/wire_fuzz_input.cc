@@ -3,23 +3,27 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string_view>
 
 #include "wire/frame_reader.h"
+#include "wire/message_table.h"
 #include "wire/messages.h"
 #include "wire/tensor_desc.h"
 
 namespace pstrain::fuzz {
 namespace {
 
-// Aborts (a finding) when a decoded message does not encode back to `meta`:
-// every field is read as written, so the codec pair must be exact inverses.
+// Decodes `meta` as a Msg; returns whether it decodes. Aborts (a finding)
+// when a decoded message does not encode back to `meta`: every field is
+// read as written, so the codec pair must be exact inverses.
 template <typename Msg>
-void RoundTrip(std::string_view meta) {
+bool RoundTrip(std::string_view meta) {
   Msg msg;
   if (!wire::DecodeMeta(meta, &msg).ok())
-    return;
+    return false;
   std::string again;
   wire::EncodeMeta(msg, &again);
   if (again != meta) {
@@ -27,23 +31,33 @@ void RoundTrip(std::string_view meta) {
                  wire::MsgTypeName(wire::TypeOf(msg)));
     std::abort();
   }
+  return true;
 }
 
 void DecodeEveryMessage(std::string_view meta) {
-  RoundTrip<wire::Hello>(meta);
-  RoundTrip<wire::ErrorMsg>(meta);
-  RoundTrip<wire::GetJob>(meta);
-  RoundTrip<wire::JobSpecMsg>(meta);
-  RoundTrip<wire::Register>(meta);
-  RoundTrip<wire::Ack>(meta);
-  RoundTrip<wire::Pull>(meta);
-  RoundTrip<wire::PushPull>(meta);
-  RoundTrip<wire::Params>(meta);
-  RoundTrip<wire::Done>(meta);
-  RoundTrip<wire::Push>(meta);
-  RoundTrip<wire::AuthHello>(meta);
-  RoundTrip<wire::Challenge>(meta);
-  RoundTrip<wire::Auth>(meta);
+#define PSTRAIN_FUZZ_DECODE(value, Enum, name, Struct, Data) \
+  RoundTrip<wire::Struct>(meta);
+  PSTRAIN_WIRE_MESSAGES(PSTRAIN_FUZZ_DECODE)
+#undef PSTRAIN_FUZZ_DECODE
+}
+
+// The frame passed ValidateFrame: its meta must decode as its type says,
+// or the validator and the decoder disagree.
+void DecodeAsItsType(wire::MsgType type, std::string_view meta) {
+  bool ok = false;
+  switch (type) {
+#define PSTRAIN_FUZZ_CASE(value, Enum, name, Struct, Data) \
+  case wire::MsgType::Enum:                                \
+    ok = RoundTrip<wire::Struct>(meta);                    \
+    break;
+    PSTRAIN_WIRE_MESSAGES(PSTRAIN_FUZZ_CASE)
+#undef PSTRAIN_FUZZ_CASE
+  }
+  if (!ok) {
+    std::fprintf(stderr, "a %s frame passed ValidateFrame but not DecodeMeta\n",
+                 wire::MsgTypeName(type));
+    std::abort();
+  }
 }
 
 void DecodeDescriptors(std::string_view in) {
@@ -56,36 +70,82 @@ void DecodeDescriptors(std::string_view in) {
 
 // Feeds the stream in pieces of `piece` bytes (0 = all at once), as a socket
 // would deliver it, and decodes the meta of every whole frame once more.
-void ReadFrames(std::string_view in, size_t piece) {
+FuzzOutcome ReadFrames(std::string_view in, size_t piece) {
+  FuzzOutcome outcome;
   wire::FrameReader reader(kFuzzMaxFrameBytes);
+  size_t since_frame = 0;  // bytes consumed since the last whole frame
   while (!in.empty()) {
     std::string_view chunk =
         piece == 0 ? in : in.substr(0, std::min(piece, in.size()));
     in.remove_prefix(chunk.size());
     while (!chunk.empty()) {
+      const size_t before = chunk.size();
       const wire::FrameReader::State state = reader.Feed(&chunk);
-      if (state == wire::FrameReader::State::kError)
-        return;
+      since_frame += before - chunk.size();
+      if (state == wire::FrameReader::State::kError) {
+        outcome.status = reader.status();
+        return outcome;
+      }
       if (state == wire::FrameReader::State::kFrame) {
+        since_frame = 0;
+        const wire::FrameHeader& header = reader.header();
+        outcome.frames.push_back(header.type);
+        DecodeAsItsType(header.type, reader.meta());
         DecodeEveryMessage(reader.meta());
-        if (reader.header().body_len !=
+        if (header.body_len !=
             wire::kMetaLenBytes + reader.meta().size() + reader.data().size())
           std::abort();
       }
     }
   }
+  outcome.partial = since_frame > 0;
+  return outcome;
 }
 
 }  // namespace
 
-void FuzzWireInput(const uint8_t* data, size_t size) {
+std::string FuzzOutcome::ToString() const {
+  std::string out;
+  for (size_t i = 0; i < frames.size();) {
+    size_t run = 1;
+    while (i + run < frames.size() && frames[i + run] == frames[i])
+      ++run;
+    if (!out.empty())
+      out += ',';
+    out += wire::MsgTypeName(frames[i]);
+    if (run > 1)
+      out += '*' + std::to_string(run);
+    i += run;
+  }
+  if (out.empty())
+    out = "-";
+  out += ' ';
+  out += !status.ok() ? status.ToString() : partial ? "partial" : "ok";
+  return out;
+}
+
+FuzzOutcome FuzzWireInput(const uint8_t* data, size_t size) {
   if (size == 0)
-    return;
+    return {};
   const size_t piece = data[0] % 17;  // 0: whole input; else 1..16 bytes
   std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  ReadFrames(rest, piece);
+  FuzzOutcome outcome = ReadFrames(rest, piece);
   DecodeEveryMessage(rest);
   DecodeDescriptors(rest);
+  return outcome;
+}
+
+std::map<std::string, std::string> CorpusOutcomes(const std::string& dir) {
+  std::map<std::string, std::string> outcomes;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)),
+                            std::istreambuf_iterator<char>());
+    const FuzzOutcome outcome = FuzzWireInput(
+        reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    outcomes[entry.path().filename().string()] = outcome.ToString();
+  }
+  return outcomes;
 }
 
 }  // namespace pstrain::fuzz

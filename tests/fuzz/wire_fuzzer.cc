@@ -7,6 +7,6 @@
 #include "fuzz/wire_fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  pstrain::fuzz::FuzzWireInput(data, size);
+  (void)pstrain::fuzz::FuzzWireInput(data, size);
   return 0;
 }

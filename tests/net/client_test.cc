@@ -79,10 +79,14 @@ class BufferSink : public ReplySink {
   std::string buf;
 };
 
-Status Send(Client& client, wire::MsgType type, ReplySink* sink,
+// Sends `request` (whose meta Connection checks, as it checks every frame).
+template <typename Request>
+Status Send(Client& client, const Request& request, ReplySink* sink,
             milliseconds timeout, wire::MsgType* reply) {
+  std::string meta;
+  wire::EncodeMeta(request, &meta);
   FrameBuffers& f = client.NewRequest();
-  f.Reset(type, 0, {});
+  f.Reset(wire::TypeOf(request), 0, meta);
   return client.Call(f, sink, timeout, reply);
 }
 
@@ -110,7 +114,8 @@ TEST(ClientTest, DataLandsInTheSinkBuffer) {
   BufferSink sink;
   wire::MsgType reply;
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(Send(client, wire::MsgType::kPull, &sink, milliseconds(2000), &reply).ok());
+    ASSERT_TRUE(
+        Send(client, wire::Pull{}, &sink, milliseconds(2000), &reply).ok());
     EXPECT_EQ(reply, wire::MsgType::kParams);
     EXPECT_EQ(sink.buf, server.data());
   }
@@ -121,7 +126,8 @@ TEST(ClientTest, ErrorReplyBecomesItsStatus) {
   Client client;
   ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
   wire::MsgType reply;
-  Status s = Send(client, wire::MsgType::kRegister, nullptr, milliseconds(2000), &reply);
+  Status s =
+      Send(client, wire::Register{}, nullptr, milliseconds(2000), &reply);
   EXPECT_EQ(s.code(), StatusCode::kIncompatible);
   EXPECT_EQ(s.message(), "model differs at key 0");
 }
@@ -132,7 +138,7 @@ TEST(ClientTest, SilentServerTimesOut) {
   ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
   auto start = std::chrono::steady_clock::now();
   wire::MsgType reply;
-  Status s = Send(client, wire::MsgType::kGetJob, nullptr, milliseconds(300), &reply);
+  Status s = Send(client, wire::GetJob{}, nullptr, milliseconds(300), &reply);
   auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(s.code(), StatusCode::kTimeout);
   EXPECT_GE(waited, milliseconds(300));

@@ -80,8 +80,21 @@ struct GatedCall {
   Client client;
   SendGate gate;
 
+  std::string meta;  // a push of kPieces uint8 tensors of kPiece bytes
+
   explicit GatedCall(int port) {
     for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + i / 4096);
+    wire::Push push;
+    for (int i = 0; i < kPieces; ++i) {
+      wire::TensorDesc d;
+      d.key = static_cast<uint32_t>(i);
+      d.dtype = wire::DType::kUInt8;
+      d.ndim = 1;
+      d.dims[0] = kPiece;
+      d.nbytes = kPiece;
+      push.grads.push_back(d);
+    }
+    wire::EncodeMeta(push, &meta);
     EXPECT_TRUE(client.Connect("127.0.0.1", port, milliseconds(2000)).ok());
     client.WatchGate(&gate);
   }
@@ -90,7 +103,7 @@ struct GatedCall {
     gate.Reset();
     return std::async(std::launch::async, [this] {
       FrameBuffers& f = client.NewRequest();
-      f.Reset(wire::MsgType::kPush, 0, {});
+      f.Reset(wire::MsgType::kPush, 0, meta);
       f.SetGate(&gate);
       for (int i = 0; i < kPieces; ++i) f.AddData(&data[i * kPiece], kPiece, i + 1);
       wire::MsgType reply;

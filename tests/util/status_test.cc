@@ -34,5 +34,19 @@ TEST(ResultTest, PropagatesFirstError) {
   EXPECT_EQ(s.message(), "odd: 3");
 }
 
+TEST(StatusTest, CorruptionAsInvalidArgumentRemapsOnlyCorruption) {
+  Status s = CorruptionAsInvalidArgument(Corruption("x.idx: bad magic"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "x.idx: bad magic");
+  EXPECT_EQ(CorruptionAsInvalidArgument(NotFound("x")).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(CorruptionAsInvalidArgument(Status::Ok()).ok());
+  Result<int> bad = CorruptionAsInvalidArgument(Result<int>(Corruption("y")));
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "y");
+  EXPECT_EQ(CorruptionAsInvalidArgument(Half(4)).value(), 2);
+  EXPECT_EQ(CorruptionAsInvalidArgument(Half(3)).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -37,10 +37,9 @@ models::NamedTensors NamedParameters(models::Model& model) {
 
 Result<ScoreFn> DefaultScorer(const JobSpec& spec, const std::string& data_dir) {
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, models::MakeModel(spec.model));
-  auto test = data::LoadDataset(spec.dataset, data_dir, data::Split::kTest);
-  if (!test.ok() && test.status().code() == StatusCode::kCorruption) {
-    return InvalidArgument(test.status().message());  // bad data files are bad input
-  }
+  // Bad data files are bad input.
+  auto test = CorruptionAsInvalidArgument(
+      data::LoadDataset(spec.dataset, data_dir, data::Split::kTest));
   if (!test.ok()) return test.status();
   auto evaluator = std::make_shared<models::Evaluator>(model, test->images, test->labels);
   return ScoreFn([evaluator](const models::NamedTensors& state) {

@@ -113,9 +113,11 @@ TEST_F(OrderTest, AKeyNamedTwiceIsRefused) {
   net::Client raw;
   ASSERT_TRUE(raw.Connect("127.0.0.1", service_.port(), std::chrono::milliseconds(2000)).ok());
   std::string meta;
+  std::vector<at::Tensor> data;  // the bytes the descriptors announce
   auto call = [&](wire::MsgType type) {
     net::FrameBuffers& f = raw.NewRequest();
     f.Reset(type, 0, meta);
+    for (const at::Tensor& t : data) f.AddData(t.data_ptr(), t.nbytes());
     wire::MsgType reply;
     return raw.Call(f, nullptr, std::chrono::milliseconds(5000), &reply);
   };
@@ -125,7 +127,10 @@ TEST_F(OrderTest, AKeyNamedTwiceIsRefused) {
   ASSERT_TRUE(call(wire::MsgType::kRegister).ok());
   wire::PushPull push;
   push.version = 0;
-  for (int k : {0, 2, 0}) push.grads.push_back(DescribeTensor(k, params_[k]));
+  for (int k : {0, 2, 0}) {
+    push.grads.push_back(DescribeTensor(k, params_[k]));
+    data.push_back(torch::zeros_like(params_[k]));
+  }
   wire::EncodeMeta(push, &meta);
   Status s = call(wire::MsgType::kPushPull);
   EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();

@@ -203,5 +203,22 @@ TEST(FrameTest, MsgTypeNames) {
   EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(19)), "unknown");
 }
 
+TEST(FrameTest, TheMessageTableSaysWhichTypesCarryTensors) {
+  EXPECT_EQ(kMaxMsgType, 18);
+  EXPECT_FALSE(IsMsgType(0));
+  for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
+    EXPECT_TRUE(IsMsgType(t)) << t;
+  }
+  EXPECT_FALSE(IsMsgType(19));
+  for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
+    const MsgType type = static_cast<MsgType>(t);
+    const bool tensors = type == MsgType::kPushPull || type == MsgType::kPush ||
+                         type == MsgType::kParams || type == MsgType::kShard;
+    EXPECT_EQ(DataSectionOf(type),
+              tensors ? DataSection::kTensors : DataSection::kNone)
+        << MsgTypeName(type);
+  }
+}
+
 }  // namespace
 }  // namespace pstrain::wire

@@ -97,8 +97,9 @@ class Engine {
   /// A frame's header is in, before its meta is read: an error refuses it
   /// (before a hello, only a small hello is read at all).
   Status OnHeader(PeerId peer, const wire::FrameHeader& header);
-  /// Header and meta are in: fills `*plan` (cleared by the caller) with where
-  /// `data_bytes` data bytes go, or refuses the frame.
+  /// Header and meta are in, and checked by wire::FrameParser: fills `*plan`
+  /// (cleared by the caller) with where `data_bytes` data bytes go, or
+  /// refuses the frame.
   Status OnMeta(PeerId peer, const wire::FrameHeader& header, std::string_view meta,
                 uint64_t data_bytes, ReadPlan* plan);
   /// Buffer `index` of the plan is in (piece-by-piece reads).
@@ -151,8 +152,6 @@ class Engine {
   /// the connections', headers included.
   nlohmann::json Stats(uint64_t bytes_read, uint64_t bytes_written) const;
   nlohmann::json StalenessHistogram() const;
-  /// The connections that the Engine knows (for the Service's totals).
-  bool knows(PeerId peer) const { return peers_.count(peer) > 0; }
 
  private:
   struct Peer;

@@ -54,7 +54,7 @@ void Service::Tick() {
 // Every read and write is asynchronous, so a stalled peer blocks no one; it
 // is dropped here so that it holds no connection (and no memory) for ever.
 void Service::DropStalledConnections() {
-  const auto now = std::chrono::steady_clock::now();
+  const Time now = Now();
   std::vector<net::Connection*> stalled;
   for (const auto& [id, conn] : conns_) {
     if (!conn->closed() && conn->StalledFor(now, options_.timeout)) stalled.push_back(conn.get());

@@ -123,15 +123,21 @@ class Conversation {
     if (m == "snapshot") return h_.Feed(peer_, wire::Snapshot{0, false}, id);
     if (m == "server_info") return h_.Feed(peer_, wire::ServerInfo{"127.0.0.1:5"}, id);
     if (m == "auth_hello") return h_.Feed(peer_, wire::AuthHello{std::string(32, 'n')}, id);
+    // The two that carry tensors carry their bytes, so that the engine, not
+    // the frame parser, is what answers.
+    const at::Tensor& p = h_.server().params()[0];
+    std::string meta;
     if (m == "shard") {
       wire::Shard shard;
-      shard.params.push_back(DescribeTensor(0, h_.server().params()[0]));
-      return h_.Feed(peer_, shard, id);
+      shard.params.push_back(DescribeTensor(0, p));
+      wire::EncodeMeta(shard, &meta);
+      return h_.FeedRaw(peer_, wire::MsgType::kShard, meta, id, {}, p.nbytes());
     }
     if (m == "params") {
       wire::Params params;
-      params.params.push_back(DescribeTensor(0, h_.server().params()[0]));
-      return h_.Feed(peer_, params, id);
+      params.params.push_back(DescribeTensor(0, p));
+      wire::EncodeMeta(params, &meta);
+      return h_.FeedRaw(peer_, wire::MsgType::kParams, meta, id, {}, p.nbytes());
     }
     // Messages with no fields.
     return h_.FeedRaw(peer_, TypeNamed(m), "", id, {});

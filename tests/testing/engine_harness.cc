@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ps/tensor_codec.h"
+#include "wire/frame_parser.h"
 
 namespace pstrain::testing {
 
@@ -33,24 +34,30 @@ ps::PeerId EngineHarness::Accept() {
   return id;
 }
 
+// As net::Connection does: the parser's stages, the engine asked between
+// them, and the engine's buffers checked against the data section.
 Status EngineHarness::FeedRaw(ps::PeerId peer, wire::MsgType type, const std::string& meta,
                               uint64_t id, const std::vector<const char*>& data,
                               uint64_t data_bytes, int pieces) {
-  wire::FrameHeader header;
-  header.type = type;
-  header.request_id = id;
-  header.body_len = 4 + meta.size() + data_bytes;
-  PS_RETURN_IF_ERROR(engine_->OnHeader(peer, header));
+  std::string prefix;
+  wire::EncodeFramePrefix(type, id, meta, data_bytes, &prefix);
+  wire::FrameParser parser(wire::kDefaultMaxFrameBytes);
+  PS_RETURN_IF_ERROR(parser.Header(prefix.data()));
+  PS_RETURN_IF_ERROR(engine_->OnHeader(peer, parser.header()));
+  PS_RETURN_IF_ERROR(parser.MetaLen(prefix.data() + wire::kFrameHeaderBytes));
+  PS_RETURN_IF_ERROR(parser.Meta(meta));
   ps::ReadPlan plan;
-  PS_RETURN_IF_ERROR(engine_->OnMeta(peer, header, meta, data_bytes, &plan));
-  // Bytes go to the planned buffers from `data`, one source per buffer
-  // (each source holds the buffer's bytes).
+  PS_RETURN_IF_ERROR(engine_->OnMeta(peer, parser.header(), meta, data_bytes, &plan));
+  uint64_t planned = 0;
+  for (const auto& b : plan.buffers) planned += b.bytes;
+  if (planned != data_bytes) return Corruption("the engine planned other than the data");
+  // Each source in `data` holds one planned buffer's bytes.
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     if (pieces >= 0 && static_cast<int>(i) == pieces) return Status::Ok();
     std::memcpy(plan.buffers[i].data, data[i], plan.buffers[i].bytes);
     if (plan.piece_by_piece) engine_->OnPiece(peer, i);
   }
-  engine_->OnFrame(peer, header, meta, now_);
+  engine_->OnFrame(peer, parser.header(), meta, now_);
   return Status::Ok();
 }
 

@@ -127,14 +127,16 @@ TEST_F(OrderTest, AKeyNamedTwiceIsRefused) {
   ASSERT_TRUE(call(wire::MsgType::kRegister).ok());
   wire::PushPull push;
   push.version = 0;
-  for (int k : {0, 2, 0}) {
+  // Small keys: the refusal comes before the data is read, and a write of
+  // megabytes could then meet the closed socket before the reply is read.
+  for (int k : {1, 2, 1}) {
     push.grads.push_back(DescribeTensor(k, params_[k]));
     data.push_back(torch::zeros_like(params_[k]));
   }
   wire::EncodeMeta(push, &meta);
   Status s = call(wire::MsgType::kPushPull);
   EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
-  EXPECT_EQ(s.message(), "push_pull: tensor 2 is key 0, which an earlier tensor was");
+  EXPECT_EQ(s.message(), "push_pull: tensor 2 is key 1, which an earlier tensor was");
 }
 
 }  // namespace

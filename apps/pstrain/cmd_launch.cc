@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/pstrain/build_hooks.h"
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
 #include "cluster/launcher.h"
@@ -28,9 +29,7 @@ struct LaunchFlags {
   std::string checkpoint = "pstrain-model.pt";
   std::string device = "cpu";
   bool live = false;  // a RankBoard on the terminal; the children send JSON
-  // Benchmarks of stragglers: this rank sleeps delay_ms in every step.
-  int delay_rank = -1;
-  int delay_ms = 0;
+  LaunchHook hook;
 };
 
 std::string Exact(double v) {
@@ -104,7 +103,8 @@ std::vector<std::string> WorkArgs(const LaunchFlags& f, int rank, int threads) {
   auto common = CommonArgs(f, rank, threads);
   a.insert(a.end(), common.begin(), common.end());
   a.insert(a.end(), {"--device", f.device});
-  if (rank == f.delay_rank) a.insert(a.end(), {"--delay_ms", std::to_string(f.delay_ms)});
+  auto own = f.hook(rank);
+  a.insert(a.end(), own.begin(), own.end());
   return a;
 }
 
@@ -168,8 +168,7 @@ RunFn SetupLaunch(CLI::App* sub) {
       ->capture_default_str();
   sub->add_option("--device", f->device, "Workers' device: cpu or cuda")
       ->capture_default_str();
-  sub->add_option("--delay_rank", f->delay_rank)->group("");
-  sub->add_option("--delay_ms", f->delay_ms)->group("")->check(CLI::NonNegativeNumber);
+  f->hook = AddLaunchHooks(sub);
   return [f] { return Launch(*f); };
 }
 

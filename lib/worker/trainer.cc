@@ -351,9 +351,9 @@ Status Trainer::Join() {
   PS_RETURN_IF_ERROR(master.Connect(options_.master_addr, options_.master_port));
   PS_ASSIGN_OR_RETURN(spec_, master.Handshake(options_.rank, options_.world_size));
   torch::manual_seed(spec_.seed);
-  PS_ASSIGN_OR_RETURN(model_, models::MakeModel(options_.model_override.empty()
-                                                    ? spec_.model
-                                                    : options_.model_override));
+  PS_ASSIGN_OR_RETURN(model_, options_.make_model
+                                  ? options_.make_model(spec_.model)
+                                  : models::MakeModel(spec_.model));
   // Check our own input before joining, so that bad input ends this worker
   // alone and does not look like a worker lost mid-job.
   PS_ASSIGN_OR_RETURN(train_, LoadTrainSet(spec_, options_.data_dir));
@@ -469,7 +469,8 @@ torch::Tensor Trainer::BatchIndices(int64_t epoch, int64_t step) {
 // NextStep().
 Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   const auto t0 = Clock::now();
-  if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
+  if (options_.before_step)
+    options_.before_step();
   data::Batch batch = data::GetBatch(train_, BatchIndices(epoch, step));
   // The last push has left whole: its reply's meta is in.
   model_->zero_grad(/*set_to_none=*/false);

@@ -181,4 +181,30 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
   return s;
 }
 
+Result<JobSpec> JobSpecFromPeer(std::string_view json,
+                                const std::string& from) {
+  auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return InvalidArgument("the job spec from " + from + " is not JSON");
+  auto spec = JobSpecFromJson(j);
+  Status s = spec.status();
+  if (s.ok())
+    s = ValidateJobSpec(*spec);
+  if (s.ok() &&
+      (spec->num_servers < 1 || spec->world_size <= spec->num_servers)) {
+    s = InvalidArgument("world_size " + std::to_string(spec->world_size) +
+                        ", num_servers " + std::to_string(spec->num_servers) +
+                        ": expected at least one server and one worker");
+  }
+  if (s.ok() && !spec->server_addrs.empty() &&
+      spec->server_addrs.size() != static_cast<size_t>(spec->num_servers)) {
+    s = InvalidArgument(std::to_string(spec->server_addrs.size()) +
+                        " server addresses, expected none or num_servers " +
+                        std::to_string(spec->num_servers));
+  }
+  if (!s.ok())
+    return InvalidArgument("the job spec from " + from + ": " + s.message());
+  return spec;
+}
+
 }  // namespace pstrain::ps

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -74,5 +75,12 @@ Status ValidateJobSpec(const JobSpec& spec);
 nlohmann::json ToJson(const JobSpec& spec);
 /// kInvalidArgument naming the missing or mistyped field.
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& j);
+
+/// The job spec a peer sent (`json`, the text of wire::JobSpecMsg), checked
+/// as everything received must be: JSON, every field present and typed,
+/// valid (ValidateJobSpec), a world of at least one server and one worker,
+/// and none or num_servers server addresses. kInvalidArgument "the job spec
+/// from <from>: <why>" otherwise (<from>: "rank 0").
+Result<JobSpec> JobSpecFromPeer(std::string_view json, const std::string& from);
 
 }  // namespace pstrain::ps

@@ -39,12 +39,15 @@ class PsClient : private net::ReplySink {
   /// The --auth_token_file token; "" (the default): none.
   void set_auth_token(std::string token) { auth_token_ = std::move(token); }
   /// Hello, then the job spec. kIncompatible / kInvalidArgument from the
-  /// server for a world_size mismatch, a bad or duplicate rank.
+  /// server for a world_size mismatch, a bad or duplicate rank;
+  /// kInvalidArgument "the job spec from rank 0: ..." for a job spec that
+  /// is not valid (ps::JobSpecFromPeer), is of another world_size, makes a
+  /// worker's `rank` a server's, or lacks the addresses of the servers.
   Result<ps::JobSpec> Handshake(int rank, int world_size,
                                 wire::Role role = wire::Role::kWorker);
   /// The job spec again, on a connection past its hello: a server's
   /// address may have changed since (a restarted server listens where the
-  /// kernel put it). Errors as Handshake.
+  /// kernel put it). Errors as Handshake but for the world checks.
   Result<ps::JobSpec> GetJob();
   /// Sends the model fingerprint; kIncompatible naming the first differing
   /// key when the server's model differs.

@@ -209,12 +209,6 @@ std::vector<uint32_t> Trainer::SliceMarks(int s) const {
 Status Trainer::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
   PS_ASSIGN_OR_RETURN(plan_, ps::PlanShards(fingerprint, spec_.num_servers,
                                             spec_.slice_bytes));
-  if (spec_.num_servers > 1 &&
-      spec_.server_addrs.size() != static_cast<size_t>(spec_.num_servers)) {
-    return Corruption("job spec names " + std::to_string(spec_.server_addrs.size()) +
-                      " server addresses, expected " +
-                      std::to_string(spec_.num_servers));
-  }
   for (int s = 1; s < spec_.num_servers; ++s) {
     clients_.push_back(NewClient(s));
     PS_RETURN_IF_ERROR(ConnectTo(*clients_.back(), s));

@@ -68,6 +68,7 @@ TEST(CliTest, NoTestKnobShipsInTheBinary) {
   const std::vector<std::vector<std::string>> knobs = {
       {"work", "--rank", "1", "--world_size", "2", "--delay_ms", "5"},
       {"work", "--rank", "1", "--world_size", "2", "--model_override", "mlp"},
+      {"work", "--rank", "1", "--world_size", "2", "--throw_in_step", "std"},
       {"launch", "--delay_rank", "1", "--delay_ms", "5"}};
   for (const auto& args : knobs) {
     auto r = RunPstrain(args, 30);

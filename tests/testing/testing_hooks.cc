@@ -1,11 +1,14 @@
 // The build hooks (apps/pstrain/build_hooks.h) of pstrain_testing, the
-// test-only build of pstrain: hidden flags that slow a worker or swap its
-// model, for process tests and the straggler benchmark.
+// test-only build of pstrain: hidden flags that slow a worker, swap its
+// model or make it throw, for process tests and the straggler benchmark.
 // Never installed; the shipped pstrain has none of these flags.
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <thread>
+
+#include <c10/util/Exception.h>
 
 #include "apps/pstrain/build_hooks.h"
 #include "models/model_zoo.h"
@@ -16,7 +19,18 @@ namespace {
 struct WorkKnobs {
   int delay_ms = 0;            // sleep this long as each step's compute begins
   std::string model_override;  // build this model instead of the job's
+  std::string throw_in_step;   // c10, std or int: throw one at the first step
 };
+
+// An exception of `kind` (WorkKnobs::throw_in_step), as libtorch, the
+// standard library or other code throws one.
+[[noreturn]] void Throw(const std::string& kind) {
+  if (kind == "c10")
+    TORCH_CHECK(false, "a libtorch error thrown by --throw_in_step");
+  if (kind == "std")
+    throw std::out_of_range("an exception thrown by --throw_in_step");
+  throw 42;
+}
 
 }  // namespace
 
@@ -26,14 +40,19 @@ WorkHook AddWorkHooks(CLI::App* work) {
       ->group("")
       ->check(CLI::NonNegativeNumber);
   work->add_option("--model_override", k->model_override)->group("");
+  work->add_option("--throw_in_step", k->throw_in_step)
+      ->group("")
+      ->check(CLI::IsMember({"c10", "std", "int"}));
   return [k](worker::TrainerOptions* o) {
     if (!k->model_override.empty()) {
       o->make_model = [k](const std::string&) {
         return models::MakeModel(k->model_override);
       };
     }
-    if (k->delay_ms > 0) {
+    if (k->delay_ms > 0 || !k->throw_in_step.empty()) {
       o->before_step = [k] {
+        if (!k->throw_in_step.empty())
+          Throw(k->throw_in_step);
         std::this_thread::sleep_for(std::chrono::milliseconds(k->delay_ms));
       };
     }

@@ -69,14 +69,19 @@ TEST(PsClientTest, RefusesABadJobSpecNamingIt) {
   }
 }
 
-TEST(PsClientTest, RefusesAMissingField) {
-  auto spec = HandshakeWith(JobJson([](nlohmann::json& j) { j.erase("lr"); }));
-  ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(spec.status().message().rfind("the job spec from rank 0: ", 0), 0u)
-      << spec.status().message();
-  EXPECT_NE(spec.status().message().find("lr"), std::string::npos)
-      << spec.status().message();
+TEST(PsClientTest, RefusesAMissingOrMistypedField) {
+  for (const auto& edit : std::vector<std::function<void(nlohmann::json&)>>{
+           [](nlohmann::json& j) { j.erase("lr"); },
+           [](nlohmann::json& j) { j["lr"] = "fast"; }}) {
+    auto spec = HandshakeWith(JobJson(edit));
+    ASSERT_FALSE(spec.ok());
+    EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(spec.status().message().rfind("the job spec from rank 0: ", 0),
+              0u)
+        << spec.status().message();
+    EXPECT_NE(spec.status().message().find("lr"), std::string::npos)
+        << spec.status().message();
+  }
 }
 
 TEST(PsClientTest, RefusesAJobSpecOfAnotherWorld) {

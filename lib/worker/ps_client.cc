@@ -192,8 +192,8 @@ Status PsClient::Push(uint64_t version) {
   return Call(req, nullptr, wire::MsgType::kAck);
 }
 
-Status PsClient::Done(const nlohmann::json& stats) {
-  wire::EncodeMeta(wire::Done{stats.dump()}, &meta_);
+Status PsClient::Done(const report::WorkerStats& stats) {
+  wire::EncodeMeta(wire::Done{report::ToJson(stats).dump()}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kDone, 0, meta_);
   Status s = Call(req, nullptr, wire::MsgType::kAck);

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
-#include <nlohmann/json_fwd.hpp>
 
 #include "net/client.h"
 #include "ps/job_spec.h"
+#include "report/worker_stats.h"
 #include "util/result.h"
 #include "wire/messages.h"
 
@@ -74,8 +74,8 @@ class PsClient : private net::ReplySink {
   /// Pushes the gradients computed on `version` without waiting for new
   /// parameters (Pull fetches them).
   Status Push(uint64_t version);
-  /// Reports the worker's stats (a JSON object) and waits for the ack.
-  Status Done(const nlohmann::json& stats);
+  /// Reports the worker's stats and waits for the ack, then closes.
+  Status Done(const report::WorkerStats& stats);
 
   /// From another thread, while this worker computes: tells the server it
   /// is alive (a heartbeat frame), unless a call is running, which the

@@ -16,6 +16,7 @@
 #include "net/address.h"
 #include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"
+#include "report/worker_stats.h"
 #include "util/resources.h"
 #include "util/fanout.h"
 #include "worker/grad_stream.h"
@@ -519,29 +520,29 @@ void Trainer::LogStep(int64_t epoch, double loss) {
 }
 
 Status Trainer::Finish() {
-  double wall = Seconds(Clock::now() - progress_.start);
-  uint64_t pushed = 0, pulled = 0;
+  report::WorkerStats stats;
+  stats.steps = progress_.steps;
+  stats.samples = progress_.samples;
+  stats.wall_seconds = Seconds(Clock::now() - progress_.start);
+  stats.samples_per_second =
+      stats.wall_seconds > 0
+          ? static_cast<double>(stats.samples) / stats.wall_seconds
+          : 0.0;
+  stats.compute_seconds = progress_.compute;
+  stats.communication_seconds = progress_.communication;
   for (const auto& c : clients_) {
-    pushed += c->bytes_pushed();
-    pulled += c->bytes_pulled();
+    stats.bytes_pushed += c->bytes_pushed();
+    stats.bytes_pulled += c->bytes_pulled();
   }
-  nlohmann::json stats = {{"steps", progress_.steps},
-                          {"samples", progress_.samples},
-                          {"wall_seconds", wall},
-                          {"samples_per_second", progress_.samples / wall},
-                          {"compute_seconds", progress_.compute},
-                          {"communication_seconds", progress_.communication},
-                          {"bytes_pushed", pushed},
-                          {"bytes_pulled", pulled},
-                          {"version", version_},
-                          {"reconnects", reconnects_},
-                          {"stopped_early", stopped_},
-                          {"peak_rss_bytes", PeakRssBytes()}};
+  stats.version = version_;
+  stats.reconnects = reconnects_;
+  stats.stopped_early = stopped_;
+  stats.peak_rss_bytes = PeakRssBytes();
   // Servers 1..S-1 first: rank 0 ends only after their shards are in.
   for (int s = spec_.num_servers - 1; s >= 0; --s) {
     PS_RETURN_IF_ERROR(clients_[s]->Done(stats));
   }
-  log_->Emit("summary", stats);
+  log_->Emit("summary", report::ToJson(stats));
   return Status::Ok();
 }
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Sync training with one straggler, with and without backup workers.
 
-  bench/stragglers.py [path/to/pstrain] [--steps N] [--model M]
+  bench/stragglers.py [path/to/pstrain_testing] [--steps N] [--model M]
 
-Runs `pstrain launch --world_size 4` (one server, three workers) four times:
-with and without --backup_workers 1, each with no straggler and with rank 3
-slowed 5x (it sleeps 4 times the workers' mean step time of the first run in
-every step). Prints one JSON document and writes it to
+Runs `pstrain_testing launch --world_size 4` (one server, three workers)
+four times: with and without --backup_workers 1, each with no straggler and
+with rank 3 slowed 5x (it sleeps 4 times the workers' mean step time of the
+first run in every step). pstrain_testing is the test-only build of pstrain
+(the test build makes it beside pstrain); its hidden --delay_rank and
+--delay_ms slow a worker. Prints one JSON document and writes it to
 bench/results/stragglers.json. The figure that matters is
 `backup_slowed_over_backup_unslowed`: sync steps per second with one worker
 slowed 5x over the same job with none slowed (Chen et al., "Revisiting
@@ -48,12 +50,14 @@ def launch(binary, model, steps, extra):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("binary", nargs="?", default=os.path.join(ROOT, "build", "bin", "pstrain"))
+    p.add_argument("binary", nargs="?",
+                   default=os.path.join(ROOT, "build", "bin", "pstrain_testing"))
     p.add_argument("--steps", type=int, default=150)
     p.add_argument("--model", default="net")
     a = p.parse_args()
     if not os.access(a.binary, os.X_OK):
-        sys.exit("stragglers.py: %s is not an executable; build pstrain first" % a.binary)
+        sys.exit("stragglers.py: %s is not an executable; build pstrain_testing "
+                 "first (cmake --build build --target pstrain_testing)" % a.binary)
 
     backup = ["--backup_workers", "1"]
     base = launch(a.binary, a.model, a.steps, backup)

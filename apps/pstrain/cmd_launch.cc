@@ -9,10 +9,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <sstream>
 
+#include "apps/pstrain/build_hooks.h"
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
+#include "apps/pstrain/job_flags.h"
 #include "cluster/launcher.h"
 #include "net/listener.h"
 #include "report/rank_board.h"
@@ -28,17 +29,8 @@ struct LaunchFlags {
   std::string checkpoint = "pstrain-model.pt";
   std::string device = "cpu";
   bool live = false;  // a RankBoard on the terminal; the children send JSON
-  // Benchmarks of stragglers: this rank sleeps delay_ms in every step.
-  int delay_rank = -1;
-  int delay_ms = 0;
+  LaunchHook hook;
 };
-
-std::string Exact(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
 
 std::string SelfExe() {
   char buf[PATH_MAX];
@@ -48,13 +40,16 @@ std::string SelfExe() {
 
 std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads) {
   const auto& w = f.world.world;
+  // Flag and value pairs.
+  // clang-format off
   std::vector<std::string> a = {
       "--rank", std::to_string(rank), "--world_size", std::to_string(w.world_size),
       "--master_addr", w.master_addr, "--master_port", std::to_string(w.master_port),
       "--num_servers", std::to_string(w.num_servers),
-      "--threads", std::to_string(threads), "--timeout", Exact(f.local.timeout_seconds),
+      "--threads", std::to_string(threads), "--timeout", ExactText(f.local.timeout_seconds),
       "--max_frame_bytes", std::to_string(f.local.max_frame_bytes),
       "--log_prefix", "false"};
+  // clang-format on
   if (!f.local.data_dir.empty()) a.insert(a.end(), {"--data_dir", f.local.data_dir});
   if (!f.local.auth_token_file.empty()) {
     a.insert(a.end(), {"--auth_token_file", f.local.auth_token_file});
@@ -67,35 +62,12 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads)
 }
 
 std::vector<std::string> ServeArgs(const LaunchFlags& f, int rank, int threads) {
-  const auto& s = f.job.spec;
   std::vector<std::string> a = {SelfExe(), "serve"};
   auto common = CommonArgs(f, rank, threads);
   a.insert(a.end(), common.begin(), common.end());
-  a.insert(a.end(), {"--model", s.model, "--dataset", s.dataset, "--mode", f.job.mode,
-                     "--staleness", std::to_string(s.staleness),
-                     "--optimizer", s.optimizer,
-                     "--lr", Exact(s.lr), "--momentum", Exact(s.momentum),
-                     "--weight_decay", Exact(s.weight_decay),
-                     "--betas", Exact(s.betas[0]) + "," + Exact(s.betas[1]),
-                     "--eps", Exact(s.eps),
-                     "--lr_schedule", s.lr_schedule,
-                     "--staleness_lr", s.staleness_lr,
-                     "--batch_size", std::to_string(s.batch_size),
-                     "--epochs", std::to_string(s.epochs),
-                     "--max_steps", std::to_string(s.max_steps),
-                     "--seed", std::to_string(s.seed),
-                     "--eval_interval", f.job.eval_interval,
-                     "--target_accuracy", Exact(s.target_accuracy),
-                     "--log_interval", std::to_string(s.log_interval),
-                     "--slice_bytes", std::to_string(s.slice_bytes),
-                     "--backup_workers", std::to_string(s.backup_workers),
-                     "--step_timeout", Exact(s.step_timeout),
-                     "--server_threads", std::to_string(s.server_threads),
-                     "--heartbeat", Exact(s.heartbeat),
-                     "--dead_after", Exact(s.dead_after),
-                     "--checkpoint", f.checkpoint});
-  if (s.nesterov) a.push_back("--nesterov");
-  if (s.reassign_shards) a.push_back("--reassign_shards");
+  auto job = JobFlagArgs(f.job);
+  a.insert(a.end(), job.begin(), job.end());
+  a.insert(a.end(), {"--checkpoint", f.checkpoint});
   return a;
 }
 
@@ -104,7 +76,8 @@ std::vector<std::string> WorkArgs(const LaunchFlags& f, int rank, int threads) {
   auto common = CommonArgs(f, rank, threads);
   a.insert(a.end(), common.begin(), common.end());
   a.insert(a.end(), {"--device", f.device});
-  if (rank == f.delay_rank) a.insert(a.end(), {"--delay_ms", std::to_string(f.delay_ms)});
+  auto own = f.hook(rank);
+  a.insert(a.end(), own.begin(), own.end());
   return a;
 }
 
@@ -168,8 +141,7 @@ RunFn SetupLaunch(CLI::App* sub) {
       ->capture_default_str();
   sub->add_option("--device", f->device, "Workers' device: cpu or cuda")
       ->capture_default_str();
-  sub->add_option("--delay_rank", f->delay_rank)->group("");
-  sub->add_option("--delay_ms", f->delay_ms)->group("")->check(CLI::NonNegativeNumber);
+  f->hook = AddLaunchHooks(sub);
   return [f] { return Launch(*f); };
 }
 

@@ -3,6 +3,7 @@
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
+#include "apps/pstrain/job_flags.h"
 #include "ps/interval.h"
 #include "ps/server_rank.h"
 

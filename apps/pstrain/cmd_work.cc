@@ -1,6 +1,7 @@
 // pstrain work: a worker rank. Its flags describe only this machine; the job
 // comes from rank 0 at the handshake.
 
+#include "apps/pstrain/build_hooks.h"
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
 #include "worker/trainer.h"
@@ -13,9 +14,8 @@ struct WorkFlags {
   WorldFlags world;
   LocalFlags local;
   std::string device = "cpu";
-  std::string model_override;
-  int delay_ms = 0;
   double reconnect_timeout = 60;
+  WorkHook hook;
 };
 
 int Work(WorkFlags& f) {
@@ -35,10 +35,9 @@ int Work(WorkFlags& f) {
   auto token = AuthToken(f.local);
   if (!token.ok()) return Fail(*log, token.status());
   o.auth_token = *token;
-  o.model_override = f.model_override;
-  o.step_delay = std::chrono::milliseconds(f.delay_ms);
   o.reconnect_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(f.reconnect_timeout * 1000));
+  f.hook(&o);
   Status r = worker::RunWorker(o, log.get());
   return r.ok() ? 0 : Fail(*log, r);
 }
@@ -55,10 +54,7 @@ RunFn SetupWork(CLI::App* sub) {
                   "that went away (restarted, say), then go on from its version (0: give up at once)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  // Only for testing the model fingerprint check; hidden from --help.
-  sub->add_option("--model_override", f->model_override)->group("");
-  // Only for tests and benchmarks of stragglers: a slower worker.
-  sub->add_option("--delay_ms", f->delay_ms)->group("")->check(CLI::NonNegativeNumber);
+  f->hook = AddWorkHooks(sub);
   return [f] { return Work(*f); };
 }
 

@@ -46,7 +46,9 @@ void AddConfigFlags(CLI::App* sub) {
     for (CLI::App* child : children) AddConfigFlags(child);
     return;
   }
-  // Test knobs have no group; a config file should not show or set them.
+  // Hidden flags have no group (--log_prefix, and the knobs of the test-only
+  // build, apps/pstrain/build_hooks.h); a config file should not show or set
+  // them.
   for (CLI::Option* opt : sub->get_options({})) {
     if (opt->get_group().empty()) opt->configurable(false);
   }

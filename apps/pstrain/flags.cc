@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "models/compute_threads.h"
-#include "ps/interval.h"
 #include "net/auth.h"
 
 extern char** environ;
@@ -54,60 +53,6 @@ Status ResolveWorld(WorldFlags* f, const std::string& role) {
     }
   }
   return cluster::ValidateWorld(f->world, role);
-}
-
-void AddJobFlags(CLI::App* app, JobFlags* f) {
-  auto& s = f->spec;
-  const char* g = "Job (rank 0's flags decide for every process)";
-  app->add_option("--model", s.model, "net, convnet or mlp")->capture_default_str()->group(g);
-  app->add_option("--dataset", s.dataset, "fashion-mnist or mnist")->capture_default_str()->group(g);
-  app->add_option("--mode", f->mode, "sync, async or ssp")->capture_default_str()->group(g);
-  app->add_option("--staleness", s.staleness, "ssp: versions a worker may run ahead of the slowest")->capture_default_str()->group(g);
-  app->add_option("--optimizer", s.optimizer, "The server's optimizer: sgd, adam, adamw, adagrad or rmsprop")->capture_default_str()->group(g);
-  app->add_option("--lr", s.lr, "Learning rate of the server's optimizer")->capture_default_str()->group(g);
-  app->add_option("--momentum", s.momentum, "Momentum of sgd and rmsprop")->capture_default_str()->group(g);
-  app->add_flag("--nesterov", s.nesterov, "sgd: Nesterov momentum")->group(g);
-  app->add_option("--weight_decay", s.weight_decay, "Weight decay (L2; adamw: decoupled)")->capture_default_str()->group(g);
-  app->add_option("--betas", f->betas, "adam, adamw: B1,B2")->capture_default_str()->group(g);
-  app->add_option("--eps", s.eps, "adam, adamw, rmsprop, adagrad: epsilon (0: libtorch's default, 1e-8; adagrad 1e-10)")->capture_default_str()->group(g);
-  app->add_option("--lr_schedule", s.lr_schedule, "lr by server version: constant, step:N:GAMMA or cosine")->capture_default_str()->group(g);
-  app->add_option("--staleness_lr", s.staleness_lr, "async, ssp: lr of a stale push: none, inverse (1/staleness) or linear:ALPHA")->capture_default_str()->group(g);
-  app->add_option("--batch_size", s.batch_size, "Samples per worker per step")->capture_default_str()->group(g);
-  app->add_option("--epochs", s.epochs, "Passes over the training set")->capture_default_str()->group(g);
-  app->add_option("--max_steps", s.max_steps, "Stop each worker after this many steps (0: no limit)")->capture_default_str()->group(g);
-  app->add_option("--seed", s.seed, "Seed of the model, shuffling and dropout")->capture_default_str()->group(g);
-  app->add_option("--eval_interval", f->eval_interval, "Evaluate every N versions, or every Ns seconds (e.g. 300 or 30s), on a snapshot and threads of its own while training goes on; 0: at the end only")->capture_default_str()->group(g);
-  app->add_option("--target_accuracy", s.target_accuracy, "Stop the run at the first evaluation whose test accuracy reaches this (0..1; 0: never); that version is the checkpoint")->capture_default_str()->check(CLI::Range(0.0, 1.0))->group(g);
-  app->add_option("--log_interval", s.log_interval, "Steps between progress events")->capture_default_str()->group(g);
-  app->add_option("--slice_bytes", s.slice_bytes, "With --num_servers > 1: a parameter larger than this is split by rows across servers (bytes)")->capture_default_str()->group(g);
-  app->add_option("--backup_workers", s.backup_workers, "sync: a step closes once all but this many workers have pushed; late pushes are dropped")->capture_default_str()->group(g);
-  app->add_option("--server_threads", s.server_threads, "Threads of each server that step disjoint groups of keys in parallel (one key is only ever stepped by one)")->capture_default_str()->group(g);
-  app->add_option("--heartbeat", s.heartbeat, "Seconds between heartbeats of a worker busy computing")->capture_default_str()->group(g);
-  app->add_option("--dead_after", s.dead_after, "sync: seconds without a word from a worker the step waits on before it is lost and the step goes on without it (0: never)")->capture_default_str()->group(g);
-  app->add_flag("--reassign_shards", s.reassign_shards, "sync: once a worker is lost, the others share its samples (each step still covers the whole global batch)")->group(g);
-  app->add_option("--step_timeout", s.step_timeout, "sync: seconds after a step's first push before it closes without the workers not yet in (0: never)")->capture_default_str()->group(g);
-}
-
-Status FinishJobSpec(JobFlags* f, int world_size, int num_servers) {
-  PS_ASSIGN_OR_RETURN(f->spec.mode, ps::ParseMode(f->mode));
-  const size_t comma = f->betas.find(',');
-  bool betas_ok = comma != std::string::npos;
-  for (int i = 0; betas_ok && i < 2; ++i) {
-    const std::string part = i == 0 ? f->betas.substr(0, comma) : f->betas.substr(comma + 1);
-    char* end = nullptr;
-    f->spec.betas[i] = std::strtod(part.c_str(), &end);
-    betas_ok = !part.empty() && end == part.c_str() + part.size();
-  }
-  if (!betas_ok) {
-    return InvalidArgument("--betas '" + f->betas + "': expected two numbers B1,B2");
-  }
-  PS_ASSIGN_OR_RETURN(ps::Interval eval,
-                      ps::ParseInterval("--eval_interval", f->eval_interval, /*allow_zero=*/true));
-  f->spec.eval_interval = static_cast<int64_t>(eval.steps);
-  f->spec.eval_seconds = static_cast<double>(eval.time.count()) / 1000;
-  f->spec.world_size = world_size;
-  f->spec.num_servers = num_servers;
-  return ps::ValidateJobSpec(f->spec);
 }
 
 void AddLocalFlags(CLI::App* app, LocalFlags* f) {

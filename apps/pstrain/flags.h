@@ -9,7 +9,6 @@
 #include <CLI/CLI.hpp>
 
 #include "cluster/world.h"
-#include "ps/job_spec.h"
 #include "report/event_log.h"
 #include "util/result.h"
 #include "util/status.h"
@@ -29,18 +28,6 @@ void AddWorldFlags(CLI::App* app, WorldFlags* flags, bool with_rank);
 /// Fills what flags left unset from torchrun's RANK, WORLD_SIZE, MASTER_ADDR
 /// and MASTER_PORT, then validates for `role` ("server", "worker", "launch").
 Status ResolveWorld(WorldFlags* flags, const std::string& role);
-
-/// The job spec's flags (rank 0's; sent to every worker).
-struct JobFlags {
-  ps::JobSpec spec;
-  std::string mode = "sync";
-  std::string betas = "0.9,0.999";
-  std::string eval_interval = "0";  // N versions, Ns seconds, 0: at the end only
-};
-void AddJobFlags(CLI::App* app, JobFlags* flags);
-/// Parses --mode, --betas and --eval_interval and validates the spec; kInvalidArgument naming
-/// the flag.
-Status FinishJobSpec(JobFlags* flags, int world_size, int num_servers);
 
 /// Flags about this process only.
 struct LocalFlags {

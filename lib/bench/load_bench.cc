@@ -30,7 +30,7 @@ Status PushUntil(const BenchServer& server, int rank, int world_size,
     PS_RETURN_IF_ERROR(client.Push(0));
     ++*acked;
   }
-  return client.Done(nlohmann::json::object());
+  return client.Done(report::WorkerStats{});
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ Status WorkerLoop(const BenchServer& server, int rank, int world_size,
     }
     r.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
   }
-  return client.Done(nlohmann::json::object());
+  return client.Done(report::WorkerStats{});
 }
 
 // All ops for one size and worker count: one server, `workers` threads.

@@ -3,6 +3,8 @@
 // the addresses from it with the job spec, and at the end each server sends
 // it its slices so that one process holds, scores and saves the whole model.
 
+#include <nlohmann/json.hpp>
+
 #include "ps/engine.h"
 #include "ps/engine_peer.h"
 #include "ps/tensor_codec.h"

@@ -1,9 +1,15 @@
 #include "ps/job_spec.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
+#include "ps/interval.h"
 #include "ps/optimizer.h"
 
 namespace pstrain::ps {
@@ -24,34 +30,100 @@ Result<Mode> ParseMode(const std::string& name) {
   return InvalidArgument("--mode '" + name + "': expected sync, async or ssp");
 }
 
-Status ValidateJobSpec(const JobSpec& s) {
+namespace {
+
+// The shortest text that reads back as `v` ("0.9", not "0.90000000000000002").
+std::string ShortestText(double v) {
+  std::string text;
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::ostringstream s;
+    s.precision(precision);
+    s << v;
+    text = s.str();
+    if (std::strtod(text.c_str(), nullptr) == v)
+      break;
+  }
+  return text;
+}
+
+std::string ModeText(const JobSpec& s) {
+  return ModeName(s.mode);
+}
+
+Status ParseModeText(const std::string& text, JobSpec* s) {
+  PS_ASSIGN_OR_RETURN(s->mode, ParseMode(text));
+  return Status::Ok();
+}
+
+std::string BetasText(const JobSpec& s) {
+  return ShortestText(s.betas[0]) + "," + ShortestText(s.betas[1]);
+}
+
+Status ParseBetasText(const std::string& text, JobSpec* s) {
+  const size_t comma = text.find(',');
+  bool ok = comma != std::string::npos;
+  for (int i = 0; ok && i < 2; ++i) {
+    const std::string part =
+        i == 0 ? text.substr(0, comma) : text.substr(comma + 1);
+    char* end = nullptr;
+    s->betas[i] = std::strtod(part.c_str(), &end);
+    ok = !part.empty() && end == part.c_str() + part.size();
+  }
+  if (!ok)
+    return InvalidArgument("--betas '" + text +
+                           "': expected two numbers B1,B2");
+  return Status::Ok();
+}
+
+std::string EvalIntervalText(const JobSpec& s) {
+  Interval every;
+  every.steps = static_cast<uint64_t>(std::max<int64_t>(0, s.eval_interval));
+  every.time =
+      std::chrono::milliseconds(static_cast<int64_t>(s.eval_seconds * 1000));
+  return FormatInterval(every);
+}
+
+Status ParseEvalIntervalText(const std::string& text, JobSpec* s) {
+  PS_ASSIGN_OR_RETURN(Interval every, ParseInterval("--eval_interval", text,
+                                                    /*allow_zero=*/true));
+  s->eval_interval = static_cast<int64_t>(every.steps);
+  s->eval_seconds = static_cast<double>(every.time.count()) / 1000;
+  return Status::Ok();
+}
+
+// "--lr", or "total_steps" for a field no flag sets.
+std::string FlagName(const JobField& f) {
+  return f.flag.kind == job_table::JobFlag::Kind::kNone
+             ? f.name
+             : std::string("--") + f.name;
+}
+
+template <typename T>
+Status CheckBounds(const JobField& f, const T& v) {
+  const auto& b = f.bounds;
+  if (b.expected == nullptr)
+    return Status::Ok();
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (!b.Contains(static_cast<double>(v))) {
+      return InvalidArgument(FlagName(f) + " " + std::to_string(v) +
+                             ": expected " + b.expected);
+    }
+  } else if constexpr (std::is_same_v<T, Betas>) {
+    if (!b.Contains(v[0]) || !b.Contains(v[1])) {
+      return InvalidArgument(FlagName(f) + " " + std::to_string(v[0]) + "," +
+                             std::to_string(v[1]) + ": expected " + b.expected);
+    }
+  }
+  return Status::Ok();
+}
+
+// Rules that tie fields together, or that name the choices of a field.
+Status CheckRules(const JobSpec& s) {
   auto bad = [](const std::string& flag, const std::string& value,
                 const std::string& expected) {
-    return InvalidArgument("--" + flag + " " + value + ": expected " + expected);
+    return InvalidArgument("--" + flag + " " + value + ": expected " +
+                           expected);
   };
-  if (!(s.lr > 0)) return bad("lr", std::to_string(s.lr), "> 0");
-  if (s.momentum < 0 || s.momentum >= 1) {
-    return bad("momentum", std::to_string(s.momentum), "in [0, 1)");
-  }
-  if (s.weight_decay < 0) {
-    return bad("weight_decay", std::to_string(s.weight_decay), ">= 0");
-  }
-  if (s.batch_size < 1) return bad("batch_size", std::to_string(s.batch_size), ">= 1");
-  if (s.epochs < 1) return bad("epochs", std::to_string(s.epochs), ">= 1");
-  if (s.max_steps < 0) return bad("max_steps", std::to_string(s.max_steps), ">= 0");
-  if (s.eval_interval < 0) {
-    return bad("eval_interval", std::to_string(s.eval_interval), ">= 0");
-  }
-  if (!(s.eval_seconds >= 0)) {
-    return bad("eval_interval", std::to_string(s.eval_seconds) + "s", ">= 0");
-  }
-  if (!(s.target_accuracy >= 0 && s.target_accuracy <= 1)) {
-    return bad("target_accuracy", std::to_string(s.target_accuracy),
-               "a fraction in (0, 1] (0: none)");
-  }
-  if (s.log_interval < 1) {
-    return bad("log_interval", std::to_string(s.log_interval), ">= 1");
-  }
   const auto& names = OptimizerNames();
   if (std::find(names.begin(), names.end(), s.optimizer) == names.end()) {
     return bad("optimizer", s.optimizer, "sgd, adam, adamw, adagrad or rmsprop");
@@ -62,36 +134,23 @@ Status ValidateJobSpec(const JobSpec& s) {
   if (s.nesterov && s.momentum == 0) {
     return InvalidArgument("--nesterov: needs --momentum > 0");
   }
-  for (double b : s.betas) {
-    if (b < 0 || b >= 1) {
-      return bad("betas", std::to_string(s.betas[0]) + "," + std::to_string(s.betas[1]),
-                 "two values in [0, 1)");
-    }
-  }
-  if (s.eps < 0) return bad("eps", std::to_string(s.eps), ">= 0 (0: the optimizer's default)");
-  if (s.total_steps < 0) return bad("total_steps", std::to_string(s.total_steps), ">= 0");
   auto schedule = ParseLrSchedule(s.lr_schedule);
   if (!schedule.ok()) return schedule.status();
   if (schedule->kind == LrSchedule::Kind::kCosine && ScheduleVersions(s) <= 0) {
     return InvalidArgument("--lr_schedule cosine needs --max_steps");
   }
   auto staleness_lr = ParseStalenessLr(s.staleness_lr);
-  if (!staleness_lr.ok()) return staleness_lr.status();
-  if (s.staleness < 0) return bad("staleness", std::to_string(s.staleness), ">= 0");
-  if (s.slice_bytes == 0) return bad("slice_bytes", "0", "> 0");
-  if (!(s.heartbeat > 0)) return bad("heartbeat", std::to_string(s.heartbeat), "> 0");
-  if (!(s.dead_after >= 0)) return bad("dead_after", std::to_string(s.dead_after), ">= 0");
+  if (!staleness_lr.ok())
+    return staleness_lr.status();
   if (s.dead_after > 0 && s.dead_after <= s.heartbeat) {
     return bad("dead_after", std::to_string(s.dead_after),
                "more than --heartbeat " + std::to_string(s.heartbeat) + " (or 0: never)");
   }
-  if (s.server_threads < 1) return bad("server_threads", std::to_string(s.server_threads), ">= 1");
   if (s.backup_workers < 0 || s.backup_workers >= std::max(1, s.num_workers())) {
     return bad("backup_workers", std::to_string(s.backup_workers),
                "0.." + std::to_string(std::max(0, s.num_workers() - 1)) +
                    " (fewer than the " + std::to_string(s.num_workers()) + " workers)");
   }
-  if (!(s.step_timeout >= 0)) return bad("step_timeout", std::to_string(s.step_timeout), ">= 0");
   if (s.mode != Mode::kSync && s.reassign_shards) {
     return InvalidArgument("--reassign_shards: only with --mode sync");
   }
@@ -101,84 +160,143 @@ Status ValidateJobSpec(const JobSpec& s) {
   return Status::Ok();
 }
 
+nlohmann::json JsonOf(Mode mode) {
+  return ModeName(mode);
+}
+template <typename T>
+nlohmann::json JsonOf(const T& v) {
+  return v;
+}
+
+// Reads `j` into `*out`: "expected ..." when it is not a T.
+template <typename T>
+Status ReadJson(const nlohmann::json& j, T* out) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!j.is_boolean())
+      return InvalidArgument("expected true or false");
+    *out = j.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    using Limits = std::numeric_limits<T>;
+    bool fits = false;
+    if (j.is_number_unsigned()) {
+      fits = j.get<uint64_t>() <= static_cast<uint64_t>(Limits::max());
+    } else if (j.is_number_integer()) {
+      const int64_t n = j.get<int64_t>();
+      fits =
+          n >= 0
+              ? static_cast<uint64_t>(n) <= static_cast<uint64_t>(Limits::max())
+              : std::is_signed_v<T> && n >= static_cast<int64_t>(Limits::min());
+    }
+    if (!fits) {
+      return InvalidArgument("expected an integer from " +
+                             std::to_string(Limits::min()) + " to " +
+                             std::to_string(Limits::max()));
+    }
+    *out = j.get<T>();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!j.is_number())
+      return InvalidArgument("expected a number");
+    *out = j.get<T>();
+  } else if constexpr (std::is_same_v<T, Mode>) {
+    if (!j.is_string())
+      return InvalidArgument("expected sync, async or ssp");
+    PS_ASSIGN_OR_RETURN(*out, ParseMode(j.get<std::string>()));
+  } else if constexpr (std::is_same_v<T, Betas>) {
+    if (!j.is_array() || j.size() != 2 || !j[0].is_number() ||
+        !j[1].is_number()) {
+      return InvalidArgument("expected two numbers");
+    }
+    *out = {j[0].get<double>(), j[1].get<double>()};
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!j.is_string())
+      return InvalidArgument("expected a string");
+    *out = j.get<std::string>();
+  } else {
+    static_assert(std::is_same_v<T, std::vector<std::string>>,
+                  "a job field of another type");
+    auto is_string = [](const nlohmann::json& e) { return e.is_string(); };
+    if (!j.is_array() || !std::all_of(j.begin(), j.end(), is_string)) {
+      return InvalidArgument("expected an array of strings");
+    }
+    *out = j.get<std::vector<std::string>>();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+namespace job_table {
+const JobFlag kModeText{JobFlag::Kind::kText, &ModeText, &ParseModeText};
+const JobFlag kBetasText{JobFlag::Kind::kText, &BetasText, &ParseBetasText};
+const JobFlag kEvalIntervalText{JobFlag::Kind::kText, &EvalIntervalText,
+                                &ParseEvalIntervalText};
+}  // namespace job_table
+
+Status ValidateJobSpec(const JobSpec& s) {
+  Status status;
+  ForEachJobField(s, [&](const JobField& f, const auto& v) {
+    if (status.ok())
+      status = CheckBounds(f, v);
+  });
+  PS_RETURN_IF_ERROR(status);
+  return CheckRules(s);
+}
+
 nlohmann::json ToJson(const JobSpec& s) {
-  return {{"model", s.model},
-          {"dataset", s.dataset},
-          {"mode", ModeName(s.mode)},
-          {"staleness", s.staleness},
-          {"optimizer", s.optimizer},
-          {"lr", s.lr},
-          {"momentum", s.momentum},
-          {"nesterov", s.nesterov},
-          {"weight_decay", s.weight_decay},
-          {"betas", s.betas},
-          {"eps", s.eps},
-          {"lr_schedule", s.lr_schedule},
-          {"staleness_lr", s.staleness_lr},
-          {"total_steps", s.total_steps},
-          {"batch_size", s.batch_size},
-          {"epochs", s.epochs},
-          {"max_steps", s.max_steps},
-          {"seed", s.seed},
-          {"eval_interval", s.eval_interval},
-          {"eval_seconds", s.eval_seconds},
-          {"target_accuracy", s.target_accuracy},
-          {"log_interval", s.log_interval},
-          {"world_size", s.world_size},
-          {"num_servers", s.num_servers},
-          {"slice_bytes", s.slice_bytes},
-          {"backup_workers", s.backup_workers},
-          {"step_timeout", s.step_timeout},
-          {"server_threads", s.server_threads},
-          {"heartbeat", s.heartbeat},
-          {"dead_after", s.dead_after},
-          {"reassign_shards", s.reassign_shards},
-          {"server_addrs", s.server_addrs},
-          {"resume_version", s.resume_version}};
+  nlohmann::json j = nlohmann::json::object();
+  ForEachJobField(
+      s, [&](const JobField& f, const auto& v) { j[f.name] = JsonOf(v); });
+  return j;
 }
 
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
+  if (!j.is_object())
+    return InvalidArgument("expected a JSON object");
   JobSpec s;
-  try {
-    s.model = j.at("model").get<std::string>();
-    s.dataset = j.at("dataset").get<std::string>();
-    auto mode = ParseMode(j.at("mode").get<std::string>());
-    if (!mode.ok()) return mode.status();
-    s.mode = *mode;
-    s.staleness = j.at("staleness").get<int64_t>();
-    s.optimizer = j.at("optimizer").get<std::string>();
-    s.lr = j.at("lr").get<double>();
-    s.momentum = j.at("momentum").get<double>();
-    s.nesterov = j.at("nesterov").get<bool>();
-    s.weight_decay = j.at("weight_decay").get<double>();
-    s.betas = j.at("betas").get<std::array<double, 2>>();
-    s.eps = j.at("eps").get<double>();
-    s.lr_schedule = j.at("lr_schedule").get<std::string>();
-    s.staleness_lr = j.at("staleness_lr").get<std::string>();
-    s.total_steps = j.at("total_steps").get<int64_t>();
-    s.batch_size = j.at("batch_size").get<int64_t>();
-    s.epochs = j.at("epochs").get<int64_t>();
-    s.max_steps = j.at("max_steps").get<int64_t>();
-    s.seed = j.at("seed").get<uint64_t>();
-    s.eval_interval = j.at("eval_interval").get<int64_t>();
-    s.eval_seconds = j.at("eval_seconds").get<double>();
-    s.target_accuracy = j.at("target_accuracy").get<double>();
-    s.log_interval = j.at("log_interval").get<int64_t>();
-    s.world_size = j.at("world_size").get<int>();
-    s.num_servers = j.at("num_servers").get<int>();
-    s.slice_bytes = j.at("slice_bytes").get<uint64_t>();
-    s.backup_workers = j.at("backup_workers").get<int>();
-    s.step_timeout = j.at("step_timeout").get<double>();
-    s.server_threads = j.at("server_threads").get<int>();
-    s.heartbeat = j.at("heartbeat").get<double>();
-    s.dead_after = j.at("dead_after").get<double>();
-    s.reassign_shards = j.at("reassign_shards").get<bool>();
-    s.server_addrs = j.at("server_addrs").get<std::vector<std::string>>();
-    s.resume_version = j.at("resume_version").get<uint64_t>();
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument(std::string("job spec: ") + e.what());
-  }
+  Status status;
+  ForEachJobField(s, [&](const JobField& f, auto& v) {
+    if (!status.ok())
+      return;
+    auto it = j.find(f.name);
+    if (it == j.end()) {
+      status =
+          InvalidArgument(std::string("field '") + f.name + "' is missing");
+      return;
+    }
+    Status read = ReadJson(*it, &v);
+    if (!read.ok()) {
+      status = InvalidArgument(std::string("field '") + f.name +
+                               "': " + read.message());
+    }
+  });
+  PS_RETURN_IF_ERROR(status);
   return s;
+}
+
+Result<JobSpec> JobSpecFromPeer(std::string_view json,
+                                const std::string& from) {
+  auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return InvalidArgument("the job spec from " + from + " is not JSON");
+  auto spec = JobSpecFromJson(j);
+  Status s = spec.status();
+  if (s.ok())
+    s = ValidateJobSpec(*spec);
+  if (s.ok() &&
+      (spec->num_servers < 1 || spec->world_size <= spec->num_servers)) {
+    s = InvalidArgument("world_size " + std::to_string(spec->world_size) +
+                        ", num_servers " + std::to_string(spec->num_servers) +
+                        ": expected at least one server and one worker");
+  }
+  if (s.ok() && !spec->server_addrs.empty() &&
+      spec->server_addrs.size() != static_cast<size_t>(spec->num_servers)) {
+    s = InvalidArgument(std::to_string(spec->server_addrs.size()) +
+                        " server addresses, expected none or num_servers " +
+                        std::to_string(spec->num_servers));
+  }
+  if (!s.ok())
+    return InvalidArgument("the job spec from " + from + ": " + s.message());
+  return spec;
 }
 
 }  // namespace pstrain::ps

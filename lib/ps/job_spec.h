@@ -2,11 +2,14 @@
 // JobSpec: everything about a training job that must be the same on every
 // process. Rank 0's flags decide it; it reaches workers at the handshake as
 // JSON, so two terminals can never disagree on, say, the learning rate.
-// A value type.
+// A value type. Its fields, with their defaults, flags, bounds and meaning,
+// are listed once, in ps/job_fields.inc; ForEachJobField walks them.
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -24,55 +27,107 @@ const char* ModeName(Mode mode);
 /// kInvalidArgument "--mode 'x': expected sync, async or ssp".
 Result<Mode> ParseMode(const std::string& name);
 
+/// Adam's and AdamW's B1, B2.
+using Betas = std::array<double, 2>;
+
 struct JobSpec {
-  std::string model = "net";               // models::ModelNames()
-  std::string dataset = "fashion-mnist";   // data::DatasetNames()
-  Mode mode = Mode::kSync;
-  int64_t staleness = 0;                   // ssp: versions a worker may run ahead
-  std::string optimizer = "sgd";           // ps::OptimizerNames()
-  double lr = 0.03;                        // the RPC tutorial's
-  double momentum = 0.9;                   // sgd, rmsprop; the tutorial has none; 0.9 reaches 0.85 in one epoch
-  bool nesterov = false;                   // sgd
-  double weight_decay = 0.0;
-  std::array<double, 2> betas = {0.9, 0.999};  // adam, adamw
-  double eps = 0;                          // adam, adamw, adagrad, rmsprop; 0: libtorch's default
-  std::string lr_schedule = "constant";    // ps::ParseLrSchedule
-  // async, ssp; ps::ParseStalenessLr. Not none by default: with several
-  // workers' pushes each applied with momentum 0.9, plain ssp diverged.
-  std::string staleness_lr = "inverse";
-  int64_t total_steps = 0;                 // versions a cosine schedule spans; 0: from max_steps
-  int64_t batch_size = 32;                 // per worker, samples
-  int64_t epochs = 1;
-  int64_t max_steps = 0;                   // per worker; 0: no limit
-  uint64_t seed = 1;
-  int64_t eval_interval = 0;               // server versions; 0: at the end
-  double eval_seconds = 0;                 // or seconds (--eval_interval 30s); 0: none
-  double target_accuracy = 0;              // stop at the first evaluation reaching it; 0: none
-  int64_t log_interval = 10;               // steps between step events
-  int world_size = 0;
-  int num_servers = 1;
-  uint64_t slice_bytes = 512 * 1024;       // num_servers > 1: larger keys split by rows (ps/shard_plan.h)
-  int backup_workers = 0;                  // sync: a step closes after num_workers - b pushes
-  double step_timeout = 0;                 // sync: seconds before a step closes without the late; 0: never
-  int server_threads = 1;                  // threads per server stepping disjoint groups of keys
-  double heartbeat = 5;                    // seconds between a computing worker's heartbeats
-  bool reassign_shards = false;            // sync: the live workers share a lost one's samples
-  double dead_after = 30;                  // sync: seconds without word before a worker is lost; 0: never
-  /// "host:port" of servers 0..num_servers-1, where workers reach them.
-  /// Filled by rank 0 when it answers a worker's get_job; empty before.
-  std::vector<std::string> server_addrs;
-  /// The version rank 0 resumed from (0: none), which servers 1..S-1 given
-  /// --resume auto then load too. Filled by rank 0, never a flag.
-  uint64_t resume_version = 0;
+#define PSTRAIN_JOB_FIELD(type, name, init, flag, bounds, help) \
+  type name = init;
+#include "ps/job_fields.inc"
+#undef PSTRAIN_JOB_FIELD
 
   int num_workers() const { return world_size - num_servers; }
 };
 
-/// kInvalidArgument naming the flag: "--lr -1: expected > 0".
+// The vocabulary of the table's columns (ps/job_fields.inc).
+namespace job_table {
+
+/// How rank 0's command line sets a field.
+struct JobFlag {
+  enum class Kind { kNone, kValue, kSwitch, kText };
+  Kind kind;
+  /// kText: the flag's text for `spec`'s value ("sync", "0.9,0.999", "30s").
+  std::string (*format)(const JobSpec& spec);
+  /// kText: sets what `text` says; kInvalidArgument naming the flag.
+  Status (*parse)(const std::string& text, JobSpec* spec);
+};
+inline constexpr JobFlag kNoFlag{JobFlag::Kind::kNone, nullptr, nullptr};
+inline constexpr JobFlag kValue{JobFlag::Kind::kValue, nullptr, nullptr};
+inline constexpr JobFlag kSwitch{JobFlag::Kind::kSwitch, nullptr, nullptr};
+/// --mode sync, async or ssp.
+extern const JobFlag kModeText;
+/// --betas B1,B2.
+extern const JobFlag kBetasText;
+/// --eval_interval N (eval_interval) or Ns (eval_seconds), 0: neither.
+extern const JobFlag kEvalIntervalText;
+
+/// The values a number (or each number of an array) may take: above or
+/// from `lo`, below or up to `hi`. NaN is never in bounds.
+struct Bounds {
+  double lo, hi;
+  bool lo_open, hi_open;
+  /// What an error says is expected ("> 0"); nullptr: any value.
+  const char* expected;
+
+  bool Contains(double v) const {
+    return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+  }
+  /// Whether a flag's parser checks them too (and --help shows them).
+  bool closed() const {
+    return !lo_open && !hi_open && lo > -kInf && hi < kInf;
+  }
+
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+};
+inline constexpr Bounds kAnyValue{-Bounds::kInf, Bounds::kInf, false, false,
+                                  nullptr};
+inline constexpr Bounds kPositive{0, Bounds::kInf, true, false, "> 0"};
+inline constexpr Bounds kNonNegative{0, Bounds::kInf, false, false, ">= 0"};
+inline constexpr Bounds kAtLeastOne{1, Bounds::kInf, false, false, ">= 1"};
+inline constexpr Bounds kUnitInterval{0, 1, false, true, "in [0, 1)"};
+inline constexpr Bounds kFraction{0, 1, false, false,
+                                  "a fraction in (0, 1] (0: none)"};
+inline constexpr Bounds kEpsBounds{0, Bounds::kInf, false, false,
+                                   ">= 0 (0: the optimizer's default)"};
+inline constexpr Bounds kBetaBounds{0, 1, false, true, "two values in [0, 1)"};
+
+}  // namespace job_table
+
+/// One row of ps/job_fields.inc.
+struct JobField {
+  /// The member's name, its JSON key and its flag's (--name).
+  const char* name;
+  job_table::JobFlag flag;
+  job_table::Bounds bounds;
+  /// The flag's --help text; for a field without a flag, its meaning.
+  const char* help;
+};
+
+/// Calls visit(const JobField&, member) for each field of `spec` (a JobSpec,
+/// const or not), in the table's order.
+template <typename Spec, typename Visit>
+void ForEachJobField(Spec& spec, Visit&& visit) {
+#define PSTRAIN_JOB_FIELD(type, name, init, flag, bounds, help) \
+  visit(JobField{#name, job_table::flag, job_table::bounds, help}, spec.name);
+#include "ps/job_fields.inc"
+#undef PSTRAIN_JOB_FIELD
+}
+
+/// kInvalidArgument naming the flag ("--lr -1.000000: expected > 0"), or
+/// the JSON key of a field that has none.
 Status ValidateJobSpec(const JobSpec& spec);
 
+/// Every field, by its name; mode as ModeName, betas as [B1, B2].
 nlohmann::json ToJson(const JobSpec& spec);
-/// kInvalidArgument naming the missing or mistyped field.
+/// kInvalidArgument naming the missing or mistyped field. Unknown keys are
+/// ignored.
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& j);
+
+/// The job spec a peer sent (`json`, the text of wire::JobSpecMsg), checked
+/// as everything received must be: JSON, every field present and typed,
+/// valid (ValidateJobSpec), a world of at least one server and one worker,
+/// and none or num_servers server addresses. kInvalidArgument "the job spec
+/// from <from>: <why>" otherwise (<from>: "rank 0").
+Result<JobSpec> JobSpecFromPeer(std::string_view json, const std::string& from);
 
 }  // namespace pstrain::ps

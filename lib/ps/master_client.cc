@@ -1,7 +1,5 @@
 #include "ps/master_client.h"
 
-#include <nlohmann/json.hpp>
-
 #include "net/auth.h"
 #include "ps/tensor_codec.h"
 #include "wire/messages.h"
@@ -44,12 +42,7 @@ Result<JobSpec> MasterClient::Handshake(int rank, int world_size) {
   PS_RETURN_IF_ERROR(Call(get, wire::MsgType::kJobSpec));
   wire::JobSpecMsg msg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(client_.reply_meta(), &msg));
-  auto j = nlohmann::json::parse(msg.json, nullptr, false);
-  if (j.is_discarded()) return InvalidArgument("the job spec from rank 0 is not JSON");
-  PS_ASSIGN_OR_RETURN(JobSpec spec, JobSpecFromJson(j));
-  Status valid = ValidateJobSpec(spec);
-  if (!valid.ok()) return InvalidArgument("the job spec from rank 0: " + valid.message());
-  return spec;
+  return JobSpecFromPeer(msg.json, "rank 0");
 }
 
 Status MasterClient::AnnounceServer(const std::string& address) {

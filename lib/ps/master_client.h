@@ -30,7 +30,7 @@ class MasterClient {
   /// Hello as server `rank`, then the job spec. Rank 0's errors as sent
   /// (kIncompatible for a world_size mismatch, kInvalidArgument for a bad
   /// rank); kInvalidArgument for a job spec that is not valid
-  /// (ValidateJobSpec): the peer is not a pstrain master of this version.
+  /// (JobSpecFromPeer): the peer is not a pstrain master of this version.
   Result<JobSpec> Handshake(int rank, int world_size);
   /// Where workers reach this server ("host:port").
   Status AnnounceServer(const std::string& address);

@@ -61,7 +61,29 @@ Result<ps::JobSpec> PsClient::Handshake(int rank, int world_size,
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kHello, 0, meta_);
   PS_RETURN_IF_ERROR(Call(req, nullptr, wire::MsgType::kHello));
-  return GetJob();
+  PS_ASSIGN_OR_RETURN(ps::JobSpec spec, GetJob());
+  const std::string from =
+      "the job spec from rank " + std::to_string(server_rank_);
+  if (spec.world_size != world_size) {
+    return InvalidArgument(
+        from + ": world_size " + std::to_string(spec.world_size) +
+        ", expected this process's " + std::to_string(world_size));
+  }
+  if (role != wire::Role::kWorker)
+    return spec;
+  if (rank < spec.num_servers) {
+    return InvalidArgument(
+        from + ": num_servers " + std::to_string(spec.num_servers) +
+        " makes this worker's rank " + std::to_string(rank) + " a server");
+  }
+  // A worker reaches servers 1..S-1 at these addresses.
+  if (spec.num_servers > 1 &&
+      spec.server_addrs.size() != static_cast<size_t>(spec.num_servers)) {
+    return InvalidArgument(
+        from + ": " + std::to_string(spec.server_addrs.size()) +
+        " server addresses, expected " + std::to_string(spec.num_servers));
+  }
+  return spec;
 }
 
 Result<ps::JobSpec> PsClient::GetJob() {
@@ -71,9 +93,7 @@ Result<ps::JobSpec> PsClient::GetJob() {
   PS_RETURN_IF_ERROR(Call(get, nullptr, wire::MsgType::kJobSpec));
   wire::JobSpecMsg msg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(client_.reply_meta(), &msg));
-  auto j = nlohmann::json::parse(msg.json, nullptr, false);
-  if (j.is_discarded()) return Corruption("job spec from the server is not JSON");
-  return ps::JobSpecFromJson(j);
+  return ps::JobSpecFromPeer(msg.json, "rank " + std::to_string(server_rank_));
 }
 
 Status PsClient::Register(const std::vector<wire::KeySpec>& keys) {
@@ -172,8 +192,8 @@ Status PsClient::Push(uint64_t version) {
   return Call(req, nullptr, wire::MsgType::kAck);
 }
 
-Status PsClient::Done(const nlohmann::json& stats) {
-  wire::EncodeMeta(wire::Done{stats.dump()}, &meta_);
+Status PsClient::Done(const report::WorkerStats& stats) {
+  wire::EncodeMeta(wire::Done{report::ToJson(stats).dump()}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kDone, 0, meta_);
   Status s = Call(req, nullptr, wire::MsgType::kAck);

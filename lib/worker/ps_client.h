@@ -16,10 +16,10 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
-#include <nlohmann/json_fwd.hpp>
 
 #include "net/client.h"
 #include "ps/job_spec.h"
+#include "report/worker_stats.h"
 #include "util/result.h"
 #include "wire/messages.h"
 
@@ -39,12 +39,15 @@ class PsClient : private net::ReplySink {
   /// The --auth_token_file token; "" (the default): none.
   void set_auth_token(std::string token) { auth_token_ = std::move(token); }
   /// Hello, then the job spec. kIncompatible / kInvalidArgument from the
-  /// server for a world_size mismatch, a bad or duplicate rank.
+  /// server for a world_size mismatch, a bad or duplicate rank;
+  /// kInvalidArgument "the job spec from rank 0: ..." for a job spec that
+  /// is not valid (ps::JobSpecFromPeer), is of another world_size, makes a
+  /// worker's `rank` a server's, or lacks the addresses of the servers.
   Result<ps::JobSpec> Handshake(int rank, int world_size,
                                 wire::Role role = wire::Role::kWorker);
   /// The job spec again, on a connection past its hello: a server's
   /// address may have changed since (a restarted server listens where the
-  /// kernel put it). Errors as Handshake.
+  /// kernel put it). Errors as Handshake but for the world checks.
   Result<ps::JobSpec> GetJob();
   /// Sends the model fingerprint; kIncompatible naming the first differing
   /// key when the server's model differs.
@@ -71,8 +74,8 @@ class PsClient : private net::ReplySink {
   /// Pushes the gradients computed on `version` without waiting for new
   /// parameters (Pull fetches them).
   Status Push(uint64_t version);
-  /// Reports the worker's stats (a JSON object) and waits for the ack.
-  Status Done(const nlohmann::json& stats);
+  /// Reports the worker's stats and waits for the ack, then closes.
+  Status Done(const report::WorkerStats& stats);
 
   /// From another thread, while this worker computes: tells the server it
   /// is alive (a heartbeat frame), unless a call is running, which the

@@ -7,10 +7,17 @@
 // thread-safe.
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "report/event_log.h"
+#include "util/result.h"
 #include "util/status.h"
+
+namespace pstrain::models {
+class Model;
+}  // namespace pstrain::models
 
 namespace pstrain::worker {
 
@@ -28,12 +35,14 @@ struct TrainerOptions {
   uint64_t max_frame_bytes = uint64_t{1} << 32;
   /// The --auth_token_file token; "" (the default): none.
   std::string auth_token;
-  /// For tests of the fingerprint check only: build this model instead of
-  /// the job's. Default: "" (the job's).
-  std::string model_override;
-  /// For tests and benchmarks of stragglers only: sleep this long in every
-  /// step's compute. Default: 0.
-  std::chrono::milliseconds step_delay{0};
+  /// Builds the model the job names. Default (empty): models::MakeModel.
+  /// A test build swaps in another model to test the fingerprint check.
+  std::function<Result<std::shared_ptr<models::Model>>(const std::string& name)>
+      make_model;
+  /// Called on the training thread as each step's compute begins; its time
+  /// counts as compute. Default (empty): none. A test build slows a worker
+  /// with it.
+  std::function<void()> before_step;
   /// How long to keep reconnecting to a server whose connection was lost
   /// (backoff 0.1 s doubling to 5 s); 0: fail at once. Default: 60 s.
   std::chrono::milliseconds reconnect_timeout{60000};

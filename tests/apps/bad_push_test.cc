@@ -96,7 +96,7 @@ TEST_F(BadPushTest, AsyncNanAndInfPushesAreRefusedAndNeverApplied) {
   ASSERT_TRUE(bad.client().Push(0).ok());
   ASSERT_EQ(bad.client().Pull(0).value(), 1u);
   EXPECT_FALSE(Equal(bad.params, before));
-  ASSERT_TRUE(bad.client().Done(nlohmann::json::object()).ok());
+  ASSERT_TRUE(bad.client().Done(report::WorkerStats{}).ok());
 
   auto rs = serve.Wait(60);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
@@ -128,7 +128,7 @@ TEST_F(BadPushTest, SyncStepWithANanPushIsSkippedAndOthersFinish) {
     ASSERT_EQ(bad.client().PushPull(v).value(), v + 1);
   }
   EXPECT_TRUE(Equal(bad.params, v1));
-  ASSERT_TRUE(bad.client().Done(nlohmann::json::object()).ok());
+  ASSERT_TRUE(bad.client().Done(report::WorkerStats{}).ok());
 
   auto rg = good.Wait(60);
   EXPECT_EQ(rg.exit_code, 0) << rg.err;
@@ -206,7 +206,7 @@ TEST_F(BadPushTest, DuplicateRankAndOtherProtocolVersionAreRefused) {
   EXPECT_EQ(err.code, StatusCode::kIncompatible);
   EXPECT_EQ(err.message, "protocol version 1, this build speaks 3");
 
-  ASSERT_TRUE(first.client().Done(nlohmann::json::object()).ok());
+  ASSERT_TRUE(first.client().Done(report::WorkerStats{}).ok());
   auto rs = serve.Wait(60);
   EXPECT_EQ(rs.exit_code, 0) << rs.err;
   EXPECT_NE(rs.err.find("rank 1 is already connected"), std::string::npos) << rs.err;

@@ -143,8 +143,8 @@ TEST(SeveralServersTest, SurviveAKillOfBothServersWithResumeAuto) {
   std::vector<std::unique_ptr<Process>> workers;
   for (int r = 2; r <= 4; ++r) {
     workers.push_back(std::make_unique<Process>(
-        Concat({PstrainBin(), "work", "--rank", std::to_string(r), "--delay_ms", "30",
-                "--reconnect_timeout", "60"},
+        Concat({PstrainTestingBin(), "work", "--rank", std::to_string(r),
+                "--delay_ms", "30", "--reconnect_timeout", "60"},
                World(port, dir))));
   }
   ASSERT_TRUE(rank0->WaitForErr("rank 4 joined", 60));

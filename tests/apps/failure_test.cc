@@ -40,9 +40,11 @@ class FailureTest : public ::testing::Test {
                          World(world_size, port)),
                   extra);
   }
-  std::vector<std::string> Work(int rank, int world_size, const std::string& port,
-                                std::vector<std::string> extra = {}) {
-    return Concat(Concat({PstrainBin(), "work", "--rank", std::to_string(rank)},
+  std::vector<std::string> Work(int rank, int world_size,
+                                const std::string& port,
+                                std::vector<std::string> extra = {},
+                                const std::string& bin = PstrainBin()) {
+    return Concat(Concat({bin, "work", "--rank", std::to_string(rank)},
                          World(world_size, port)),
                   extra);
   }
@@ -104,7 +106,9 @@ TEST_F(FailureTest, MismatchedWorldSizeIsUsageError) {
 TEST_F(FailureTest, WorkerWithAnotherModelIsRefused) {
   const std::string port = std::to_string(FreePort());
   Process serve(Serve(3, port));
-  auto rw = Process(Work(1, 3, port, {"--model_override", "convnet"})).Wait(30);
+  auto rw = Process(Work(1, 3, port, {"--model_override", "convnet"},
+                         PstrainTestingBin()))
+                .Wait(30);
   EXPECT_EQ(rw.exit_code, 2) << rw.err;
   EXPECT_EQ(ErrorLine(rw.err),
             "pstrain: error: model differs at key 0 'fc1.weight' (worker: 'conv1.weight'): "

@@ -42,6 +42,8 @@ TEST(InstallTest, InstallsIntoAPrefixAndTheInstalledBinaryRuns) {
         prefix.File("share/doc/pstrain/examples/pstrain-job.yaml")}) {
     EXPECT_TRUE(fs::is_regular_file(file)) << file;
   }
+  // The test-only build stays in the build tree.
+  EXPECT_FALSE(fs::exists(prefix.File("bin/pstrain_testing")));
   Process version({bin, "--version"});
   auto v = version.Wait(30);
   EXPECT_EQ(v.exit_code, 0) << v.err;

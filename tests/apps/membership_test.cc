@@ -32,10 +32,12 @@ std::vector<std::string> ServeArgs(const std::string& port, const ScratchDir& di
                 flags);
 }
 
+// pstrain_testing, for its --delay_ms.
 std::unique_ptr<Process> StartWorker(const std::string& port, const ScratchDir& dir,
                                      int rank, const std::vector<std::string>& flags) {
   return std::make_unique<Process>(Concat(
-      Concat({PstrainBin(), "work", "--rank", std::to_string(rank)}, World(port, dir)),
+      Concat({PstrainTestingBin(), "work", "--rank", std::to_string(rank)},
+             World(port, dir)),
       flags));
 }
 

@@ -23,7 +23,8 @@ int64_t MaxClockGap(const std::string& mode, int staleness) {
                         std::to_string(staleness), "--model", "mlp", "--batch_size", "8",
                         "--max_steps", "30", "--json", "--checkpoint", dir.File("m.pt")},
                        world));
-  Process slow(Concat({PstrainBin(), "work", "--rank", "1", "--delay_ms", "15"}, world));
+  Process slow(Concat(
+      {PstrainTestingBin(), "work", "--rank", "1", "--delay_ms", "15"}, world));
   Process fast(Concat({PstrainBin(), "work", "--rank", "2"}, world));
   auto r = serve.Wait(120);
   EXPECT_EQ(r.exit_code, 0) << r.err;

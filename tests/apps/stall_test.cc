@@ -58,8 +58,9 @@ TEST(StallTest, StalledPeersAreDroppedAfterTheTimeoutWhileWorkersTrain) {
       std::to_string(port), "--data_dir", dir.path()};
   // The worker first, so that it connects as soon as the server listens:
   // 40 steps of at least 100 ms each outlast the 2 s timeout.
-  Process work(Concat({PstrainBin(), "work", "--rank", "1", "--timeout", "30",
-                       "--delay_ms", "100"}, world));
+  Process work(Concat({PstrainTestingBin(), "work", "--rank", "1", "--timeout",
+                       "30", "--delay_ms", "100"},
+                      world));
   Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps", "40",
                         "--batch_size", "8", "--timeout", "2", "--json",
                         "--checkpoint", dir.File("m.pt")}, world));

@@ -11,16 +11,33 @@ namespace {
 
 using data::testing::ScratchDir;
 
-// Rank 3 sleeps 300 ms before each of its steps; the others take a few
-// milliseconds per step.
+// Rank 3 sleeps 300 ms before each of its steps (pstrain_testing's
+// --delay_rank); the others take a few milliseconds per step.
 nlohmann::json RunWithStraggler(const ScratchDir& dir, int steps,
                                 const std::vector<std::string>& flags) {
-  auto r = RunPstrain(Concat({"launch", "--world_size", "4", "--model", "mlp", "--max_steps",
-                              std::to_string(steps), "--batch_size", "8", "--master_port",
-                              "0", "--data_dir", dir.path(), "--json", "--checkpoint",
-                              dir.File("m.pt"), "--delay_rank", "3", "--delay_ms", "300"},
-                             flags),
-                      120);
+  auto r = Process(Concat({PstrainTestingBin(),
+                           "launch",
+                           "--world_size",
+                           "4",
+                           "--model",
+                           "mlp",
+                           "--max_steps",
+                           std::to_string(steps),
+                           "--batch_size",
+                           "8",
+                           "--master_port",
+                           "0",
+                           "--data_dir",
+                           dir.path(),
+                           "--json",
+                           "--checkpoint",
+                           dir.File("m.pt"),
+                           "--delay_rank",
+                           "3",
+                           "--delay_ms",
+                           "300"},
+                          flags))
+               .Wait(120);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return FindEvent(r.out, "summary");
 }

@@ -167,7 +167,7 @@ Counts NetworkAllocations(Mode mode, bool gated) {
     server_counter.reset();
   });
   if (producer.joinable()) producer.join();
-  EXPECT_TRUE(client.Done(nlohmann::json::object()).ok());
+  EXPECT_TRUE(client.Done(report::WorkerStats{}).ok());
   server.join();
   return counts;
 }

@@ -1,7 +1,8 @@
 #include "ps/job_spec.h"
 
-#include <gtest/gtest.h>
+#include <cmath>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace pstrain::ps {
@@ -93,6 +94,78 @@ TEST(JobSpecTest, OptimizerFlagsAreValidated) {
               s.staleness_lr = "inverse";
             }),
             "");
+}
+
+// The table (ps/job_fields.inc) gives every field one JSON key, and reading
+// checks each value's type and range.
+TEST(JobSpecTest, EveryFieldHasOneJsonKey) {
+  std::vector<std::string> names;
+  const JobSpec spec;
+  ForEachJobField(
+      spec, [&](const JobField& f, const auto&) { names.push_back(f.name); });
+  EXPECT_EQ(names.size(), 33u);
+  const auto j = ToJson(JobSpec{});
+  EXPECT_EQ(j.size(), names.size());
+  for (const auto& name : names)
+    EXPECT_TRUE(j.contains(name)) << name;
+  EXPECT_EQ(j["mode"], "sync");
+  EXPECT_EQ(j["betas"], nlohmann::json::array({0.9, 0.999}));
+}
+
+TEST(JobSpecTest, FromJsonChecksTypesAndRanges) {
+  auto message = [](const char* key, nlohmann::json value) {
+    auto j = ToJson(JobSpec{});
+    j[key] = std::move(value);
+    auto r = JobSpecFromJson(j);
+    EXPECT_FALSE(r.ok()) << key;
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_EQ(message("lr", "fast"), "field 'lr': expected a number");
+  EXPECT_EQ(message("batch_size", 1.5),
+            "field 'batch_size': expected an integer from "
+            "-9223372036854775808 to 9223372036854775807");
+  EXPECT_EQ(
+      message("world_size", int64_t{1} << 40),
+      "field 'world_size': expected an integer from -2147483648 to 2147483647");
+  EXPECT_EQ(message("seed", -1),
+            "field 'seed': expected an integer from 0 to "
+            "18446744073709551615");
+  EXPECT_EQ(message("nesterov", 1), "field 'nesterov': expected true or false");
+  EXPECT_EQ(message("betas", {0.9}), "field 'betas': expected two numbers");
+  EXPECT_EQ(message("server_addrs", {1}),
+            "field 'server_addrs': expected an array of strings");
+  EXPECT_EQ(message("mode", "bsp"),
+            "field 'mode': --mode 'bsp': expected sync, async or ssp");
+  EXPECT_EQ(JobSpecFromJson(nlohmann::json::array()).status().message(),
+            "expected a JSON object");
+}
+
+TEST(JobSpecTest, BoundsRefuseNaNAndNameFieldsWithoutAFlagByKey) {
+  JobSpec s;
+  s.momentum = std::nan("");
+  EXPECT_EQ(ValidateJobSpec(s).message(), "--momentum nan: expected in [0, 1)");
+  s = JobSpec{};
+  s.target_accuracy = 1.5;
+  EXPECT_EQ(
+      ValidateJobSpec(s).message(),
+      "--target_accuracy 1.500000: expected a fraction in (0, 1] (0: none)");
+  s = JobSpec{};
+  s.total_steps = -1;
+  EXPECT_EQ(ValidateJobSpec(s).message(), "total_steps -1: expected >= 0");
+}
+
+TEST(JobSpecTest, FlagTextsReadBackTheirDefaults) {
+  JobSpec s;
+  EXPECT_EQ(job_table::kModeText.format(s), "sync");
+  EXPECT_EQ(job_table::kBetasText.format(s), "0.9,0.999");
+  EXPECT_EQ(job_table::kEvalIntervalText.format(s), "0");
+  ASSERT_TRUE(job_table::kEvalIntervalText.parse("30s", &s).ok());
+  EXPECT_EQ(s.eval_seconds, 30);
+  EXPECT_EQ(job_table::kEvalIntervalText.format(s), "30s");
+  ASSERT_TRUE(job_table::kBetasText.parse("0.5,0.25", &s).ok());
+  EXPECT_EQ(s.betas, (Betas{0.5, 0.25}));
+  EXPECT_EQ(job_table::kBetasText.parse("0.5", &s).message(),
+            "--betas '0.5': expected two numbers B1,B2");
 }
 
 }  // namespace

@@ -44,6 +44,13 @@ std::string PstrainBin() {
   return bin ? bin : "pstrain";
 }
 
+std::string PstrainTestingBin() {
+  const std::string bin = PstrainBin();
+  const size_t slash = bin.rfind('/');
+  return (slash == std::string::npos ? "" : bin.substr(0, slash + 1)) +
+         "pstrain_testing";
+}
+
 Process::Process(std::vector<std::string> args)
     : out_path_(TempPath("out")), err_path_(TempPath("err")), start_(Now()) {
   posix_spawn_file_actions_t actions;

@@ -12,6 +12,10 @@ namespace pstrain::testing {
 
 /// The pstrain binary under test ($PSTRAIN_BIN, set by CTest).
 std::string PstrainBin();
+/// pstrain_testing, the test-only build of pstrain with hidden flags that
+/// slow a worker, swap its model or make it throw (testing_hooks.cc): the
+/// file beside PstrainBin().
+std::string PstrainTestingBin();
 
 struct ProcessResult {
   int exit_code = -1;  // 128 + signal when killed by one

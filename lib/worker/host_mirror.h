@@ -1,0 +1,44 @@
+#pragma once
+// HostMirror: the host-side tensors the wire reads parameters into and
+// writes gradients from, one per parameter in key order. On the CPU they are
+// the model's own parameters and gradients (no copy at all); on a GPU they
+// are CPU tensors of the same shapes, copied to and from the model. Not
+// thread-safe. The model must outlive the mirror.
+
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "models/model.h"
+
+namespace pstrain::worker {
+
+class HostMirror {
+ public:
+  /// Gives every parameter of `model` a zero gradient (a push needs one
+  /// before the first backward).
+  explicit HostMirror(models::Model& model);
+  HostMirror(const HostMirror&) = delete;
+  HostMirror& operator=(const HostMirror&) = delete;
+
+  /// Where pulled parameters land: contiguous CPU tensors, key order.
+  const std::vector<at::Tensor>& params() const { return params_; }
+  /// Where pushed gradients come from: same shapes and dtypes.
+  const std::vector<at::Tensor>& grads() const { return grads_; }
+  /// The model's own parameters, key order.
+  const std::vector<at::Tensor>& model_params() const { return model_params_; }
+  /// Whether the model is on the CPU (the mirror is then the model itself).
+  bool on_cpu() const { return on_cpu_; }
+
+  /// Copies the pulled parameters into a GPU model; nothing on the CPU.
+  void ParamsToModel();
+  /// Copies a GPU model's gradients to the host; nothing on the CPU.
+  void GradsToHost();
+
+ private:
+  std::vector<at::Tensor> params_, grads_;
+  std::vector<at::Tensor> model_params_;
+  bool on_cpu_ = true;
+};
+
+}  // namespace pstrain::worker

@@ -1,0 +1,244 @@
+#include "worker/server_group.h"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "net/address.h"
+#include "ps/tensor_codec.h"
+
+namespace pstrain::worker {
+
+using Clock = std::chrono::steady_clock;
+
+ServerGroup::ServerGroup(const TrainerOptions& options, report::EventLog* log)
+    : options_(options), log_(log) {}
+
+std::unique_ptr<PsClient> ServerGroup::NewClient(int server_rank) const {
+  auto client = std::make_unique<PsClient>(
+      options_.timeout, net::ConnectionOptions{options_.max_frame_bytes},
+      server_rank);
+  client->set_auth_token(options_.auth_token);
+  return client;
+}
+
+Result<ps::JobSpec> ServerGroup::JoinMaster() {
+  clients_.push_back(NewClient(0));
+  PsClient& master = *clients_.back();
+  PS_RETURN_IF_ERROR(
+      master.Connect(options_.master_addr, options_.master_port));
+  PS_ASSIGN_OR_RETURN(spec_,
+                      master.Handshake(options_.rank, options_.world_size));
+  return spec_;
+}
+
+// Server s > 0 at the address rank 0 gave, or rank 0 itself: connect and
+// say hello. Rank 0's answer names where the other servers listen now (a
+// restarted one listens elsewhere); the rest of its job spec was taken in
+// JoinMaster.
+Status ServerGroup::ConnectTo(PsClient& client, int s) {
+  std::string host = options_.master_addr;
+  int port = options_.master_port;
+  if (s > 0)
+    PS_RETURN_IF_ERROR(net::SplitAddress(spec_.server_addrs[s], &host, &port));
+  PS_RETURN_IF_ERROR(client.Connect(host, port));
+  auto spec = client.Handshake(options_.rank, options_.world_size);
+  if (spec.ok() && s == 0 && !spec_.server_addrs.empty()) {
+    spec_.server_addrs = spec->server_addrs;
+  }
+  return spec.status();
+}
+
+// Servers 1..S-1 (at the addresses rank 0 gave), then every server checks
+// our model and learns which slices we exchange with it.
+Status ServerGroup::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
+  PS_ASSIGN_OR_RETURN(
+      plan_, ps::PlanShards(fingerprint, spec_.num_servers, spec_.slice_bytes));
+  for (int s = 1; s < spec_.num_servers; ++s) {
+    clients_.push_back(NewClient(s));
+    PS_RETURN_IF_ERROR(ConnectTo(*clients_.back(), s));
+  }
+  versions_.assign(spec_.num_servers, 0);
+  for (auto& c : clients_)
+    PS_RETURN_IF_ERROR(c->Register(fingerprint));
+  return Status::Ok();
+}
+
+void ServerGroup::Attach(models::Model* model, HostMirror* mirror,
+                         GradStream* stream) {
+  model_ = model;
+  mirror_ = mirror;
+  stream_ = stream;
+  std::vector<int> slices_per_key(mirror_->params().size(), 0);
+  for (const auto& slice : plan_.slices)
+    ++slices_per_key[slice.key];
+  arrivals_ = std::make_unique<ParamArrivals>(std::move(slices_per_key),
+                                              spec_.num_servers);
+  for (int s = 0; s < spec_.num_servers; ++s)
+    AttachSlices(*clients_[s], s);
+  fanout_ = std::make_unique<Fanout>(spec_.num_servers + 1, [this](int i) {
+    return i > 0 ? ExchangeWith(i - 1) : Status::Ok();
+  });
+}
+
+// Parameters arrive in, and gradients leave from, server s's slices of the
+// model's own tensors.
+void ServerGroup::AttachSlices(PsClient& client, int s) const {
+  client.Attach(ps::SliceViews(plan_, s, mirror_->params()),
+                ps::SliceViews(plan_, s, mirror_->grads()));
+  client.SetSendGate(stream_->gate(), SliceMarks(s));
+  client.SetArrivals(arrivals_.get(), SliceKeys(s));
+}
+
+std::vector<int> ServerGroup::SliceKeys(int s) const {
+  std::vector<int> keys;
+  for (int i : plan_.by_server[s])
+    keys.push_back(plan_.slices[i].key);
+  return keys;
+}
+
+// A slice goes out once its whole key's gradient is final.
+std::vector<uint32_t> ServerGroup::SliceMarks(int s) const {
+  std::vector<uint32_t> marks;
+  for (int i : plan_.by_server[s])
+    marks.push_back(stream_->marks()[plan_.slices[i].key]);
+  return marks;
+}
+
+Status ServerGroup::ExchangeWith(int s) {
+  auto v = exchange_ == Exchange::kPull ? clients_[s]->Pull(0)
+                                        : clients_[s]->PushPull(versions_[s]);
+  if (!v.ok()) {
+    arrivals_->OpenAll();  // what the training thread waits for will not come
+    return v.status();
+  }
+  versions_[s] = *v;
+  return Status::Ok();
+}
+
+void ServerGroup::Start(Exchange what) {
+  exchange_ = what;
+  arrivals_->Begin();
+  fanout_->Start();
+  exchanging_ = true;
+}
+
+// Waits for the exchange to end (every reply in); the next may start then.
+Status ServerGroup::Finish() {
+  if (!exchanging_)
+    return Status::Ok();
+  exchanging_ = false;
+  Status s = fanout_->Wait();
+  arrivals_->OpenAll();
+  if (reorder_) {  // backward's order differed: push in the new one from now
+    for (int i = 0; i < spec_.num_servers; ++i) {
+      clients_[i]->SetSendGate(stream_->gate(), SliceMarks(i));
+    }
+    reorder_ = false;
+  }
+  if (s.ok())
+    version_ = versions_[0];
+  return s;
+}
+
+Status ServerGroup::ExchangeAll(Exchange what) {
+  Start(what);
+  return Finish();
+}
+
+// A server whose connection was lost (restarted, say): reconnect with
+// exponential backoff until --reconnect_timeout, then pull its parameters
+// and version and go on from there.
+Status ServerGroup::Reconnect(const Status& why) {
+  std::vector<int> lost;
+  for (int s = 0; s < spec_.num_servers; ++s) {
+    if (clients_[s]->lost())
+      lost.push_back(s);
+  }
+  if (lost.empty() || options_.reconnect_timeout.count() <= 0)
+    return why;
+  StopHeartbeats();  // it walks clients_, which changes here
+  const auto deadline = Clock::now() + options_.reconnect_timeout;
+  const std::string seconds =
+      std::to_string(options_.reconnect_timeout.count() / 1000);
+  auto backoff = std::chrono::milliseconds(100);
+  for (int s : lost) {
+    log_->Info("lost rank " + std::to_string(s) + " (" + why.message() +
+               "); reconnecting for up to " + seconds + " s");
+    for (;;) {
+      Status joined = JoinAgain(s);
+      if (joined.ok())
+        break;
+      if (joined.code() != StatusCode::kUnavailable &&
+          joined.code() != StatusCode::kTimeout) {
+        return joined;
+      }
+      if (Clock::now() + backoff > deadline) {
+        return Unavailable("rank " + std::to_string(s) +
+                           " did not come back within " + seconds +
+                           " s (--reconnect_timeout): " + joined.message());
+      }
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(2 * backoff, std::chrono::milliseconds(5000));
+    }
+  }
+  ++reconnects_;
+  StartHeartbeats();
+  PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
+  log_->Info("reconnected; going on from version " + std::to_string(version_));
+  return Status::Ok();
+}
+
+// A fresh connection to server `s`: handshake, model check, slices. A
+// server s > 0 may be back at another address: rank 0 says where (and is
+// joined again first when it was lost as well).
+Status ServerGroup::JoinAgain(int s) {
+  if (s > 0) {
+    // Rank 0 may be gone too, though no call has found it out yet: a failed
+    // GetJob does, and the next try joins it again first.
+    if (clients_[0]->lost())
+      PS_RETURN_IF_ERROR(JoinAgain(0));
+    PS_ASSIGN_OR_RETURN(ps::JobSpec job, clients_[0]->GetJob());
+    if (job.server_addrs.size() == spec_.server_addrs.size()) {
+      spec_.server_addrs = job.server_addrs;
+    }
+  }
+  auto c = NewClient(s);
+  PS_RETURN_IF_ERROR(ConnectTo(*c, s));
+  PS_RETURN_IF_ERROR(c->Register(ps::Fingerprint(*model_)));
+  AttachSlices(*c, s);
+  clients_[s] = std::move(c);
+  return Status::Ok();
+}
+
+void ServerGroup::StartHeartbeats() {
+  heartbeats_ = std::make_unique<Heartbeats>(
+      std::chrono::milliseconds(static_cast<int64_t>(spec_.heartbeat * 1000)),
+      [this] {
+        for (auto& c : clients_)
+          c->Heartbeat();
+      });
+}
+
+uint64_t ServerGroup::bytes_pushed() const {
+  uint64_t bytes = 0;
+  for (const auto& c : clients_)
+    bytes += c->bytes_pushed();
+  return bytes;
+}
+
+uint64_t ServerGroup::bytes_pulled() const {
+  uint64_t bytes = 0;
+  for (const auto& c : clients_)
+    bytes += c->bytes_pulled();
+  return bytes;
+}
+
+Status ServerGroup::Done(const report::WorkerStats& stats) {
+  for (int s = spec_.num_servers - 1; s >= 0; --s) {
+    PS_RETURN_IF_ERROR(clients_[s]->Done(stats));
+  }
+  return Status::Ok();
+}
+
+}  // namespace pstrain::worker

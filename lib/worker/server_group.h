@@ -1,0 +1,121 @@
+#pragma once
+// ServerGroup: a worker's connections to every server of its job. It joins
+// them (rank 0 first, which hands out the job spec and where servers
+// 1..S-1 listen), exchanges with all of them at once on threads of its own
+// (Fanout) while the training thread computes, keeps them told that the
+// worker is alive while it computes (Heartbeats), and reconnects to servers
+// that went away. A push-pull's gradients leave as backward makes them
+// (GradStream), and its replies' parameters arrive while the next forward
+// starts (ParamArrivals). Called from the training thread only.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/model.h"
+#include "ps/job_spec.h"
+#include "ps/shard_plan.h"
+#include "report/event_log.h"
+#include "report/worker_stats.h"
+#include "util/fanout.h"
+#include "util/result.h"
+#include "worker/grad_stream.h"
+#include "worker/heartbeats.h"
+#include "worker/host_mirror.h"
+#include "worker/param_arrivals.h"
+#include "worker/ps_client.h"
+#include "worker/trainer.h"
+
+namespace pstrain::worker {
+
+class ServerGroup {
+ public:
+  /// `options` and `*log` must outlive the group.
+  ServerGroup(const TrainerOptions& options, report::EventLog* log);
+  ServerGroup(const ServerGroup&) = delete;
+  ServerGroup& operator=(const ServerGroup&) = delete;
+
+  /// Connects to rank 0 and takes the job spec, checked as
+  /// PsClient::Handshake checks it.
+  Result<ps::JobSpec> JoinMaster();
+  /// Plans the slices of the model `fingerprint` describes, connects to
+  /// servers 1..S-1, and registers the model with every server, which
+  /// refuses one that differs from its own (kIncompatible).
+  Status JoinServers(const std::vector<wire::KeySpec>& fingerprint);
+  /// Exchanges slices of `mirror`'s tensors from now on; pushes wait on
+  /// `stream`'s gate. `model` is registered again on a reconnection. All
+  /// three must outlive the group. REQUIRES: JoinServers succeeded.
+  void Attach(models::Model* model, HostMirror* mirror, GradStream* stream);
+  /// Where the training thread waits for the replies of an exchange.
+  /// REQUIRES: Attach.
+  ParamArrivals& arrivals() { return *arrivals_; }
+
+  enum class Exchange { kPull, kPushPull };
+  /// Starts a pull or a push-pull with every server, and returns at once.
+  void Start(Exchange what);
+  /// Waits for the exchange to end, every reply in; ok when none runs.
+  Status Finish();
+  /// Start, then Finish.
+  Status ExchangeAll(Exchange what);
+  /// Backward made the gradients final in another order: from the next
+  /// exchange on, pushes follow GradStream's new marks.
+  void Reorder() { reorder_ = true; }
+  /// After an exchange failed with `why`: reconnects, with exponential
+  /// backoff until --reconnect_timeout, to each server whose connection was
+  /// lost, then pulls from all. Returns `why` when none was lost or
+  /// reconnecting is off, and the error that ended the attempts otherwise.
+  Status Reconnect(const Status& why);
+
+  /// Heartbeats every JobSpec::heartbeat seconds while training.
+  void StartHeartbeats();
+  void StopHeartbeats() { heartbeats_.reset(); }
+
+  /// Rank 0's version of the last parameters in. Push-pull replies set it
+  /// once their meta is in (NoteMasterReply).
+  uint64_t version() const { return version_; }
+  /// Takes rank 0's reply version once ParamArrivals::WaitMeta said every
+  /// reply's meta is in.
+  void NoteMasterReply() { version_ = clients_[0]->reply_version(); }
+  /// Rank 0's connection: the members and stop flag of its last reply.
+  const PsClient& master() const { return *clients_[0]; }
+  int64_t reconnects() const { return reconnects_; }
+  /// Bytes over the current connections to all servers.
+  uint64_t bytes_pushed() const;
+  uint64_t bytes_pulled() const;
+
+  /// Reports `stats` to every server, servers 1..S-1 first: rank 0 ends
+  /// only after their shards are in.
+  Status Done(const report::WorkerStats& stats);
+
+ private:
+  std::unique_ptr<PsClient> NewClient(int server_rank) const;
+  Status ConnectTo(PsClient& client, int server_rank);
+  void AttachSlices(PsClient& client, int server_rank) const;
+  std::vector<uint32_t> SliceMarks(int server_rank) const;
+  std::vector<int> SliceKeys(int server_rank) const;
+  Status ExchangeWith(int server_rank);
+  Status JoinAgain(int server_rank);
+
+  const TrainerOptions& options_;
+  report::EventLog* log_;
+  ps::JobSpec spec_;
+  ps::ShardPlan plan_;
+  models::Model* model_ = nullptr;
+  HostMirror* mirror_ = nullptr;
+  GradStream* stream_ = nullptr;                    // clients_ watch its gate
+  std::unique_ptr<ParamArrivals> arrivals_;         // clients_ report to it
+  std::vector<std::unique_ptr<PsClient>> clients_;  // by server rank
+  std::vector<uint64_t> versions_;                  // by server rank
+  // Task 1 + s: the exchange with server s; task 0, the training thread's,
+  // has nothing to do: it computes meanwhile.
+  std::unique_ptr<Fanout> fanout_;
+  Exchange exchange_ = Exchange::kPull;
+  bool exchanging_ = false;  // started and not yet finished
+  bool reorder_ = false;
+  std::unique_ptr<Heartbeats> heartbeats_;  // while training
+  int64_t reconnects_ = 0;
+  uint64_t version_ = 0;
+};
+
+}  // namespace pstrain::worker

@@ -12,13 +12,14 @@
 #include <thread>
 #include <vector>
 
-#include <asio/io_context.hpp>
 #include <ATen/core/Tensor.h>
+#include <asio/io_context.hpp>
 
 #include "ps/job_spec.h"
 #include "ps/parameter_server.h"
 #include "ps/service.h"
 #include "report/event_log.h"
+#include "report/server_stats.h"
 #include "wire/messages.h"
 
 namespace pstrain::bench {
@@ -44,7 +45,7 @@ class BenchServer {
   uint64_t pushes() const { return server_->pushes(); }
   uint64_t version() const { return server_->version(); }
   /// After Join: the Service's Stats() (bytes_pushed, refused_pushes, ...).
-  nlohmann::json Stats() const { return service_->Stats(); }
+  report::ServerStats Stats() const { return service_->Stats(); }
 
  private:
   at::Tensor param_;

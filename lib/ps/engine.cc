@@ -1,5 +1,7 @@
 #include "ps/engine.h"
 
+#include <nlohmann/json.hpp>
+
 #include "ps/engine_peer.h"
 #include "ps/tensor_codec.h"
 
@@ -55,71 +57,83 @@ void Engine::OnAccept(PeerId id, std::string remote, Time now) {
 // the expected type are read at all.
 Status Engine::OnHeader(PeerId id, const wire::FrameHeader& header) {
   Peer* peer = Find(id);
-  if (!peer) return Unavailable("unknown connection");
-  if (!peer->auth.open()) return peer->auth.CheckFrame(header.type, header.body_len, 0);
-  if (peer->stage != Peer::Stage::kNew) return Status::Ok();
+  if (!peer)
+    return Unavailable("unknown connection");
+  if (!peer->auth.open())
+    return peer->auth.CheckFrame(header.type, header.body_len, 0);
+  if (peer->stage != Peer::Stage::kNew)
+    return Status::Ok();
   if (header.type != wire::MsgType::kHello) {
-    return Corruption(std::string("expected hello first, got ") + wire::MsgTypeName(header.type));
+    return Corruption(std::string("expected hello first, got ") +
+                      wire::MsgTypeName(header.type));
   }
   if (header.body_len > kMaxFrameBeforeHello) {
     return Corruption("hello of " + std::to_string(header.body_len) +
-                      " bytes, expected at most " + std::to_string(kMaxFrameBeforeHello));
+                      " bytes, expected at most " +
+                      std::to_string(kMaxFrameBeforeHello));
   }
   return Status::Ok();
 }
 
-Status Engine::OnMeta(PeerId id, const wire::FrameHeader& header, std::string_view meta,
-                      uint64_t data_bytes, ReadPlan* plan) {
+Status Engine::OnMeta(PeerId id, const wire::FrameHeader& header,
+                      std::string_view meta, uint64_t data_bytes,
+                      ReadPlan* plan) {
   Peer* peer = Find(id);
-  if (!peer) return Unavailable("unknown connection");
-  if (!peer->auth.open()) return peer->auth.CheckFrame(header.type, header.body_len, data_bytes);
+  if (!peer)
+    return Unavailable("unknown connection");
+  if (!peer->auth.open())
+    return peer->auth.CheckFrame(header.type, header.body_len, data_bytes);
   // The frame parser (wire/frame_parser.h) has checked the meta and that the
   // data section is what its descriptors say; what is left is ours.
   switch (header.type) {
-    case wire::MsgType::kShard: return PlanShard(*peer, meta, plan);
+    case wire::MsgType::kShard:
+      return PlanShard(*peer, meta, plan);
     case wire::MsgType::kPush:
-    case wire::MsgType::kPushPull: return PlanPush(*peer, header.type, meta, plan);
-    default: return Status::Ok();
+    case wire::MsgType::kPushPull:
+      return PlanPush(*peer, header.type, meta, plan);
+    default:
+      return Status::Ok();
   }
 }
 
-void Engine::OnFrame(PeerId id, const wire::FrameHeader& header, std::string_view meta,
-                     Time now) {
+void Engine::OnFrame(PeerId id, const wire::FrameHeader& header,
+                     std::string_view meta, Time now) {
   now_ = now;
   Peer* peer = Find(id);
-  if (!peer) return;
+  if (!peer)
+    return;
   peer->last_heard = now;
   Status s = HandleFrame(*peer, header, meta);
-  if (s.ok()) return;
-  outbox_->Info("refused " + std::string(wire::MsgTypeName(header.type)) + " from " +
-                (peer->rank >= 0 ? "rank " + std::to_string(peer->rank) : peer->remote) + ": " +
-                s.message());
+  if (s.ok())
+    return;
+  outbox_->Info(
+      "refused " + std::string(wire::MsgTypeName(header.type)) + " from " +
+      (peer->rank >= 0 ? "rank " + std::to_string(peer->rank) : peer->remote) +
+      ": " + s.message());
   Refuse(*peer, header.request_id, s);
 }
 
 // Which message each stage admits: share/doc/conversation.md.
-Status Engine::HandleFrame(Peer& peer, const wire::FrameHeader& header, std::string_view meta) {
-  const uint64_t id = header.request_id;
-  using T = wire::MsgType;
-  if (!peer.auth.open()) return OnAuth(peer, header, meta);
-  if (header.type == T::kHello) return OnHello(peer, id, meta);
-  if (peer.stage == Peer::Stage::kNew) return InvalidArgument("hello expected");
-  switch (header.type) {
-    case T::kGetJob: return OnGetJob(peer, id);
-    case T::kServerInfo: return OnServerInfo(peer, id, meta);
-    case T::kShard: return OnShard(peer, id);
-    case T::kHeartbeat: return Status::Ok();  // OnFrame noted the time
-    case T::kRegister: return OnRegister(peer, id, meta);
-    case T::kPull: return OnPull(peer, id, meta);
-    case T::kPushPull:
-    case T::kPush: return OnPush(peer, id);
-    case T::kDone: return OnDone(peer, id, meta);
-    case T::kSnapshot: return OnSnapshot(peer, id, meta);
-    default: return InvalidArgument(std::string("unexpected ") + wire::MsgTypeName(header.type));
+Status Engine::HandleFrame(Peer& peer, const wire::FrameHeader& header,
+                           std::string_view meta) {
+  if (!peer.auth.open())
+    return OnAuth(peer, header, meta);
+  if (peer.stage == Peer::Stage::kNew && header.type != wire::MsgType::kHello) {
+    return InvalidArgument("hello expected");
   }
+  switch (header.type) {
+#define PSTRAIN_HANDLE(value, Enum, name, Struct, Data) \
+  case wire::MsgType::Enum:                             \
+    return Handle(peer, header, meta, Tag<wire::Struct>{});
+    PSTRAIN_WIRE_MESSAGES(PSTRAIN_HANDLE)
+#undef PSTRAIN_HANDLE
+  }
+  return InvalidArgument(std::string("unexpected ") +
+                         wire::MsgTypeName(header.type));
 }
 
-Status Engine::OnAuth(Peer& peer, const wire::FrameHeader& header, std::string_view meta) {
+Status Engine::OnAuth(Peer& peer, const wire::FrameHeader& header,
+                      std::string_view meta) {
   wire::MsgType reply = wire::MsgType::kAck;
   PS_RETURN_IF_ERROR(peer.auth.OnFrame(header.type, meta, &reply, &peer.meta));
   Reply(peer, reply, header.request_id);
@@ -127,16 +141,19 @@ Status Engine::OnAuth(Peer& peer, const wire::FrameHeader& header, std::string_v
 }
 
 Status Engine::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.stage != Peer::Stage::kNew) return InvalidArgument("second hello");
+  if (peer.stage != Peer::Stage::kNew)
+    return InvalidArgument("second hello");
   wire::Hello hello;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &hello));
   PS_RETURN_IF_ERROR(CheckRank(hello));
   const int rank = static_cast<int>(hello.rank);
   for (const auto& [other_id, other] : peers_) {
-    if (hello.role == wire::Role::kTool) break;  // rank 0's observer, again
-    if (other.get() != &peer && other->rank == rank && !other->closing && !other->tool) {
-      return InvalidArgument("rank " + std::to_string(rank) + " is already connected from " +
-                             other->remote);
+    if (hello.role == wire::Role::kTool)
+      break;  // rank 0's observer, again
+    if (other.get() != &peer && other->rank == rank && !other->closing &&
+        !other->tool) {
+      return InvalidArgument("rank " + std::to_string(rank) +
+                             " is already connected from " + other->remote);
     }
   }
   peer.rank = rank;
@@ -150,7 +167,8 @@ Status Engine::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
   } else {
     peer.worker = rank - spec_.num_servers;
   }
-  wire::Hello reply{wire::Role::kServer, 0, static_cast<uint32_t>(spec_.world_size)};
+  wire::Hello reply{wire::Role::kServer, 0,
+                    static_cast<uint32_t>(spec_.world_size)};
   wire::EncodeMeta(reply, &peer.meta);
   Reply(peer, wire::MsgType::kHello, id);
   return Status::Ok();
@@ -166,42 +184,52 @@ Status Engine::CheckRank(const wire::Hello& hello) const {
                            " cannot join; expected a worker");
   }
   if (static_cast<int>(hello.world_size) != spec_.world_size) {
-    return Incompatible("--world_size mismatch: rank " + std::to_string(hello.rank) + " has " +
-                        std::to_string(hello.world_size) + ", the server (rank 0) has " +
-                        std::to_string(spec_.world_size));
+    return Incompatible(
+        "--world_size mismatch: rank " + std::to_string(hello.rank) + " has " +
+        std::to_string(hello.world_size) + ", the server (rank 0) has " +
+        std::to_string(spec_.world_size));
   }
   const int rank = static_cast<int>(hello.rank);
   if (tool) {
-    if (rank == 0) return Status::Ok();
-    return InvalidArgument("a tool may join only as rank 0, not " + std::to_string(rank));
+    if (rank == 0)
+      return Status::Ok();
+    return InvalidArgument("a tool may join only as rank 0, not " +
+                           std::to_string(rank));
   }
   const int first = server ? 1 : spec_.num_servers;
   const int end = server ? spec_.num_servers : spec_.world_size;
   if (rank < first || rank >= end) {
-    return InvalidArgument("--rank " + std::to_string(rank) + " is not a " +
-                           wire::RoleName(hello.role) + " rank of --world_size " +
-                           std::to_string(spec_.world_size) + " --num_servers " +
-                           std::to_string(spec_.num_servers) + " (expected " +
-                           std::to_string(first) + ".." + std::to_string(end - 1) + ")");
+    return InvalidArgument(
+        "--rank " + std::to_string(rank) + " is not a " +
+        wire::RoleName(hello.role) + " rank of --world_size " +
+        std::to_string(spec_.world_size) + " --num_servers " +
+        std::to_string(spec_.num_servers) + " (expected " +
+        std::to_string(first) + ".." + std::to_string(end - 1) + ")");
   }
   return Status::Ok();
 }
 
 Status Engine::OnRegister(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.stage != Peer::Stage::kHello) return InvalidArgument("second register");
-  if (peer.worker < 0) return InvalidArgument("register from a server");
+  if (peer.stage != Peer::Stage::kHello)
+    return InvalidArgument("second register");
+  if (peer.worker < 0)
+    return InvalidArgument("register from a server");
   wire::Register reg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reg));
   PS_RETURN_IF_ERROR(CompareFingerprints(fingerprint_, reg.keys));
   if (workers_[peer.worker] != nullptr || done_workers_[peer.worker]) {
-    return InvalidArgument("rank " + std::to_string(peer.rank) + " has already registered");
+    return InvalidArgument("rank " + std::to_string(peer.rank) +
+                           " has already registered");
   }
-  if (lost_[peer.worker]) PS_RETURN_IF_ERROR(Rejoin(peer));
+  if (lost_[peer.worker])
+    PS_RETURN_IF_ERROR(Rejoin(peer));
   peer.stage = Peer::Stage::kRegistered;
   workers_[peer.worker] = &peer;
-  if (registered_++ == 0) first_register_ = now_;
+  if (registered_++ == 0)
+    first_register_ = now_;
   last_progress_ = now_;
-  outbox_->Info("rank " + std::to_string(peer.rank) + " joined from " + peer.remote);
+  outbox_->Info("rank " + std::to_string(peer.rank) + " joined from " +
+                peer.remote);
   peer.meta.clear();
   wire::EncodeMeta(wire::Ack{}, &peer.meta);
   Reply(peer, wire::MsgType::kAck, id);
@@ -209,16 +237,18 @@ Status Engine::OnRegister(Peer& peer, uint64_t id, std::string_view meta) {
 }
 
 Status Engine::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.stage != Peer::Stage::kRegistered) return InvalidArgument("done before register");
+  if (peer.stage != Peer::Stage::kRegistered)
+    return InvalidArgument("done before register");
   wire::Done done;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &done));
-  auto stats = nlohmann::json::parse(done.json, nullptr, false);
-  if (stats.is_discarded() || !stats.is_object()) {
+  const auto json = nlohmann::json::parse(done.json, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) {
     return Corruption("done: stats are not a JSON object");
   }
-  stats["rank"] = peer.rank;
-  stats["waiting_seconds"] = peer.waiting_seconds;
+  PS_ASSIGN_OR_RETURN(report::WorkerStats stats,
+                      report::WorkerStatsFromJson(json));
   worker_stats_.push_back(stats);
+  workers_waiting_seconds_ += peer.waiting_seconds;
   peer.stage = Peer::Stage::kDone;
   done_workers_[peer.worker] = true;
   ssp_.SetTraining(peer.worker, false);
@@ -234,7 +264,8 @@ Status Engine::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
 }
 
 void Engine::Reply(Peer& peer, wire::MsgType type, uint64_t id) {
-  if (peer.closing) return;
+  if (peer.closing)
+    return;
   out_.type = type;
   out_.request_id = id;
   out_.meta = peer.meta;
@@ -244,7 +275,8 @@ void Engine::Reply(Peer& peer, wire::MsgType type, uint64_t id) {
 }
 
 void Engine::Refuse(Peer& peer, uint64_t id, const Status& why) {
-  if (peer.closing) return;
+  if (peer.closing)
+    return;
   peer.closing = true;
   outbox_->SendErrorAndClose(peer.id, id, why);
 }
@@ -252,12 +284,14 @@ void Engine::Refuse(Peer& peer, uint64_t id, const Status& why) {
 void Engine::OnClose(PeerId id, const Status& why, Time now) {
   now_ = now;
   auto it = peers_.find(id);
-  if (it == peers_.end()) return;
+  if (it == peers_.end())
+    return;
   std::unique_ptr<Peer> owned = std::move(it->second);
   peers_.erase(it);
   Peer& peer = *owned;
   peer.closing = true;
-  if (fence_.Closed(id)) outbox_->Post();  // work waited for its writes
+  if (fence_.Closed(id))
+    outbox_->Post();  // work waited for its writes
   if (peer.stage == Peer::Stage::kRegistered && !stopping_) {
     LoseWorker(peer, why);
   } else if (peer.server > 0 && !peer.shard_in && !stopping_) {
@@ -265,22 +299,28 @@ void Engine::OnClose(PeerId id, const Status& why, Time now) {
                      " (server) disconnected before sending its parameters" +
                      (why.ok() ? "" : " (" + why.message() + ")")));
   } else if (!why.ok() && !stopping_) {
-    outbox_->Info("dropped connection from " + peer.remote + ": " + why.ToString());
+    outbox_->Info("dropped connection from " + peer.remote + ": " +
+                  why.ToString());
   }
-  if (peer.worker >= 0 && workers_[peer.worker] == &peer) workers_[peer.worker] = nullptr;
-  if (peer.server > 0 && servers_[peer.server] == &peer) servers_[peer.server] = nullptr;
+  if (peer.worker >= 0 && workers_[peer.worker] == &peer)
+    workers_[peer.worker] = nullptr;
+  if (peer.server > 0 && servers_[peer.server] == &peer)
+    servers_[peer.server] = nullptr;
   // A caller up the stack may still hold it.
   retired_.push_back(std::move(owned));
 }
 
 void Engine::Fail(const Status& status) {
-  if (stopping_) return;
+  if (stopping_)
+    return;
   failure_ = status;
   std::vector<Peer*> told;
   for (auto& [id, peer] : peers_) {
-    if (peer->stage != Peer::Stage::kNew) told.push_back(peer.get());
+    if (peer->stage != Peer::Stage::kNew)
+      told.push_back(peer.get());
   }
-  for (Peer* p : told) Refuse(*p, p->reply_pending ? p->pending_id : 0, status);
+  for (Peer* p : told)
+    Refuse(*p, p->reply_pending ? p->pending_id : 0, status);
   Shutdown();
 }
 
@@ -291,10 +331,12 @@ void Engine::Shutdown() {
   // end of the run for the grace period.
   std::vector<PeerId> tools;
   for (auto& [id, peer] : peers_) {
-    if (peer->tool && !peer->closing) tools.push_back(id);
+    if (peer->tool && !peer->closing)
+      tools.push_back(id);
   }
   for (PeerId id : tools) {
-    if (Peer* p = Find(id)) p->closing = true;
+    if (Peer* p = Find(id))
+      p->closing = true;
     outbox_->Close(id, Status::Ok());
   }
   outbox_->Shutdown();

@@ -34,7 +34,6 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
-#include <nlohmann/json.hpp>
 
 #include "net/send_gate.h"
 #include "ps/job_spec.h"
@@ -45,6 +44,8 @@
 #include "ps/ssp_gate.h"
 #include "ps/update_rule.h"
 #include "ps/write_fence.h"
+#include "report/server_stats.h"
+#include "report/worker_stats.h"
 #include "wire/messages.h"
 
 namespace pstrain::ps {
@@ -69,8 +70,8 @@ struct ReadPlan {
 class Engine {
  public:
   /// `fingerprint`: the server model's keys, which every worker must match.
-  Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint, ParameterServer* server,
-         Outbox* outbox, EngineOptions options);
+  Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
+         ParameterServer* server, Outbox* outbox, EngineOptions options);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -82,11 +83,14 @@ class Engine {
   /// contiguous) as `plan` places them. The run ends once every worker is
   /// done and every server's shard is in. `plan` must outlive the Engine.
   /// REQUIRES: before Start.
-  void ExpectServers(const ShardPlan* plan, std::vector<at::Tensor> model_params);
+  void ExpectServers(const ShardPlan* plan,
+                     std::vector<at::Tensor> model_params);
   /// "host:port" where this server listens (rank 0 tells the workers).
   void set_address(std::string address) { address_ = std::move(address); }
   /// Called after each new version is whole (e.g. to evaluate).
-  void set_on_version(std::function<void(uint64_t)> fn) { on_version_ = std::move(fn); }
+  void set_on_version(std::function<void(uint64_t)> fn) {
+    on_version_ = std::move(fn);
+  }
 
   // Inputs. Each takes the time it happens at where time matters.
 
@@ -100,13 +104,14 @@ class Engine {
   /// Header and meta are in, and checked by wire::FrameParser: fills `*plan`
   /// (cleared by the caller) with where `data_bytes` data bytes go, or
   /// refuses the frame.
-  Status OnMeta(PeerId peer, const wire::FrameHeader& header, std::string_view meta,
-                uint64_t data_bytes, ReadPlan* plan);
+  Status OnMeta(PeerId peer, const wire::FrameHeader& header,
+                std::string_view meta, uint64_t data_bytes, ReadPlan* plan);
   /// Buffer `index` of the plan is in (piece-by-piece reads).
   void OnPiece(PeerId peer, size_t index);
   /// The whole frame is in. A refusal is answered by an error frame and the
   /// peer is closed.
-  void OnFrame(PeerId peer, const wire::FrameHeader& header, std::string_view meta, Time now);
+  void OnFrame(PeerId peer, const wire::FrameHeader& header,
+               std::string_view meta, Time now);
   /// A frame of `type` sent to `peer` has left: its borrowed data may change.
   void OnWritten(PeerId peer, wire::MsgType type, Time now);
   /// The peer's connection closed: ok for an orderly close, else why.
@@ -129,8 +134,8 @@ class Engine {
   /// first version >= `min_version` once all its keys are stepped, or at
   /// once when it is there or past it; `done` gets nullptr when the run ends
   /// first.
-  void RequestSnapshot(uint64_t min_version, bool with_optimizer_state, SnapshotDone done,
-                       Time now);
+  void RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
+                       SnapshotDone done, Time now);
   /// Ends training now (--target_accuracy reached): pushes from now on are
   /// answered but not applied, and every params reply, the held ones at
   /// once, tells the worker to stop.
@@ -145,20 +150,80 @@ class Engine {
   const std::string& server_address(int s) const { return server_addrs_[s]; }
   /// Rank 0 with several servers, after the run: server s's optimizer state
   /// as its final shard carried it (SerializeOptimizerState bytes).
-  const std::string& shard_optimizer_state(int s) const { return shard_optimizer_states_[s]; }
+  const std::string& shard_optimizer_state(int s) const {
+    return shard_optimizer_states_[s];
+  }
   /// When the first worker registered: where wall_seconds start.
   Time started_at() const { return first_register_; }
-  /// The run's totals (Service::Stats); `bytes_read`, `bytes_written`:
-  /// the connections', headers included.
-  nlohmann::json Stats(uint64_t bytes_read, uint64_t bytes_written) const;
-  nlohmann::json StalenessHistogram() const;
+  /// The run's training totals (Service::Stats); `bytes_read`,
+  /// `bytes_written`: the connections', headers included. The end-of-run
+  /// fields are left for the server rank.
+  report::ServerStats Stats(uint64_t bytes_read, uint64_t bytes_written) const;
 
  private:
   struct Peer;
 
   Peer* Find(PeerId id);
-  Status HandleFrame(Peer& peer, const wire::FrameHeader& header, std::string_view meta);
-  Status OnAuth(Peer& peer, const wire::FrameHeader& header, std::string_view meta);
+  Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
+                     std::string_view meta);
+
+  // The messages a server answers, one overload each, chosen by the
+  // message's struct: HandleFrame dispatches every row of
+  // wire/message_table.h here, and the template refuses the others.
+  template <typename M>
+  struct Tag {};
+  template <typename M>
+  Status Handle(Peer&, const wire::FrameHeader& h, std::string_view, Tag<M>) {
+    return InvalidArgument(std::string("unexpected ") +
+                           wire::MsgTypeName(h.type));
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
+                Tag<wire::Hello>) {
+    return OnHello(p, h.request_id, meta);
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
+                Tag<wire::GetJob>) {
+    return OnGetJob(p, h.request_id);
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
+                Tag<wire::ServerInfo>) {
+    return OnServerInfo(p, h.request_id, meta);
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
+                Tag<wire::Shard>) {
+    return OnShard(p, h.request_id);
+  }
+  Status Handle(Peer&, const wire::FrameHeader&, std::string_view,
+                Tag<wire::Heartbeat>) {
+    return Status::Ok();  // OnFrame noted the time
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
+                Tag<wire::Register>) {
+    return OnRegister(p, h.request_id, meta);
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
+                Tag<wire::Pull>) {
+    return OnPull(p, h.request_id, meta);
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
+                Tag<wire::PushPull>) {
+    return OnPush(p, h.request_id);
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
+                Tag<wire::Push>) {
+    return OnPush(p, h.request_id);
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
+                Tag<wire::Done>) {
+    return OnDone(p, h.request_id, meta);
+  }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
+                Tag<wire::Snapshot>) {
+    return OnSnapshot(p, h.request_id, meta);
+  }
+
+  Status OnAuth(Peer& peer, const wire::FrameHeader& header,
+                std::string_view meta);
   Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
   Status CheckRank(const wire::Hello& hello) const;
   Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
@@ -175,9 +240,12 @@ class Engine {
   void TakeDueSnapshots();
   void AbandonSnapshots();
 
-  Status PlanPush(Peer& peer, wire::MsgType type, std::string_view meta, ReadPlan* plan);
-  Status CheckPushKeys(const std::vector<wire::TensorDesc>& grads, const char* what);
-  void PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads, ReadPlan* plan);
+  Status PlanPush(Peer& peer, wire::MsgType type, std::string_view meta,
+                  ReadPlan* plan);
+  Status CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
+                       const char* what);
+  void PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
+                  ReadPlan* plan);
   Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
   Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version, bool ssp);
   Status OnPush(Peer& peer, uint64_t id);
@@ -222,11 +290,12 @@ class Engine {
   std::string address_;
   Time now_{};  // of the input being handled
   std::unordered_map<PeerId, std::unique_ptr<Peer>> peers_;
-  std::vector<std::unique_ptr<Peer>> retired_;  // closed; freed at the next tick
-  std::vector<Peer*> workers_;                  // by worker index; null until registered
-  std::vector<bool> key_seen_;                  // CheckPushKeys's, kept to reuse
-  std::vector<bool> done_workers_;              // by worker index
-  std::vector<bool> lost_;                      // by worker index: gone, may rejoin
+  std::vector<std::unique_ptr<Peer>>
+      retired_;                     // closed; freed at the next tick
+  std::vector<Peer*> workers_;      // by worker index; null until registered
+  std::vector<bool> key_seen_;      // CheckPushKeys's, kept to reuse
+  std::vector<bool> done_workers_;  // by worker index
+  std::vector<bool> lost_;          // by worker index: gone, may rejoin
   int lost_count_ = 0;
   uint64_t workers_lost_ = 0;  // losses so far (a rank may come back)
   uint64_t refused_pushes_ = 0;
@@ -237,8 +306,8 @@ class Engine {
   // Params frames wait on it for keys not yet stepped (OnNewVersion).
   net::SendGate step_gate_;
   bool stepping_keys_ = false;
-  bool key_step_posted_ = false;            // Continue steps the next key
-  std::vector<WriteFence::Work> fenced_;    // RunFenced's, kept to reuse
+  bool key_step_posted_ = false;          // Continue steps the next key
+  std::vector<WriteFence::Work> fenced_;  // RunFenced's, kept to reuse
   // Rank 0 with num_servers > 1 (ExpectServers).
   const ShardPlan* plan_ = nullptr;
   std::vector<at::Tensor> model_params_;
@@ -266,7 +335,10 @@ class Engine {
   Time last_progress_{};
   Time first_register_{};
   Time last_done_{};
-  nlohmann::json worker_stats_ = nlohmann::json::array();
+  // What each done worker reported, and how long the server held its
+  // replies for the other workers (seconds).
+  std::vector<report::WorkerStats> worker_stats_;
+  double workers_waiting_seconds_ = 0;
 };
 
 }  // namespace pstrain::ps

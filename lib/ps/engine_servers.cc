@@ -11,7 +11,8 @@
 
 namespace pstrain::ps {
 
-void Engine::ExpectServers(const ShardPlan* plan, std::vector<at::Tensor> model_params) {
+void Engine::ExpectServers(const ShardPlan* plan,
+                           std::vector<at::Tensor> model_params) {
   plan_ = plan;
   model_params_ = std::move(model_params);
   server_addrs_.assign(spec_.num_servers, "");
@@ -43,21 +44,27 @@ void Engine::ReplyJob(Peer& peer, uint64_t id) {
 }
 
 Status Engine::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.server <= 0) return InvalidArgument("server_info from a worker");
-  if (!server_addrs_[peer.server].empty()) return InvalidArgument("second server_info");
+  if (peer.server <= 0)
+    return InvalidArgument("server_info from a worker");
+  if (!server_addrs_[peer.server].empty())
+    return InvalidArgument("second server_info");
   wire::ServerInfo info;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &info));
   if (info.address.empty() || info.address.find(':') == std::string::npos) {
-    return InvalidArgument("server_info: address '" + info.address + "', expected host:port");
+    return InvalidArgument("server_info: address '" + info.address +
+                           "', expected host:port");
   }
   server_addrs_[peer.server] = info.address;
   last_progress_ = now_;
-  outbox_->Info("rank " + std::to_string(peer.rank) + " (server) listens at " + info.address);
+  outbox_->Info("rank " + std::to_string(peer.rank) + " (server) listens at " +
+                info.address);
   peer.meta.clear();
   Reply(peer, wire::MsgType::kAck, id);
-  if (++announced_ < spec_.num_servers - 1) return Status::Ok();
+  if (++announced_ < spec_.num_servers - 1)
+    return Status::Ok();
   for (auto& [c, p] : peers_) {
-    if (!p->job_pending) continue;
+    if (!p->job_pending)
+      continue;
     p->job_pending = false;
     ReplyJob(*p, p->job_id);
   }
@@ -68,21 +75,27 @@ Status Engine::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
 // its optimizer state (the last tensor) beside them, for the checkpoint
 // rank 0 writes.
 Status Engine::PlanShard(Peer& peer, std::string_view meta, ReadPlan* plan) {
-  if (peer.server <= 0) return InvalidArgument("shard from a worker");
-  if (peer.shard_in) return InvalidArgument("second shard");
+  if (peer.server <= 0)
+    return InvalidArgument("shard from a worker");
+  if (peer.shard_in)
+    return InvalidArgument("second shard");
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &shard_msg_));
-  const std::vector<at::Tensor> views = SliceViews(*plan_, peer.server, model_params_);
+  const std::vector<at::Tensor> views =
+      SliceViews(*plan_, peer.server, model_params_);
   if (shard_msg_.params.size() != views.size() + 1) {
-    return Corruption("shard carries " + std::to_string(shard_msg_.params.size()) +
+    return Corruption("shard carries " +
+                      std::to_string(shard_msg_.params.size()) +
                       " tensors, expected " + std::to_string(views.size() + 1) +
                       " (the slices and the optimizer state)");
   }
   for (size_t k = 0; k < views.size(); ++k) {
-    PS_RETURN_IF_ERROR(CheckDescMatches(shard_msg_.params[k], k, views[k], "shard"));
+    PS_RETURN_IF_ERROR(
+        CheckDescMatches(shard_msg_.params[k], k, views[k], "shard"));
     plan->buffers.push_back({views[k].data_ptr(), views[k].nbytes()});
   }
   const wire::TensorDesc& state = shard_msg_.params.back();
-  PS_RETURN_IF_ERROR(CheckBytesDesc(state, static_cast<uint32_t>(views.size()), "shard"));
+  PS_RETURN_IF_ERROR(
+      CheckBytesDesc(state, static_cast<uint32_t>(views.size()), "shard"));
   std::string& bytes = shard_optimizer_states_[peer.server];
   bytes.resize(state.nbytes);
   plan->buffers.push_back({bytes.data(), bytes.size()});

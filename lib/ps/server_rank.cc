@@ -25,7 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 models::NamedTensors NamedParameters(models::Model& model) {
   models::NamedTensors tensors;
@@ -35,13 +37,17 @@ models::NamedTensors NamedParameters(models::Model& model) {
   return tensors;
 }
 
-Result<ScoreFn> DefaultScorer(const JobSpec& spec, const std::string& data_dir) {
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, models::MakeModel(spec.model));
+Result<ScoreFn> DefaultScorer(const JobSpec& spec,
+                              const std::string& data_dir) {
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
+                      models::MakeModel(spec.model));
   // Bad data files are bad input.
   auto test = CorruptionAsInvalidArgument(
       data::LoadDataset(spec.dataset, data_dir, data::Split::kTest));
-  if (!test.ok()) return test.status();
-  auto evaluator = std::make_shared<models::Evaluator>(model, test->images, test->labels);
+  if (!test.ok())
+    return test.status();
+  auto evaluator =
+      std::make_shared<models::Evaluator>(model, test->images, test->labels);
   return ScoreFn([evaluator](const models::NamedTensors& state) {
     return evaluator->Score(state);
   });
@@ -51,23 +57,27 @@ Result<ScoreFn> DefaultScorer(const JobSpec& spec, const std::string& data_dir) 
 // run's model or optimizer is bad input. Every server of several reads the
 // merged parameters (its slices are views of them) and its own optimizer
 // state.
-Status Resume(const std::string& path, models::Model& model, ParameterServer& server,
-              int rank, int num_servers) {
+Status Resume(const std::string& path, models::Model& model,
+              ParameterServer& server, int rank, int num_servers) {
   auto tensors = LoadCheckpointTensors(path);
   auto meta = LoadCheckpointMeta(path);
   Status s = tensors.ok() ? meta.status() : tensors.status();
-  if (s.ok()) s = LoadIntoParameters(*tensors, NamedParameters(model), path);
-  if (s.ok()) s = LoadOptimizerState(path, server.optimizers(), rank, num_servers);
-  if (s.ok() && !(meta->contains("version") && (*meta)["version"].is_number_unsigned())) {
+  if (s.ok())
+    s = LoadIntoParameters(*tensors, NamedParameters(model), path);
+  if (s.ok())
+    s = LoadOptimizerState(path, server.optimizers(), rank, num_servers);
+  if (s.ok() &&
+      !(meta->contains("version") && (*meta)["version"].is_number_unsigned())) {
     s = InvalidArgument(CheckpointMetaPath(path) + " has no \"version\"");
   }
-  if (!s.ok()) return InvalidArgument("--resume: " + s.message());
+  if (!s.ok())
+    return InvalidArgument("--resume: " + s.message());
   server.set_version((*meta)["version"].get<uint64_t>());
   return Status::Ok();
 }
 
-ServiceOptions ServiceOptionsFor(const ServerRankOptions& o, const std::string& host,
-                                 int port) {
+ServiceOptions ServiceOptionsFor(const ServerRankOptions& o,
+                                 const std::string& host, int port) {
   ServiceOptions options;
   options.host = o.bind_addr.empty() ? host : o.bind_addr;
   options.port = port;
@@ -78,7 +88,8 @@ ServiceOptions ServiceOptionsFor(const ServerRankOptions& o, const std::string& 
 }
 
 ShardPlan PlanOrDie(models::Model& model, const JobSpec& spec) {
-  auto plan = PlanShards(Fingerprint(model), spec.num_servers, spec.slice_bytes);
+  auto plan =
+      PlanShards(Fingerprint(model), spec.num_servers, spec.slice_bytes);
   PS_CHECK(plan.ok()) << plan.status().message();  // the spec was validated
   return *plan;
 }
@@ -93,38 +104,47 @@ nlohmann::json CheckpointMeta(const JobSpec& spec, uint64_t version) {
 
 // Rank s in 1..S-1.
 Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
-  MasterClient master(o.timeout, net::ConnectionOptions{o.max_frame_bytes}, o.auth_token);
+  MasterClient master(o.timeout, net::ConnectionOptions{o.max_frame_bytes},
+                      o.auth_token);
   PS_RETURN_IF_ERROR(master.Connect(o.master_addr, o.master_port));
   PS_ASSIGN_OR_RETURN(JobSpec spec, master.Handshake(o.rank, o.world_size));
   models::SetComputeThreads(o.threads);
   torch::manual_seed(spec.seed);
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, models::MakeModel(spec.model));
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
+                      models::MakeModel(spec.model));
   const ShardPlan plan = PlanOrDie(*model, spec);
   ParameterServer server(spec, SliceLeaves(plan, o.rank, model->parameters()));
   std::string resume = o.resume;
   if (resume == "auto") {  // the version rank 0 resumed from, if any
-    resume = spec.resume_version > 0 ? VersionedCheckpointPath(o.checkpoint, spec.resume_version)
-                                     : "";
+    resume = spec.resume_version > 0
+                 ? VersionedCheckpointPath(o.checkpoint, spec.resume_version)
+                 : "";
   }
-  if (!resume.empty()) PS_RETURN_IF_ERROR(Resume(resume, *model, server, o.rank, spec.num_servers));
+  if (!resume.empty())
+    PS_RETURN_IF_ERROR(
+        Resume(resume, *model, server, o.rank, spec.num_servers));
   asio::io_context io;
-  const ServiceOptions options = ServiceOptionsFor(o, master.local_address(), 0);
+  const ServiceOptions options =
+      ServiceOptionsFor(o, master.local_address(), 0);
   Service service(&io, spec, Fingerprint(*model), &server, log, options);
   PS_RETURN_IF_ERROR(service.Listen());
-  if (o.on_listen) o.on_listen(service.port());
-  PS_RETURN_IF_ERROR(master.AnnounceServer(options.host + ":" + std::to_string(service.port())));
+  if (o.on_listen)
+    o.on_listen(service.port());
+  PS_RETURN_IF_ERROR(master.AnnounceServer(options.host + ":" +
+                                           std::to_string(service.port())));
   log->Emit("listen", {{"host", options.host},
                        {"port", service.port()},
                        {"world_size", spec.world_size},
                        {"slices", plan.by_server[o.rank].size()},
                        {"bytes", plan.server_bytes[o.rank]}});
   PS_RETURN_IF_ERROR(service.Run());
-  PS_ASSIGN_OR_RETURN(std::string state, SerializeOptimizerState(server.optimizers()));
-  PS_RETURN_IF_ERROR(master.SendShard(server.version(),
-                                      SliceViews(plan, o.rank, model->parameters()), state));
+  PS_ASSIGN_OR_RETURN(std::string state,
+                      SerializeOptimizerState(server.optimizers()));
+  PS_RETURN_IF_ERROR(master.SendShard(
+      server.version(), SliceViews(plan, o.rank, model->parameters()), state));
   log->Info("sent " + std::to_string(plan.server_bytes[o.rank]) +
-            " bytes of parameters at version " + std::to_string(server.version()) +
-            " to rank 0");
+            " bytes of parameters at version " +
+            std::to_string(server.version()) + " to rank 0");
   return Status::Ok();
 }
 
@@ -140,7 +160,8 @@ struct Outcome {
 };
 
 Result<Outcome> FinalOutcome(const JobSpec& spec, const Observer& observer,
-                             models::Model& model, const ParameterServer& server,
+                             models::Model& model,
+                             const ParameterServer& server,
                              const Service& service, const ScoreFn& score,
                              report::EventLog* log) {
   Outcome out;
@@ -155,12 +176,14 @@ Result<Outcome> FinalOutcome(const JobSpec& spec, const Observer& observer,
   }
   out.version = server.version();
   out.state = NamedParameters(model);
-  PS_ASSIGN_OR_RETURN(std::string own, SerializeOptimizerState(server.optimizers()));
+  PS_ASSIGN_OR_RETURN(std::string own,
+                      SerializeOptimizerState(server.optimizers()));
   out.optimizer_states.push_back(std::move(own));
   for (int s = 1; s < spec.num_servers; ++s) {
     out.optimizer_states.push_back(service.shard_optimizer_state(s));
   }
-  models::SetComputeThreads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  models::SetComputeThreads(
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   const auto start = Clock::now();
   PS_ASSIGN_OR_RETURN(out.result, score(out.state));
   log->Emit("eval", {{"version", out.version},
@@ -171,33 +194,37 @@ Result<Outcome> FinalOutcome(const JobSpec& spec, const Observer& observer,
                      {"seconds", Seconds(Clock::now() - start)}});
   if (spec.target_accuracy > 0 && out.result.accuracy >= spec.target_accuracy) {
     out.target_reached = true;
-    out.time_to_target = service.Stats().value("wall_seconds", 0.0);
+    out.time_to_target = service.Stats().wall_seconds;
   }
   return out;
 }
 
-void AddTargetFields(const JobSpec& spec, const Outcome& out, const Observer& observer,
-                     nlohmann::json* summary, report::EventLog* log) {
-  if (spec.target_accuracy <= 0) return;
-  (*summary)["target_accuracy"] = spec.target_accuracy;
-  (*summary)["target_reached"] = out.target_reached;
-  (*summary)["time_to_target_seconds"] =
-      out.target_reached ? nlohmann::json(out.time_to_target) : nlohmann::json(nullptr);
-  (*summary)["steps_to_target"] =
-      out.target_reached ? nlohmann::json(out.version) : nlohmann::json(nullptr);
-  if (!out.target_reached) {
+void AddTargetFields(const JobSpec& spec, const Outcome& out,
+                     const Observer& observer, report::ServerStats* summary,
+                     report::EventLog* log) {
+  if (spec.target_accuracy <= 0)
+    return;
+  summary->target_accuracy = spec.target_accuracy;
+  summary->target_reached = out.target_reached;
+  if (out.target_reached) {
+    summary->time_to_target_seconds = out.time_to_target;
+    summary->steps_to_target = out.version;
+  } else {
     const double best = std::max(observer.best_accuracy(), out.result.accuracy);
     log->Info("--target_accuracy " + std::to_string(spec.target_accuracy) +
-              " not reached; the best test accuracy was " + std::to_string(best));
+              " not reached; the best test accuracy was " +
+              std::to_string(best));
   }
 }
 
 // --resume auto: the newest complete periodic checkpoint, if any.
 std::string ResolveResume(const ServerRankOptions& o, report::EventLog* log) {
-  if (o.resume != "auto") return o.resume;
+  if (o.resume != "auto")
+    return o.resume;
   auto saved = CompleteCheckpoints(o.checkpoint);
-  log->Info(saved.empty() ? "--resume auto: no complete checkpoint yet, starting afresh"
-                          : "--resume auto: " + saved.back().second);
+  log->Info(saved.empty()
+                ? "--resume auto: no complete checkpoint yet, starting afresh"
+                : "--resume auto: " + saved.back().second);
   return saved.empty() ? "" : saved.back().second;
 }
 
@@ -205,31 +232,38 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   JobSpec spec = o.spec;
   models::SetComputeThreads(o.threads);
   torch::manual_seed(spec.seed);
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, models::MakeModel(spec.model));
-  PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer ? o.make_scorer(spec)
-                                                   : DefaultScorer(spec, o.data_dir));
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
+                      models::MakeModel(spec.model));
+  PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer
+                                         ? o.make_scorer(spec)
+                                         : DefaultScorer(spec, o.data_dir));
   const ShardPlan plan = PlanOrDie(*model, spec);
   ParameterServer server(spec, SliceLeaves(plan, 0, model->parameters()));
   const std::string resume = ResolveResume(o, log);
   if (!resume.empty()) {
     PS_RETURN_IF_ERROR(Resume(resume, *model, server, 0, spec.num_servers));
-    if (o.resume == "auto") spec.resume_version = server.version();
+    if (o.resume == "auto")
+      spec.resume_version = server.version();
   }
   asio::io_context io;
-  const ServiceOptions options = ServiceOptionsFor(o, o.master_addr, o.master_port);
+  const ServiceOptions options =
+      ServiceOptionsFor(o, o.master_addr, o.master_port);
   Service service(&io, spec, Fingerprint(*model), &server, log, options);
-  if (spec.num_servers > 1) service.ExpectServers(&plan, model->parameters());
+  if (spec.num_servers > 1)
+    service.ExpectServers(&plan, model->parameters());
   if (Status l = service.Listen(); !l.ok()) {
     return InvalidArgument(l.message() + " (--master_port)");
   }
-  if (o.on_listen) o.on_listen(service.port());
+  if (o.on_listen)
+    o.on_listen(service.port());
   log->Emit("listen", {{"host", options.host},
                        {"port", service.port()},
                        {"world_size", spec.world_size},
                        {"job", ToJson(spec)}});
   ObserverOptions observe;
   observe.eval.steps = static_cast<uint64_t>(spec.eval_interval);
-  observe.eval.time = std::chrono::milliseconds(static_cast<int64_t>(spec.eval_seconds * 1000));
+  observe.eval.time =
+      std::chrono::milliseconds(static_cast<int64_t>(spec.eval_seconds * 1000));
   observe.checkpoint_every = o.checkpoint_every;
   observe.checkpoint = o.checkpoint;
   observe.keep = o.keep;
@@ -240,35 +274,37 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.timeout = o.timeout;
   observe.connection = net::ConnectionOptions{o.max_frame_bytes};
   observe.auth_token = o.auth_token;
-  Observer observer(observe, spec, &plan, NamedParameters(*model), score, &service, &io, log,
-                    server.version());
-  service.set_on_version([&observer](uint64_t version) { observer.OnVersion(version); });
+  Observer observer(observe, spec, &plan, NamedParameters(*model), score,
+                    &service, &io, log, server.version());
+  service.set_on_version(
+      [&observer](uint64_t version) { observer.OnVersion(version); });
   Status ran = service.Run();
   observer.Finish();
   PS_RETURN_IF_ERROR(ran);
 
-  PS_ASSIGN_OR_RETURN(Outcome out,
-                      FinalOutcome(spec, observer, *model, server, service, score, log));
-  PS_RETURN_IF_ERROR(SaveJobCheckpoint(o.checkpoint, out.state, out.optimizer_states,
+  PS_ASSIGN_OR_RETURN(Outcome out, FinalOutcome(spec, observer, *model, server,
+                                                service, score, log));
+  PS_RETURN_IF_ERROR(SaveJobCheckpoint(o.checkpoint, out.state,
+                                       out.optimizer_states,
                                        CheckpointMeta(spec, out.version)));
-  nlohmann::json summary = service.Stats();
-  summary.erase("workers");
-  summary["test_accuracy"] = out.result.accuracy;
-  summary["test_loss"] = out.result.loss;
-  summary["checkpoint"] = o.checkpoint;
-  summary["checkpoint_version"] = out.version;
-  summary["mode"] = ModeName(spec.mode);
-  summary["model"] = spec.model;
+  report::ServerStats summary = service.Stats();
+  summary.test_accuracy = out.result.accuracy;
+  summary.test_loss = out.result.loss;
+  summary.checkpoint = o.checkpoint;
+  summary.checkpoint_version = out.version;
+  summary.mode = ModeName(spec.mode);
+  summary.model = spec.model;
   AddTargetFields(spec, out, observer, &summary, log);
-  summary["peak_rss_bytes"] = PeakRssBytes();
-  log->Emit("summary", summary);
+  summary.peak_rss_bytes = PeakRssBytes();
+  log->Emit("summary", report::ToJson(summary));
   return Status::Ok();
 }
 
 }  // namespace
 
 Status RunServerRank(const ServerRankOptions& options, report::EventLog* log) {
-  return options.rank > 0 ? ServeSlices(options, log) : ServeMaster(options, log);
+  return options.rank > 0 ? ServeSlices(options, log)
+                          : ServeMaster(options, log);
 }
 
 }  // namespace pstrain::ps

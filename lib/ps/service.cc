@@ -4,8 +4,10 @@
 
 namespace pstrain::ps {
 
-Service::Service(asio::io_context* io, const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
-                 ParameterServer* server, report::EventLog* log, ServiceOptions options)
+Service::Service(asio::io_context* io, const JobSpec& spec,
+                 std::vector<wire::KeySpec> fingerprint,
+                 ParameterServer* server, report::EventLog* log,
+                 ServiceOptions options)
     : io_(io),
       server_(server),
       log_(log),
@@ -38,16 +40,23 @@ Status Service::Run() {
   return engine_.failure();
 }
 
-void Service::Tick() {
-  if (engine_.stopping()) return;
+void Service::TickNow() {
   // A peer stalled mid-frame is named as such, before the Engine sees a
   // handshake that never ended.
   DropStalledConnections();
   engine_.Tick(Now());
-  if (engine_.stopping()) return;
+}
+
+void Service::Tick() {
+  if (engine_.stopping())
+    return;
+  TickNow();
+  if (engine_.stopping())
+    return;
   timer_.expires_after(Engine::kTick);
   timer_.async_wait([this](const std::error_code& ec) {
-    if (!ec) Tick();
+    if (!ec)
+      Tick();
   });
 }
 
@@ -57,21 +66,26 @@ void Service::DropStalledConnections() {
   const Time now = Now();
   std::vector<net::Connection*> stalled;
   for (const auto& [id, conn] : conns_) {
-    if (!conn->closed() && conn->StalledFor(now, options_.timeout)) stalled.push_back(conn.get());
+    if (!conn->closed() && conn->StalledFor(now, options_.timeout))
+      stalled.push_back(conn.get());
   }
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count();
+  const auto secs =
+      std::chrono::duration_cast<std::chrono::seconds>(options_.timeout)
+          .count();
   for (auto* conn : stalled) {
-    conn->CloseWith(
-        Timeout("a frame stalled mid-way for more than " + std::to_string(secs) + " s"));
+    conn->CloseWith(Timeout("a frame stalled mid-way for more than " +
+                            std::to_string(secs) + " s"));
   }
 }
 
 net::Connection* Service::Find(PeerId id) const {
   auto it = conns_.find(id);
-  return it == conns_.end() || it->second->closed() ? nullptr : it->second.get();
+  return it == conns_.end() || it->second->closed() ? nullptr
+                                                    : it->second.get();
 }
 
-Status Service::OnHeader(net::Connection& conn, const wire::FrameHeader& header) {
+Status Service::OnHeader(net::Connection& conn,
+                         const wire::FrameHeader& header) {
   return engine_.OnHeader(ids_.at(&conn), header);
 }
 
@@ -80,9 +94,12 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
                        std::vector<asio::mutable_buffer>* dst) {
   plan_.buffers.clear();
   plan_.piece_by_piece = false;
-  PS_RETURN_IF_ERROR(engine_.OnMeta(ids_.at(&conn), header, meta, data_bytes, &plan_));
-  for (const MutableSpan& b : plan_.buffers) dst->emplace_back(b.data, b.bytes);
-  if (plan_.piece_by_piece) conn.ReadPieceByPiece();
+  PS_RETURN_IF_ERROR(
+      engine_.OnMeta(ids_.at(&conn), header, meta, data_bytes, &plan_));
+  for (const MutableSpan& b : plan_.buffers)
+    dst->emplace_back(b.data, b.bytes);
+  if (plan_.piece_by_piece)
+    conn.ReadPieceByPiece();
   return Status::Ok();
 }
 
@@ -97,12 +114,14 @@ void Service::OnFrame(net::Connection& conn, const wire::FrameHeader& header,
 
 void Service::OnWritten(net::Connection& conn, wire::MsgType type) {
   auto it = ids_.find(&conn);
-  if (it != ids_.end()) engine_.OnWritten(it->second, type, Now());
+  if (it != ids_.end())
+    engine_.OnWritten(it->second, type, Now());
 }
 
 void Service::OnClose(net::Connection& conn, const Status& why) {
   auto it = ids_.find(&conn);
-  if (it == ids_.end()) return;
+  if (it == ids_.end())
+    return;
   const PeerId id = it->second;
   closed_bytes_read_ += conn.bytes_read();
   closed_bytes_written_ += conn.bytes_written();
@@ -111,31 +130,38 @@ void Service::OnClose(net::Connection& conn, const Status& why) {
   asio::post(*io_, [this, id, c = &conn] {
     ids_.erase(c);
     conns_.erase(id);
-    if (shut_down_ && conns_.empty()) timer_.cancel();  // nothing left to wait for
+    if (shut_down_ && conns_.empty())
+      timer_.cancel();  // nothing left to wait for
   });
 }
 
 void Service::Send(PeerId peer, const OutFrame& frame) {
   net::Connection* conn = Find(peer);
-  if (!conn) return;
+  if (!conn)
+    return;
   net::FrameBuffers& out = conn->NewFrame();
   out.Reset(frame.type, frame.request_id, frame.meta);
   out.SetGate(frame.gate);
-  for (const DataSpan& d : frame.data) out.AddData(d.data, d.bytes, d.mark);
+  for (const DataSpan& d : frame.data)
+    out.AddData(d.data, d.bytes, d.mark);
   conn->Send(out);
 }
 
 void Service::ResumeWrite(PeerId peer) {
-  if (net::Connection* conn = Find(peer)) conn->ResumeWrite();
+  if (net::Connection* conn = Find(peer))
+    conn->ResumeWrite();
 }
 
-void Service::SendErrorAndClose(PeerId peer, uint64_t request_id, const Status& status) {
-  if (net::Connection* conn = Find(peer)) conn->SendErrorAndClose(request_id, status);
+void Service::SendErrorAndClose(PeerId peer, uint64_t request_id,
+                                const Status& status) {
+  if (net::Connection* conn = Find(peer))
+    conn->SendErrorAndClose(request_id, status);
 }
 
 void Service::Close(PeerId peer, const Status& why) {
   net::Connection* conn = Find(peer);
-  if (!conn) return;
+  if (!conn)
+    return;
   if (why.ok()) {
     conn->Close();
   } else {
@@ -150,7 +176,8 @@ void Service::Post() {
 void Service::WakeAt(Time when) {
   wake_timer_.expires_at(when);
   wake_timer_.async_wait([this](const std::error_code& ec) {
-    if (!ec) engine_.OnTimer(Now());
+    if (!ec)
+      engine_.OnTimer(Now());
   });
 }
 
@@ -162,17 +189,21 @@ void Service::Shutdown() {
   // Give peers a moment to read their last reply, then close what is left.
   timer_.expires_after(std::chrono::seconds(5));
   timer_.async_wait([this](const std::error_code& ec) {
-    if (ec) return;
+    if (ec)
+      return;
     std::vector<std::shared_ptr<net::Connection>> open;
-    for (auto& [id, conn] : conns_) open.push_back(conn);
-    for (auto& conn : open) conn->Close();
+    for (auto& [id, conn] : conns_)
+      open.push_back(conn);
+    for (auto& conn : open)
+      conn->Close();
   });
 }
 
-nlohmann::json Service::Stats() const {
+report::ServerStats Service::Stats() const {
   uint64_t read = closed_bytes_read_, written = closed_bytes_written_;
   for (const auto& [id, conn] : conns_) {
-    if (conn->closed()) continue;  // counted at its close
+    if (conn->closed())
+      continue;  // counted at its close
     read += conn->bytes_read();
     written += conn->bytes_written();
   }

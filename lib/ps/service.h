@@ -45,39 +45,54 @@ struct ServiceOptions {
 class Service : private net::Connection::Handler, private Outbox {
  public:
   /// `fingerprint`: the server model's keys, which every worker must match.
-  Service(asio::io_context* io, const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
-          ParameterServer* server, report::EventLog* log, ServiceOptions options);
+  Service(asio::io_context* io, const JobSpec& spec,
+          std::vector<wire::KeySpec> fingerprint, ParameterServer* server,
+          report::EventLog* log, ServiceOptions options);
   ~Service() override;
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
   static constexpr std::chrono::milliseconds kTick = Engine::kTick;
 
+  /// One round of the housekeeping the timer runs every kTick, now: drops
+  /// connections stalled mid-frame and ticks the Engine with the clock's
+  /// time. On the io thread.
+  void TickNow();
+
   /// Binds host:port. kUnavailable when the port is taken.
   Status Listen();
   int port() const { return listener_.port(); }
 
   /// See Engine::ExpectServers. REQUIRES: before Run.
-  void ExpectServers(const ShardPlan* plan, std::vector<at::Tensor> model_params) {
+  void ExpectServers(const ShardPlan* plan,
+                     std::vector<at::Tensor> model_params) {
     engine_.ExpectServers(plan, std::move(model_params));
   }
   /// Called on the io thread after each new version (e.g. to evaluate).
-  void set_on_version(std::function<void(uint64_t)> fn) { engine_.set_on_version(std::move(fn)); }
+  void set_on_version(std::function<void(uint64_t)> fn) {
+    engine_.set_on_version(std::move(fn));
+  }
   using SnapshotDone = Engine::SnapshotDone;
   /// See Engine::RequestSnapshot; `done` runs on the io thread.
   /// REQUIRES: on the io thread.
-  void RequestSnapshot(uint64_t min_version, bool with_optimizer_state, SnapshotDone done) {
-    engine_.RequestSnapshot(min_version, with_optimizer_state, std::move(done), Now());
+  void RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
+                       SnapshotDone done) {
+    engine_.RequestSnapshot(min_version, with_optimizer_state, std::move(done),
+                            Now());
   }
   /// See Engine::StopTraining. REQUIRES: on the io thread.
   void StopTraining() { engine_.StopTraining(Now()); }
   bool training_stopped() const { return engine_.training_stopped(); }
   /// See Engine::server_address. REQUIRES: on the io thread.
-  const std::string& server_address(int s) const { return engine_.server_address(s); }
+  const std::string& server_address(int s) const {
+    return engine_.server_address(s);
+  }
   const std::string& shard_optimizer_state(int s) const {
     return engine_.shard_optimizer_state(s);
   }
-  std::chrono::steady_clock::time_point started_at() const { return engine_.started_at(); }
+  std::chrono::steady_clock::time_point started_at() const {
+    return engine_.started_at();
+  }
 
   /// Serves until every worker is done (ok) or the job fails: kTimeout
   /// naming the ranks waited for, kUnavailable naming a lost server.
@@ -89,17 +104,18 @@ class Service : private net::Connection::Handler, private Outbox {
   /// refused_pushes, discarded_steps, max_clock_gap, the workers' mean
   /// compute_seconds, communication_seconds and waiting_seconds, the
   /// staleness histogram and each worker's own stats.
-  nlohmann::json Stats() const;
-  nlohmann::json StalenessHistogram() const { return engine_.StalenessHistogram(); }
+  report::ServerStats Stats() const;
 
  private:
   Time Now() const { return options_.clock(); }
   net::Connection* Find(PeerId id) const;
 
   // net::Connection::Handler
-  Status OnHeader(net::Connection& conn, const wire::FrameHeader& header) override;
-  Status OnMeta(net::Connection& conn, const wire::FrameHeader& header, std::string_view meta,
-                uint64_t data_bytes, std::vector<asio::mutable_buffer>* dst) override;
+  Status OnHeader(net::Connection& conn,
+                  const wire::FrameHeader& header) override;
+  Status OnMeta(net::Connection& conn, const wire::FrameHeader& header,
+                std::string_view meta, uint64_t data_bytes,
+                std::vector<asio::mutable_buffer>* dst) override;
   void OnPiece(net::Connection& conn, size_t index) override;
   void OnFrame(net::Connection& conn, const wire::FrameHeader& header,
                std::string_view meta) override;
@@ -109,7 +125,8 @@ class Service : private net::Connection::Handler, private Outbox {
   // Outbox
   void Send(PeerId peer, const OutFrame& frame) override;
   void ResumeWrite(PeerId peer) override;
-  void SendErrorAndClose(PeerId peer, uint64_t request_id, const Status& status) override;
+  void SendErrorAndClose(PeerId peer, uint64_t request_id,
+                         const Status& status) override;
   void Close(PeerId peer, const Status& why) override;
   void Post() override;
   void WakeAt(Time when) override;

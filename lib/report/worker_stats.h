@@ -1,7 +1,7 @@
 #pragma once
 // WorkerStats: what a worker reports of its run once it is done: in its
-// `summary` event, and in its `done` message to every server (rank 0 lists
-// them in its summary as "workers"). One JSON form, ToJson and
+// `summary` event, and in its `done` message to every server (rank 0 sums
+// them into its ServerStats). One JSON form, ToJson and
 // WorkerStatsFromJson; share/doc/statistics.md documents each field. It
 // lives in lib/report, which servers link too, so that a server reads them
 // without the worker library. A value type.

@@ -3,10 +3,9 @@
 
 #include "ps/engine.h"
 
-#include <gtest/gtest.h>
-
 #include <limits>
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "testing/engine_harness.h"
@@ -14,8 +13,9 @@
 namespace pstrain::ps {
 namespace {
 
-using testing::EngineHarness;
 using std::chrono::milliseconds;
+using testing::DoneWith;
+using testing::EngineHarness;
 
 // Key 0 spans two pieces (kPieceBytes is 512 KiB), key 1 one.
 constexpr int64_t kBig = 200000;
@@ -31,7 +31,8 @@ JobSpec Spec(Mode mode, int workers) {
 }
 
 std::vector<at::Tensor> Params() {
-  return {torch::zeros({kBig}).requires_grad_(), torch::zeros({3}).requires_grad_()};
+  return {torch::zeros({kBig}).requires_grad_(),
+          torch::zeros({3}).requires_grad_()};
 }
 
 std::vector<at::Tensor> Grads(float value) {
@@ -66,7 +67,8 @@ TEST(EngineTest, NoStepWhileParametersAreOnTheWire) {
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
   ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
   ASSERT_TRUE(h.Push(b, 0, Grads(1), 11).ok());
-  h.RunPosts();  // version 1's keys stepped; its two params frames not yet written
+  h.RunPosts();  // version 1's keys stepped; its two params frames not yet
+                 // written
   const float before = First(h, 1);
   ASSERT_TRUE(h.Push(a, 1, Grads(1), 12).ok());
   ASSERT_TRUE(h.Push(b, 1, Grads(1), 13).ok());
@@ -92,7 +94,8 @@ TEST(EngineTest, ASecondPushForOneStepIsRefused) {
 TEST(EngineTest, AWorkerLostMidPushLeavesTheStepToTheOthers) {
   EngineHarness h(Spec(Mode::kSync, 2), Params());
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
-  ASSERT_TRUE(h.Push(b, 0, Grads(4), 11, true, /*pieces=*/1).ok());  // half of key 0
+  ASSERT_TRUE(
+      h.Push(b, 0, Grads(4), 11, true, /*pieces=*/1).ok());  // half of key 0
   h.Close(b);
   ASSERT_TRUE(h.Push(a, 0, Grads(2), 10).ok());
   h.Settle();
@@ -101,7 +104,7 @@ TEST(EngineTest, AWorkerLostMidPushLeavesTheStepToTheOthers) {
   EXPECT_FLOAT_EQ(First(h, 0), -0.5f * 3);
   EXPECT_FLOAT_EQ(h.server().params()[0][kBig - 1].item<float>(), -0.5f * 2);
   EXPECT_FLOAT_EQ(First(h, 1), -1.0f);
-  EXPECT_EQ(h.engine().Stats(0, 0)["workers_lost"], 1);
+  EXPECT_EQ(h.engine().Stats(0, 0).workers_lost, 1u);
   EXPECT_EQ(h.ParamsTo(a).back().version, 1u);
 }
 
@@ -121,7 +124,7 @@ TEST(EngineTest, ALostWorkerRejoinsTheStepUnderWay) {
   ASSERT_TRUE(h.Push(b2, 1, Grads(1), 13).ok());
   h.Settle();
   EXPECT_EQ(h.server().version(), 2u);
-  EXPECT_EQ(h.engine().Stats(0, 0)["workers_lost"], 1);
+  EXPECT_EQ(h.engine().Stats(0, 0).workers_lost, 1u);
 }
 
 TEST(EngineTest, ARankThatRejoinsAfterThePushesBeganWaitsForTheNextStep) {
@@ -142,7 +145,8 @@ TEST(EngineTest, ARankThatRejoinsAfterThePushesBeganWaitsForTheNextStep) {
 TEST(EngineTest, ALossWhileParametersAreWrittenWaitsForTheWrite) {
   EngineHarness h(Spec(Mode::kSync, 3), Params());
   auto a = h.JoinWorker(1), b = h.JoinWorker(2), c = h.JoinWorker(3);
-  for (auto p : {a, b, c}) ASSERT_TRUE(h.Push(p, 0, Grads(1), 10).ok());
+  for (auto p : {a, b, c})
+    ASSERT_TRUE(h.Push(p, 0, Grads(1), 10).ok());
   h.RunPosts();
   ASSERT_TRUE(h.Push(a, 1, Grads(1), 11).ok());
   ASSERT_TRUE(h.Push(b, 1, Grads(1), 12).ok());
@@ -157,7 +161,8 @@ TEST(EngineTest, ANaNPieceSkipsTheSyncStep) {
   EngineHarness h(Spec(Mode::kSync, 2), Params());
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
   auto bad = Grads(1);
-  bad[0][kBig - 1] = std::numeric_limits<float>::quiet_NaN();  // in key 0's second piece
+  bad[0][kBig - 1] =
+      std::numeric_limits<float>::quiet_NaN();  // in key 0's second piece
   ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
   ASSERT_TRUE(h.Push(b, 0, bad, 11).ok());
   h.Settle();
@@ -165,9 +170,10 @@ TEST(EngineTest, ANaNPieceSkipsTheSyncStep) {
   EXPECT_FLOAT_EQ(First(h, 0), 0.0f);
   EXPECT_FLOAT_EQ(First(h, 1), 0.0f);
   auto stats = h.engine().Stats(0, 0);
-  EXPECT_EQ(stats["refused_pushes"], 1);
-  EXPECT_EQ(stats["discarded_steps"], 1);
-  EXPECT_EQ(h.ParamsTo(b).back().version, 1u) << "the refused worker still gets its reply";
+  EXPECT_EQ(stats.refused_pushes, 1u);
+  EXPECT_EQ(stats.discarded_steps, 1u);
+  EXPECT_EQ(h.ParamsTo(b).back().version, 1u)
+      << "the refused worker still gets its reply";
 }
 
 TEST(EngineTest, ANaNPushIsNotAppliedInAsync) {
@@ -199,7 +205,8 @@ TEST(EngineTest, BackupWorkersCloseTheStepAndDropTheLatePush) {
   h.Settle();
   EXPECT_EQ(h.server().dropped_pushes(), 1u);
   EXPECT_FLOAT_EQ(First(h, 1), -1.0f);
-  EXPECT_EQ(h.ParamsTo(c).back().version, 1u) << "the late worker gets the new version";
+  EXPECT_EQ(h.ParamsTo(c).back().version, 1u)
+      << "the late worker gets the new version";
 }
 
 TEST(EngineTest, AStepTimeoutClosesTheStepWithThePushesIn) {
@@ -217,7 +224,7 @@ TEST(EngineTest, AStepTimeoutClosesTheStepWithThePushesIn) {
   h.engine().OnTimer(h.now());
   h.Settle();
   EXPECT_EQ(h.server().version(), 1u);
-  EXPECT_EQ(h.engine().Stats(0, 0)["timed_out_steps"], 1);
+  EXPECT_EQ(h.engine().Stats(0, 0).timed_out_steps, 1u);
   ASSERT_TRUE(h.Push(b, 0, Grads(1), 11).ok());
   h.Settle();
   EXPECT_EQ(h.server().dropped_pushes(), 1u);
@@ -230,12 +237,13 @@ TEST(EngineTest, AStepTimeoutDuringAParamsWriteWaitsForIt) {
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
   ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
   h.Advance(milliseconds(500));
-  ASSERT_TRUE(h.Feed(b, wire::Pull{0}, 11).ok());  // b's parameters are on the wire
+  ASSERT_TRUE(
+      h.Feed(b, wire::Pull{0}, 11).ok());  // b's parameters are on the wire
   h.engine().OnTimer(h.now());
   EXPECT_EQ(h.server().version(), 0u) << "stepped under a params write";
   h.Settle();
   EXPECT_EQ(h.server().version(), 1u);
-  EXPECT_EQ(h.engine().Stats(0, 0)["timed_out_steps"], 1);
+  EXPECT_EQ(h.engine().Stats(0, 0).timed_out_steps, 1u);
 }
 
 TEST(EngineTest, SspHoldsAWorkerAtTheStalenessBound) {
@@ -243,7 +251,8 @@ TEST(EngineTest, SspHoldsAWorkerAtTheStalenessBound) {
   spec.staleness = 1;
   EngineHarness h(spec, Params());
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
-  ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());  // a's clock 1: within 1 of b's 0
+  ASSERT_TRUE(
+      h.Push(a, 0, Grads(1), 10).ok());  // a's clock 1: within 1 of b's 0
   h.Settle();
   EXPECT_EQ(h.ParamsTo(a).size(), 1u);
   ASSERT_TRUE(h.Push(a, 1, Grads(1), 11).ok());  // clock 2: two ahead
@@ -252,7 +261,7 @@ TEST(EngineTest, SspHoldsAWorkerAtTheStalenessBound) {
   ASSERT_TRUE(h.Push(b, 0, Grads(1), 12).ok());
   h.Settle();
   EXPECT_EQ(h.ParamsTo(a).size(), 2u);
-  EXPECT_EQ(h.engine().Stats(0, 0)["max_clock_gap"], 1);
+  EXPECT_EQ(h.engine().Stats(0, 0).max_clock_gap, 1u);
 }
 
 TEST(EngineTest, ASilentSyncWorkerIsLostAfterDeadAfter) {
@@ -261,10 +270,12 @@ TEST(EngineTest, ASilentSyncWorkerIsLostAfterDeadAfter) {
   EngineHarness h(spec, Params());
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
   ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
-  for (int i = 0; i < 5; ++i) h.Tick();
+  for (int i = 0; i < 5; ++i)
+    h.Tick();
   EXPECT_FALSE(h.ClosedFor(b)) << "lost before --dead_after";
   ASSERT_TRUE(h.Feed(b, wire::Heartbeat{}, 0).ok());  // word from b
-  for (int i = 0; i < 5; ++i) h.Tick();
+  for (int i = 0; i < 5; ++i)
+    h.Tick();
   EXPECT_FALSE(h.ClosedFor(b));
   h.Tick();
   auto closed = h.ClosedFor(b);
@@ -283,7 +294,8 @@ TEST(EngineTest, TheServersOwnStallIsNobodysSilence) {
   h.Advance(milliseconds(5000));  // the server's thread was busy
   h.Tick();
   EXPECT_FALSE(h.ClosedFor(b));
-  for (int i = 0; i < 6; ++i) h.Tick();
+  for (int i = 0; i < 6; ++i)
+    h.Tick();
   EXPECT_TRUE(h.ClosedFor(b));
 }
 
@@ -298,7 +310,8 @@ TEST(EngineTest, APeerWithoutHandshakeIsDroppedAfterTheTimeout) {
     h.Settle();
     h.Tick();
   };
-  for (int i = 0; i < 5; ++i) step(i);
+  for (int i = 0; i < 5; ++i)
+    step(i);
   EXPECT_FALSE(h.ClosedFor(p));
   step(5);
   ASSERT_TRUE(h.ClosedFor(p));
@@ -313,10 +326,12 @@ TEST(EngineTest, NoProgressForTheTimeoutFailsTheJobNamingWhoItWaitsFor) {
   auto a = h.JoinWorker(1);
   h.JoinWorker(2);
   ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
-  for (int i = 0; i < 6; ++i) h.Tick();
+  for (int i = 0; i < 6; ++i)
+    h.Tick();
   EXPECT_TRUE(h.engine().stopping());
   EXPECT_EQ(h.engine().failure().code(), StatusCode::kTimeout);
-  EXPECT_NE(h.engine().failure().message().find("rank 2 to push version 0"), std::string::npos)
+  EXPECT_NE(h.engine().failure().message().find("rank 2 to push version 0"),
+            std::string::npos)
       << h.engine().failure().message();
   EXPECT_TRUE(h.outbox().shut_down);
 }
@@ -324,12 +339,12 @@ TEST(EngineTest, NoProgressForTheTimeoutFailsTheJobNamingWhoItWaitsFor) {
 TEST(EngineTest, EveryWorkerDoneEndsTheRun) {
   EngineHarness h(Spec(Mode::kSync, 2), Params());
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
-  ASSERT_TRUE(h.Feed(a, wire::Done{"{\"samples\": 10}"}, 20).ok());
+  ASSERT_TRUE(h.Feed(a, DoneWith(10), 20).ok());
   EXPECT_FALSE(h.engine().stopping());
-  ASSERT_TRUE(h.Feed(b, wire::Done{"{\"samples\": 30}"}, 21).ok());
+  ASSERT_TRUE(h.Feed(b, DoneWith(30), 21).ok());
   EXPECT_TRUE(h.engine().stopping());
   EXPECT_TRUE(h.engine().failure().ok());
-  EXPECT_EQ(h.engine().Stats(0, 0)["samples"], 40.0);
+  EXPECT_EQ(h.engine().Stats(0, 0).samples, 40);
 }
 
 TEST(EngineTest, StopTrainingAnswersTheHeldRepliesWithStop) {

@@ -3,22 +3,32 @@
 #include <cstring>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "ps/tensor_codec.h"
 #include "wire/frame_parser.h"
 
 namespace pstrain::testing {
 
-EngineHarness::EngineHarness(const ps::JobSpec& spec, std::vector<at::Tensor> params,
+wire::Done DoneWith(int64_t samples) {
+  report::WorkerStats stats;
+  stats.samples = samples;
+  return wire::Done{report::ToJson(stats).dump()};
+}
+
+EngineHarness::EngineHarness(const ps::JobSpec& spec,
+                             std::vector<at::Tensor> params,
                              ps::EngineOptions options)
-    : spec_(spec), params_(std::move(params)), now_(ps::Time{} + std::chrono::hours(1)) {
+    : spec_(spec),
+      params_(std::move(params)),
+      now_(ps::Time{} + std::chrono::hours(1)) {
   server_ = std::make_unique<ps::ParameterServer>(spec_, params_);
   std::vector<wire::KeySpec> fingerprint;
   for (size_t k = 0; k < params_.size(); ++k) {
     fingerprint.push_back(ps::KeySpecOf("k" + std::to_string(k), params_[k]));
   }
-  engine_ = std::make_unique<ps::Engine>(spec_, fingerprint, server_.get(), &outbox_,
-                                         std::move(options));
+  engine_ = std::make_unique<ps::Engine>(spec_, fingerprint, server_.get(),
+                                         &outbox_, std::move(options));
   engine_->set_address("127.0.0.1:1");
   engine_->Start(now_);
 }
@@ -36,8 +46,9 @@ ps::PeerId EngineHarness::Accept() {
 
 // As net::Connection does: the parser's stages, the engine asked between
 // them, and the engine's buffers checked against the data section.
-Status EngineHarness::FeedRaw(ps::PeerId peer, wire::MsgType type, const std::string& meta,
-                              uint64_t id, const std::vector<const char*>& data,
+Status EngineHarness::FeedRaw(ps::PeerId peer, wire::MsgType type,
+                              const std::string& meta, uint64_t id,
+                              const std::vector<const char*>& data,
                               uint64_t data_bytes, int pieces) {
   std::string prefix;
   wire::EncodeFramePrefix(type, id, meta, data_bytes, &prefix);
@@ -47,15 +58,20 @@ Status EngineHarness::FeedRaw(ps::PeerId peer, wire::MsgType type, const std::st
   PS_RETURN_IF_ERROR(parser.MetaLen(prefix.data() + wire::kFrameHeaderBytes));
   PS_RETURN_IF_ERROR(parser.Meta(meta));
   ps::ReadPlan plan;
-  PS_RETURN_IF_ERROR(engine_->OnMeta(peer, parser.header(), meta, data_bytes, &plan));
+  PS_RETURN_IF_ERROR(
+      engine_->OnMeta(peer, parser.header(), meta, data_bytes, &plan));
   uint64_t planned = 0;
-  for (const auto& b : plan.buffers) planned += b.bytes;
-  if (planned != data_bytes) return Corruption("the engine planned other than the data");
+  for (const auto& b : plan.buffers)
+    planned += b.bytes;
+  if (planned != data_bytes)
+    return Corruption("the engine planned other than the data");
   // Each source in `data` holds one planned buffer's bytes.
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    if (pieces >= 0 && static_cast<int>(i) == pieces) return Status::Ok();
+    if (pieces >= 0 && static_cast<int>(i) == pieces)
+      return Status::Ok();
     std::memcpy(plan.buffers[i].data, data[i], plan.buffers[i].bytes);
-    if (plan.piece_by_piece) engine_->OnPiece(peer, i);
+    if (plan.piece_by_piece)
+      engine_->OnPiece(peer, i);
   }
   engine_->OnFrame(peer, parser.header(), meta, now_);
   return Status::Ok();
@@ -71,14 +87,17 @@ ps::PeerId EngineHarness::JoinWorker(int rank) {
     reg.keys.push_back(ps::KeySpecOf("k" + std::to_string(k), params_[k]));
   }
   EXPECT_TRUE(Feed(peer, reg, 2).ok());
-  EXPECT_EQ(CountSent(peer, wire::MsgType::kAck), 1) << "register of rank " << rank;
+  EXPECT_EQ(CountSent(peer, wire::MsgType::kAck), 1)
+      << "register of rank " << rank;
   return peer;
 }
 
-Status EngineHarness::Push(ps::PeerId peer, uint64_t version, const std::vector<at::Tensor>& grads,
-                           uint64_t id, bool push_pull, int pieces) {
+Status EngineHarness::Push(ps::PeerId peer, uint64_t version,
+                           const std::vector<at::Tensor>& grads, uint64_t id,
+                           bool push_pull, int pieces) {
   std::vector<wire::TensorDesc> descs;
-  for (size_t k = 0; k < grads.size(); ++k) descs.push_back(ps::DescribeTensor(k, grads[k]));
+  for (size_t k = 0; k < grads.size(); ++k)
+    descs.push_back(ps::DescribeTensor(k, grads[k]));
   std::string meta;
   if (push_pull) {
     wire::EncodeMeta(wire::PushPull{version, descs}, &meta);
@@ -90,12 +109,14 @@ Status EngineHarness::Push(ps::PeerId peer, uint64_t version, const std::vector<
   for (const at::Tensor& g : grads) {
     data_bytes += g.nbytes();
     const char* base = static_cast<const char*>(g.data_ptr());
-    for (uint64_t off = 0; off < g.nbytes(); off += ps::ParameterServer::kPieceBytes) {
+    for (uint64_t off = 0; off < g.nbytes();
+         off += ps::ParameterServer::kPieceBytes) {
       data.push_back(base + off);
     }
   }
-  return FeedRaw(peer, push_pull ? wire::MsgType::kPushPull : wire::MsgType::kPush, meta, id, data,
-                 data_bytes, pieces);
+  return FeedRaw(peer,
+                 push_pull ? wire::MsgType::kPushPull : wire::MsgType::kPush,
+                 meta, id, data, data_bytes, pieces);
 }
 
 void EngineHarness::Close(ps::PeerId peer, const Status& why) {
@@ -123,10 +144,12 @@ void EngineHarness::Settle() {
   }
 }
 
-std::vector<EngineHarness::ParamsReply> EngineHarness::ParamsTo(ps::PeerId peer) const {
+std::vector<EngineHarness::ParamsReply> EngineHarness::ParamsTo(
+    ps::PeerId peer) const {
   std::vector<ParamsReply> out;
   for (const auto& s : outbox_.sent) {
-    if (s.peer != peer || s.type != wire::MsgType::kParams) continue;
+    if (s.peer != peer || s.type != wire::MsgType::kParams)
+      continue;
     wire::Params p;
     EXPECT_TRUE(wire::DecodeMeta(s.meta, &p).ok());
     out.push_back({s.request_id, p.version, p.stop});
@@ -134,16 +157,19 @@ std::vector<EngineHarness::ParamsReply> EngineHarness::ParamsTo(ps::PeerId peer)
   return out;
 }
 
-std::optional<FakeOutbox::Closed> EngineHarness::ClosedFor(ps::PeerId peer) const {
+std::optional<FakeOutbox::Closed> EngineHarness::ClosedFor(
+    ps::PeerId peer) const {
   for (const auto& c : outbox_.closed) {
-    if (c.peer == peer) return c;
+    if (c.peer == peer)
+      return c;
   }
   return std::nullopt;
 }
 
 int EngineHarness::CountSent(ps::PeerId peer, wire::MsgType type) const {
   int n = 0;
-  for (const auto& s : outbox_.sent) n += s.peer == peer && s.type == type;
+  for (const auto& s : outbox_.sent)
+    n += s.peer == peer && s.type == type;
   return n;
 }
 

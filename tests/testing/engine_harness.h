@@ -19,6 +19,9 @@
 
 namespace pstrain::testing {
 
+/// A worker's done message reporting `samples` (the other fields zero).
+wire::Done DoneWith(int64_t samples = 0);
+
 class EngineHarness {
  public:
   /// `params`: the server's parameters (float32, CPU); the engine's
@@ -45,17 +48,18 @@ class EngineHarness {
   }
   /// `data`: where each planned buffer's bytes come from, `data_bytes` in
   /// all; `pieces` >= 0: only that many buffers arrive.
-  Status FeedRaw(ps::PeerId peer, wire::MsgType type, const std::string& meta, uint64_t id,
-                 const std::vector<const char*>& data, uint64_t data_bytes = 0,
-                 int pieces = -1);
+  Status FeedRaw(ps::PeerId peer, wire::MsgType type, const std::string& meta,
+                 uint64_t id, const std::vector<const char*>& data,
+                 uint64_t data_bytes = 0, int pieces = -1);
   /// A worker of `rank` connects, says hello and registers; asserts both
   /// are answered.
   ps::PeerId JoinWorker(int rank);
   /// A push_pull (or push) of `grads` (one per key, the params' shapes)
   /// computed on `version`. `pieces` >= 0: only that many pieces arrive,
   /// and the frame never completes.
-  Status Push(ps::PeerId peer, uint64_t version, const std::vector<at::Tensor>& grads,
-              uint64_t id, bool push_pull = true, int pieces = -1);
+  Status Push(ps::PeerId peer, uint64_t version,
+              const std::vector<at::Tensor>& grads, uint64_t id,
+              bool push_pull = true, int pieces = -1);
   void Close(ps::PeerId peer, const Status& why = Unavailable("reset"));
   /// Runs posted work until none is left.
   void RunPosts();

@@ -1,11 +1,8 @@
 #include "ps/checkpoint.h"
 
-#include <gtest/gtest.h>
-
-#include <cstdio>
 #include <fstream>
-#include <memory>
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "models/model_zoo.h"
@@ -68,7 +65,8 @@ TEST(CheckpointTest, OptimizerStateRoundTripRestoresAdam) {
     m->forward(torch::randn({5, 4})).pow(2).sum().backward();
     opt.step();
   };
-  for (int i = 0; i < 3; ++i) step(a, adam_a, 10 + i);
+  for (int i = 0; i < 3; ++i)
+    step(a, adam_a, 10 + i);
   ASSERT_TRUE(SaveOptimizerState(dir.File("m.pt"), {&adam_a}).ok());
   {
     torch::NoGradGuard no_grad;
@@ -100,19 +98,25 @@ TEST(CheckpointTest, SeveralOptimizersRoundTripAsGroups) {
   ScratchDir dir;
   torch::manual_seed(2);
   torch::nn::Linear a(4, 3), b(4, 3);
-  torch::optim::SGD w(std::vector<at::Tensor>{a->weight}, torch::optim::SGDOptions(0.1).momentum(0.9));
-  torch::optim::Adam bias(std::vector<at::Tensor>{a->bias}, torch::optim::AdamOptions(0.1));
+  torch::optim::SGD w(std::vector<at::Tensor>{a->weight},
+                      torch::optim::SGDOptions(0.1).momentum(0.9));
+  torch::optim::Adam bias(std::vector<at::Tensor>{a->bias},
+                          torch::optim::AdamOptions(0.1));
   a->forward(torch::randn({5, 4})).pow(2).sum().backward();
   w.step();
   bias.step();
   ASSERT_TRUE(SaveOptimizerState(dir.File("g.pt"), {&w, &bias}).ok());
-  torch::optim::SGD w2(std::vector<at::Tensor>{b->weight}, torch::optim::SGDOptions(0.1).momentum(0.9));
-  torch::optim::Adam bias2(std::vector<at::Tensor>{b->bias}, torch::optim::AdamOptions(0.1));
+  torch::optim::SGD w2(std::vector<at::Tensor>{b->weight},
+                       torch::optim::SGDOptions(0.1).momentum(0.9));
+  torch::optim::Adam bias2(std::vector<at::Tensor>{b->bias},
+                           torch::optim::AdamOptions(0.1));
   Status s = LoadOptimizerState(dir.File("g.pt"), {&w2, &bias2});
   ASSERT_TRUE(s.ok()) << s.ToString();
-  auto& buf = static_cast<torch::optim::SGDParamState&>(*w2.state().begin()->second);
+  auto& buf =
+      static_cast<torch::optim::SGDParamState&>(*w2.state().begin()->second);
   EXPECT_TRUE(torch::equal(buf.momentum_buffer(), a->weight.grad()));
-  auto& adam = static_cast<torch::optim::AdamParamState&>(*bias2.state().begin()->second);
+  auto& adam = static_cast<torch::optim::AdamParamState&>(
+      *bias2.state().begin()->second);
   EXPECT_EQ(adam.step(), 1);
   // Saved as two groups, read as one: refused, naming the file.
   torch::optim::SGD one(b->parameters(), torch::optim::SGDOptions(0.1));
@@ -127,7 +131,8 @@ TEST(CheckpointTest, LoadOptimizerStateNamesAMissingFile) {
   torch::optim::SGD sgd(a->parameters(), torch::optim::SGDOptions(0.1));
   Status s = LoadOptimizerState(dir.File("none.pt"), {&sgd});
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_NE(s.message().find("none.optim.pt"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("none.optim.pt"), std::string::npos)
+      << s.message();
 }
 
 TEST(CheckpointTest, LoadIntoParametersNamesAMismatchedParameter) {
@@ -135,38 +140,13 @@ TEST(CheckpointTest, LoadIntoParametersNamesAMismatchedParameter) {
   at::Tensor w = torch::zeros({2, 3});
   ASSERT_TRUE(LoadIntoParameters(saved, {{"w", w}}, "m.pt").ok());
   EXPECT_TRUE(torch::equal(w, torch::ones({2, 3})));
-  Status shape = LoadIntoParameters(saved, {{"w", torch::zeros({3, 2})}}, "m.pt");
+  Status shape =
+      LoadIntoParameters(saved, {{"w", torch::zeros({3, 2})}}, "m.pt");
   EXPECT_EQ(shape.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(shape.message().find("'w' has another shape"), std::string::npos);
   Status name = LoadIntoParameters(saved, {{"v", w}}, "m.pt");
-  EXPECT_NE(name.message().find("m.pt has no parameter 'v'"), std::string::npos);
-}
-
-// Python's torch.load (Debian's python3-torch) reads the state_dict.
-TEST(CheckpointTest, PythonTorchLoadReadsNamesAndShapes) {
-  ScratchDir dir;
-  auto model = models::MakeModel("net");
-  ASSERT_TRUE(model.ok());
-  NamedTensors t;
-  std::string expected = "{";
-  for (const auto& item : (*model)->named_parameters()) {
-    t.emplace_back(item.key(), item.value());
-    expected += std::string(expected.size() > 1 ? ", " : "") + "\"" + item.key() +
-                "\": " + c10::str(item.value().sizes()).substr(0) ;
-  }
-  expected += "}";
-  const std::string path = dir.File("net.pt");
-  ASSERT_TRUE(SaveCheckpoint(path, t, {}).ok());
-  const std::string cmd =
-      "/usr/bin/python3 -c \"import json, torch; d = torch.load('" + path +
-      "'); print(json.dumps({k: list(v.shape) for k, v in d.items()}))\" 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  ASSERT_TRUE(pipe);
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), pipe.get())) out.append(buf, n);
-  // c10 prints sizes as [a, b]; json.dumps prints lists the same way.
-  EXPECT_EQ(out, expected + "\n");
+  EXPECT_NE(name.message().find("m.pt has no parameter 'v'"),
+            std::string::npos);
 }
 
 }  // namespace

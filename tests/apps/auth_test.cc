@@ -2,18 +2,17 @@
 // one, a connection gets no further than the challenge; with it, training
 // is exactly what it is without authentication.
 
-#include <gtest/gtest.h>
+#include "net/auth.h"
 
 #include <fstream>
-#include <thread>
 
 #include <asio/connect.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
+#include <gtest/gtest.h>
 
 #include "job_test.h"
-#include "net/auth.h"
 #include "testing/idx_files.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
@@ -24,17 +23,14 @@ namespace {
 using data::testing::ScratchDir;
 
 // A raw TCP peer that sends frames and reads back every frame the server
-// sends until it closes the connection.
+// sends until it closes the connection. `port`: one a server listens on.
 class RawPeer {
  public:
   explicit RawPeer(int port) : socket_(io_) {
     asio::ip::tcp::resolver resolver(io_);
     asio::error_code ec;
-    for (int i = 0; i < 200; ++i) {  // the server may not be listening yet
-      asio::connect(socket_, resolver.resolve("127.0.0.1", std::to_string(port)), ec);
-      if (!ec) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    asio::connect(socket_, resolver.resolve("127.0.0.1", std::to_string(port)),
+                  ec);
     EXPECT_FALSE(ec) << ec.message();
   }
   template <typename Msg>
@@ -44,7 +40,9 @@ class RawPeer {
     wire::EncodeFramePrefix(wire::TypeOf(msg), 1, meta, 0, &frame);
     asio::write(socket_, asio::buffer(frame));
   }
-  void SendBytes(const std::string& bytes) { asio::write(socket_, asio::buffer(bytes)); }
+  void SendBytes(const std::string& bytes) {
+    asio::write(socket_, asio::buffer(bytes));
+  }
   // The next frame's type and meta; false once the server closed.
   bool Next(wire::MsgType* type, std::string* meta) {
     char buf[4096];
@@ -57,10 +55,12 @@ class RawPeer {
         meta->assign(reader_.meta());
         return true;
       }
-      EXPECT_NE(state, wire::FrameReader::State::kError) << reader_.status().ToString();
+      EXPECT_NE(state, wire::FrameReader::State::kError)
+          << reader_.status().ToString();
       asio::error_code ec;
       const size_t n = socket_.read_some(asio::buffer(buf), ec);
-      if (ec) return false;
+      if (ec)
+        return false;
       pending_.append(buf, n);
     }
   }
@@ -87,28 +87,34 @@ class AuthJobTest : public ::testing::Test {
   }
   std::vector<std::string> Serve(int port, const std::string& token_file,
                                  const std::string& checkpoint) {
-    std::vector<std::string> a = {PstrainBin(), "serve", "--model", "mlp", "--max_steps", "3",
-                                  "--batch_size", "8", "--timeout", "20", "--world_size", "2",
-                                  "--master_addr", "127.0.0.1", "--master_port",
-                                  std::to_string(port), "--data_dir", dir_.path(),
-                                  "--checkpoint", dir_.File(checkpoint)};
-    if (!token_file.empty()) a = Concat(a, {"--auth_token_file", token_file});
+    std::vector<std::string> a = {
+        PstrainBin(),    "serve",     "--model",       "mlp",
+        "--max_steps",   "3",         "--batch_size",  "8",
+        "--timeout",     "20",        "--world_size",  "2",
+        "--master_addr", "127.0.0.1", "--master_port", std::to_string(port),
+        "--data_dir",    dir_.path(), "--checkpoint",  dir_.File(checkpoint)};
+    if (!token_file.empty())
+      a = Concat(a, {"--auth_token_file", token_file});
     return a;
   }
   std::vector<std::string> Work(int port, const std::string& token_file) {
-    std::vector<std::string> a = {PstrainBin(), "work", "--rank", "1", "--world_size", "2",
-                                  "--master_addr", "127.0.0.1", "--master_port",
-                                  std::to_string(port), "--data_dir", dir_.path(),
-                                  "--timeout", "20"};
-    if (!token_file.empty()) a = Concat(a, {"--auth_token_file", token_file});
+    std::vector<std::string> a = {PstrainBin(),    "work",
+                                  "--rank",        "1",
+                                  "--world_size",  "2",
+                                  "--master_addr", "127.0.0.1",
+                                  "--master_port", std::to_string(port),
+                                  "--data_dir",    dir_.path(),
+                                  "--timeout",     "20"};
+    if (!token_file.empty())
+      a = Concat(a, {"--auth_token_file", token_file});
     return a;
   }
   ScratchDir dir_;
 };
 
 TEST_F(AuthJobTest, WithoutOrWithAWrongTokenNothingPassesTheChallenge) {
-  const int port = FreePort();
-  Process serve(Serve(port, dir_.File("token"), "served.pt"));
+  Process serve(Serve(0, dir_.File("token"), "served.pt"));
+  const int port = serve.ListenPort(30);
   wire::MsgType type;
   std::string meta;
   {  // straight to hello: one error frame, then the server closes
@@ -128,17 +134,21 @@ TEST_F(AuthJobTest, WithoutOrWithAWrongTokenNothingPassesTheChallenge) {
     peer.Send(wire::Auth{std::string(32, 'x')});
     ASSERT_TRUE(peer.Next(&type, &meta));
     EXPECT_EQ(type, wire::MsgType::kError);
-    EXPECT_EQ(ErrorText(meta), "authentication failed: wrong proof of the auth token");
+    EXPECT_EQ(ErrorText(meta),
+              "authentication failed: wrong proof of the auth token");
     EXPECT_FALSE(peer.Next(&type, &meta));
   }
   // Real workers: a wrong token and none are refused; the server goes on.
   auto wrong = Process(Work(port, dir_.File("wrong"))).Wait(30);
   EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
-  EXPECT_NE(wrong.err.find("the server could not prove it knows the auth token"),
-            std::string::npos) << wrong.err;
+  EXPECT_NE(
+      wrong.err.find("the server could not prove it knows the auth token"),
+      std::string::npos)
+      << wrong.err;
   auto none = Process(Work(port, "")).Wait(30);
   EXPECT_EQ(none.exit_code, 2) << none.err;
-  EXPECT_NE(none.err.find("authentication required"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("authentication required"), std::string::npos)
+      << none.err;
 
   auto good = Process(Work(port, dir_.File("token"))).Wait(60);
   EXPECT_EQ(good.exit_code, 0) << good.err;
@@ -148,15 +158,13 @@ TEST_F(AuthJobTest, WithoutOrWithAWrongTokenNothingPassesTheChallenge) {
 }
 
 TEST_F(AuthJobTest, WithTheTokenTrainingIsUnchanged) {
-  const int port = FreePort();
-  Process serve(Serve(port, dir_.File("token"), "served.pt"));
-  Process work(Work(port, dir_.File("token")));
+  Process serve(Serve(0, dir_.File("token"), "served.pt"));
+  Process work(Work(serve.ListenPort(30), dir_.File("token")));
   ASSERT_EQ(work.Wait(60).exit_code, 0);
   ASSERT_EQ(serve.Wait(60).exit_code, 0);
 
-  const int port2 = FreePort();
-  Process serve2(Serve(port2, "", "plain.pt"));
-  Process work2(Work(port2, ""));
+  Process serve2(Serve(0, "", "plain.pt"));
+  Process work2(Work(serve2.ListenPort(30), ""));
   ASSERT_EQ(work2.Wait(60).exit_code, 0);
   ASSERT_EQ(serve2.Wait(60).exit_code, 0);
   EXPECT_EQ(MaxAbsDiff(dir_.File("served.pt"), dir_.File("plain.pt")), 0.0);
@@ -167,9 +175,8 @@ TEST_F(AuthJobTest, WithTheTokenTrainingIsUnchanged) {
 // server allocates or waits for any of it (with or without a token).
 TEST_F(AuthJobTest, AHugeFirstFrameIsRefusedFromItsHeader) {
   for (const std::string& token : {std::string(), dir_.File("token")}) {
-    const int port = FreePort();
-    Process serve(Serve(port, token, "m.pt"));
-    RawPeer peer(port);
+    Process serve(Serve(0, token, "m.pt"));
+    RawPeer peer(serve.ListenPort(30));
     const uint32_t meta_len = 60u << 20;
     wire::FrameHeader h;
     h.type = token.empty() ? wire::MsgType::kHello : wire::MsgType::kAuthHello;
@@ -183,7 +190,9 @@ TEST_F(AuthJobTest, AHugeFirstFrameIsRefusedFromItsHeader) {
     ASSERT_TRUE(peer.Next(&type, &meta));
     EXPECT_EQ(type, wire::MsgType::kError);
     const std::string what = token.empty() ? "hello" : "auth_hello";
-    EXPECT_EQ(ErrorText(meta).rfind(what + " of 62914564 bytes, expected at most", 0), 0u)
+    EXPECT_EQ(
+        ErrorText(meta).rfind(what + " of 62914564 bytes, expected at most", 0),
+        0u)
         << ErrorText(meta);
     EXPECT_FALSE(peer.Next(&type, &meta));  // and the connection is closed
   }

@@ -3,14 +3,13 @@
 // because of it, and the other workers finish. The bad worker is a PsClient
 // in this process, so the test controls every byte it pushes.
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <limits>
 
 #include <asio/connect.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/write.hpp>
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "job_test.h"
@@ -45,7 +44,8 @@ class FakeWorker {
   }
   std::vector<torch::Tensor> Snapshot() const {
     std::vector<torch::Tensor> copy;
-    for (const auto& p : params) copy.push_back(p.clone());
+    for (const auto& p : params)
+      copy.push_back(p.clone());
     return copy;
   }
   worker::PsClient& client() { return client_; }
@@ -56,30 +56,37 @@ class FakeWorker {
   worker::PsClient client_{std::chrono::seconds(30), {}};
 };
 
-bool Equal(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  if (a.size() != b.size()) return false;
+bool Equal(const std::vector<torch::Tensor>& a,
+           const std::vector<torch::Tensor>& b) {
+  if (a.size() != b.size())
+    return false;
   for (size_t k = 0; k < a.size(); ++k) {
-    if (!torch::equal(a[k], b[k])) return false;
+    if (!torch::equal(a[k], b[k]))
+      return false;
   }
   return true;
 }
 
 class BadPushTest : public ::testing::Test {
  protected:
-  void SetUp() override { data::testing::WriteTinyDataset(dir_.path(), 320, 50); }
+  void SetUp() override {
+    data::testing::WriteTinyDataset(dir_.path(), 320, 50);
+  }
   std::vector<std::string> World(int world_size, int port) {
-    return {"--world_size", std::to_string(world_size), "--master_port",
-            std::to_string(port), "--master_addr", "127.0.0.1", "--data_dir",
-            dir_.path()};
+    return {"--world_size",  std::to_string(world_size),
+            "--master_port", std::to_string(port),
+            "--master_addr", "127.0.0.1",
+            "--data_dir",    dir_.path()};
   }
   ScratchDir dir_;
 };
 
 TEST_F(BadPushTest, AsyncNanAndInfPushesAreRefusedAndNeverApplied) {
-  const int port = FreePort();
-  Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--mode", "async",
-                        "--json", "--timeout", "30", "--checkpoint", dir_.File("m.pt")},
-                       World(2, port)));
+  Process serve(
+      Concat({PstrainBin(), "serve", "--model", "mlp", "--mode", "async",
+              "--json", "--timeout", "30", "--checkpoint", dir_.File("m.pt")},
+             World(2, 0)));
+  const int port = serve.ListenPort(30);
   FakeWorker bad;
   bad.Join(1, 2, port);
   ASSERT_EQ(bad.client().Pull(0).value(), 0u);
@@ -104,17 +111,18 @@ TEST_F(BadPushTest, AsyncNanAndInfPushesAreRefusedAndNeverApplied) {
   EXPECT_EQ(summary["refused_pushes"], 3) << rs.out;
   EXPECT_EQ(summary["steps"], 1);
   EXPECT_NE(rs.err.find("refused the push of rank 1 for version 0: key 0 "),
-            std::string::npos) << rs.err;
+            std::string::npos)
+      << rs.err;
 }
 
 // Sync: the bad worker's last key holds NaN while the earlier keys, already
 // added into the sums piece by piece, are finite: the step is skipped.
 TEST_F(BadPushTest, SyncStepWithANanPushIsSkippedAndOthersFinish) {
-  const int port = FreePort();
-  Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps", "4",
-                        "--batch_size", "8", "--json", "--timeout", "30",
+  Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps",
+                        "4", "--batch_size", "8", "--json", "--timeout", "30",
                         "--checkpoint", dir_.File("m.pt")},
-                       World(3, port)));
+                       World(3, 0)));
+  const int port = serve.ListenPort(30);
   Process good(Concat({PstrainBin(), "work", "--rank", "1"}, World(3, port)));
   FakeWorker bad;
   bad.Join(2, 3, port);
@@ -139,7 +147,8 @@ TEST_F(BadPushTest, SyncStepWithANanPushIsSkippedAndOthersFinish) {
   EXPECT_EQ(summary["discarded_steps"], 3);
   EXPECT_EQ(summary["steps"], 4);
   EXPECT_NE(rs.err.find("refused the push of rank 2 for version 1"),
-            std::string::npos) << rs.err;
+            std::string::npos)
+      << rs.err;
   EXPECT_NE(rs.err.find("the step is skipped"), std::string::npos);
 }
 
@@ -148,40 +157,45 @@ TEST_F(BadPushTest, SyncStepWithANanPushIsSkippedAndOthersFinish) {
 // may or may not reach the worker before its own write fails on the closed
 // socket, so only the server's log line is asserted word for word.
 TEST_F(BadPushTest, FrameOverMaxFrameBytesIsRefused) {
-  const int port = FreePort();
-  Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps", "2",
-                        "--batch_size", "8", "--timeout", "10",
-                        "--max_frame_bytes", "65536",
-                        "--checkpoint", dir_.File("m.pt")},
-                       World(2, port)));
+  Process serve(
+      Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps", "2",
+              "--batch_size", "8", "--timeout", "10", "--max_frame_bytes",
+              "65536", "--checkpoint", dir_.File("m.pt")},
+             World(2, 0)));
+  const int port = serve.ListenPort(30);
   Process work(Concat({PstrainBin(), "work", "--rank", "1", "--timeout", "10"},
                       World(2, port)));
   auto rw = work.Wait(60);
   EXPECT_EQ(rw.exit_code, 1) << rw.err;
-  EXPECT_TRUE(rw.err.find("exceeds max_frame_bytes 65536") != std::string::npos ||
+  EXPECT_TRUE(rw.err.find("exceeds max_frame_bytes 65536") !=
+                  std::string::npos ||
               rw.err.find("answer push_pull") != std::string::npos)
       << rw.err;
   auto rs = serve.Wait(60);
   EXPECT_EQ(rs.exit_code, 1) << rs.err;
-  EXPECT_NE(rs.err.find("exceeds max_frame_bytes 65536"), std::string::npos) << rs.err;
+  EXPECT_NE(rs.err.find("exceeds max_frame_bytes 65536"), std::string::npos)
+      << rs.err;
 }
 
 // Handshake refusals a peer can provoke, each an error frame naming the
 // problem while the server goes on: a rank already taken, and a peer of
 // another protocol version.
 TEST_F(BadPushTest, DuplicateRankAndOtherProtocolVersionAreRefused) {
-  const int port = FreePort();
-  Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--mode", "async",
-                        "--timeout", "30", "--checkpoint", dir_.File("m.pt")},
-                       World(2, port)));
+  Process serve(
+      Concat({PstrainBin(), "serve", "--model", "mlp", "--mode", "async",
+              "--timeout", "30", "--checkpoint", dir_.File("m.pt")},
+             World(2, 0)));
+  const int port = serve.ListenPort(30);
   FakeWorker first;
   first.Join(1, 2, port);
   worker::PsClient second(std::chrono::seconds(30), {});
   ASSERT_TRUE(second.Connect("127.0.0.1", port).ok());
   auto dup = second.Handshake(1, 2);
   EXPECT_EQ(dup.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(dup.status().message().rfind("rank 1 is already connected from 127.0.0.1:", 0),
-            0u) << dup.status().ToString();
+  EXPECT_EQ(dup.status().message().rfind(
+                "rank 1 is already connected from 127.0.0.1:", 0),
+            0u)
+      << dup.status().ToString();
 
   // A version-1 header: the version field is bytes 4..5.
   std::string meta, frame;
@@ -196,7 +210,8 @@ TEST_F(BadPushTest, DuplicateRankAndOtherProtocolVersionAreRefused) {
   std::string got;
   asio::error_code ec;
   char buf[512];
-  while (!ec) got.append(buf, s.read_some(asio::buffer(buf), ec));
+  while (!ec)
+    got.append(buf, s.read_some(asio::buffer(buf), ec));
   wire::FrameReader reader;
   std::string_view in = got;
   ASSERT_EQ(reader.Feed(&in), wire::FrameReader::State::kFrame) << got.size();
@@ -209,8 +224,10 @@ TEST_F(BadPushTest, DuplicateRankAndOtherProtocolVersionAreRefused) {
   ASSERT_TRUE(first.client().Done(report::WorkerStats{}).ok());
   auto rs = serve.Wait(60);
   EXPECT_EQ(rs.exit_code, 0) << rs.err;
-  EXPECT_NE(rs.err.find("rank 1 is already connected"), std::string::npos) << rs.err;
-  EXPECT_NE(rs.err.find("protocol version 1, this build speaks 3"), std::string::npos)
+  EXPECT_NE(rs.err.find("rank 1 is already connected"), std::string::npos)
+      << rs.err;
+  EXPECT_NE(rs.err.find("protocol version 1, this build speaks 3"),
+            std::string::npos)
       << rs.err;
 }
 

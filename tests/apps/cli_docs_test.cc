@@ -2,12 +2,12 @@
 // flags: the committed files equal what it generates now, name every flag
 // `--help` lists for every subcommand, and pass their tools' syntax checks.
 
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <iterator>
 #include <regex>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "job_test.h"
 #include "testing/idx_files.h"
@@ -27,7 +27,8 @@ std::string ReadSource(const std::string& relative) {
 std::vector<std::string> Subcommands(const std::string& help) {
   std::vector<std::string> names;
   const size_t at = help.find("Subcommands:");
-  if (at == std::string::npos) return names;
+  if (at == std::string::npos)
+    return names;
   std::istringstream in(help.substr(at));
   std::string line;
   std::getline(in, line);
@@ -35,7 +36,8 @@ std::vector<std::string> Subcommands(const std::string& help) {
     std::istringstream words(line);
     std::string name;
     words >> name;
-    if (!name.empty()) names.push_back(name);
+    if (!name.empty())
+      names.push_back(name);
   }
   return names;
 }
@@ -45,16 +47,17 @@ std::set<std::string> HelpFlags(const std::string& help) {
   std::set<std::string> flags;
   static const std::regex kFlag(R"((^|[\s,])(--[a-z][a-z0-9_]*))");
   const std::string options = help.substr(0, help.find("Subcommands:"));
-  for (std::sregex_iterator it(options.begin(), options.end(), kFlag), end; it != end;
-       ++it) {
+  for (std::sregex_iterator it(options.begin(), options.end(), kFlag), end;
+       it != end; ++it) {
     flags.insert((*it)[2]);
   }
   return flags;
 }
 
 // Every command path ({"serve"}, {"bench", "wire"}, ...) with its --help flags.
-void CollectFlags(const std::vector<std::string>& path,
-                  std::map<std::vector<std::string>, std::set<std::string>>* out) {
+void CollectFlags(
+    const std::vector<std::string>& path,
+    std::map<std::vector<std::string>, std::set<std::string>>* out) {
   std::vector<std::string> args = path;
   args.push_back("--help");
   auto r = RunPstrain(args, 30);
@@ -97,7 +100,8 @@ TEST(CliDocsTest, CommittedManPagesAreWhatTheBinaryGenerates) {
   EXPECT_EQ(ReadSource("man/pstrain.1"), Generate({"man"}));
   for (const std::string& sub : Subcommands(help.out)) {
     EXPECT_EQ(ReadSource("man/pstrain-" + sub + ".1"), Generate({"man", sub}))
-        << "man/pstrain-" << sub << ".1 is stale: run share/scripts/regenerate-docs.sh";
+        << "man/pstrain-" << sub
+        << ".1 is stale: run share/scripts/regenerate-docs.sh";
   }
 }
 
@@ -113,13 +117,14 @@ TEST(CliDocsTest, EveryFlagOfEverySubcommandIsCompletedAndDocumented) {
         path.empty() ? "man/pstrain.1" : "man/pstrain-" + path.front() + ".1";
     const std::string man = ReadSource(page);
     for (const std::string& flag : names) {
-      const std::string where = flag + " of pstrain" +
-                                (path.empty() ? "" : " " + path.back());
+      const std::string where =
+          flag + " of pstrain" + (path.empty() ? "" : " " + path.back());
       EXPECT_NE(bash.find(" " + flag), std::string::npos) << where;
       EXPECT_NE(zsh.find("'" + flag + ":"), std::string::npos) << where;
       EXPECT_NE(fish.find(" -l " + flag.substr(2)), std::string::npos) << where;
       std::string roff = std::regex_replace(flag, std::regex("-"), "\\-");
-      EXPECT_NE(man.find("\\fB" + roff + "\\fR"), std::string::npos) << where << " in " << page;
+      EXPECT_NE(man.find("\\fB" + roff + "\\fR"), std::string::npos)
+          << where << " in " << page;
     }
   }
 }
@@ -152,7 +157,9 @@ TEST(CliDocsTest, ManPagesRenderWithoutWarnings) {
 TEST(CliDocsTest, UnknownShellOrSubcommandIsBadUsage) {
   auto r = RunPstrain({"completions", "tcsh"}, 30);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "pstrain: error: completions: shell 'tcsh': expected bash, zsh or fish\n");
+  EXPECT_EQ(r.err,
+            "pstrain: error: completions: shell 'tcsh': expected bash, zsh or "
+            "fish\n");
   r = RunPstrain({"man", "nosuch"}, 30);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "pstrain: error: man: no subcommand 'nosuch'\n");

@@ -1,12 +1,12 @@
 // The subcommands `pstrain --help` lists are the ones the shell completion
 // and the man page know.
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "job_test.h"
 
@@ -29,7 +29,8 @@ std::vector<std::string> Subcommands(const std::string& help) {
     std::istringstream words(line);
     std::string name;
     words >> name;
-    if (!name.empty()) names.push_back(name);
+    if (!name.empty())
+      names.push_back(name);
   }
   return names;
 }
@@ -38,8 +39,9 @@ TEST(CliTest, HelpCompletionAndManPageListTheSameSubcommands) {
   auto r = RunPstrain({"--help"}, 30);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto names = Subcommands(r.out);
-  EXPECT_EQ(names, (std::vector<std::string>{"serve", "work", "launch", "eval", "bench",
-                                             "run", "completions", "man"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"serve", "work", "launch", "eval",
+                                      "bench", "run", "completions", "man"}));
   const std::string completion = ReadSource("completions/pstrain.bash");
   const std::string man = ReadSource("man/pstrain.1");
   for (const auto& name : names) {
@@ -51,7 +53,8 @@ TEST(CliTest, HelpCompletionAndManPageListTheSameSubcommands) {
 TEST(CliTest, VersionNamesTheProtocol) {
   auto r = RunPstrain({"--version"}, 30);
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 3)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 3)"), std::string::npos)
+      << r.out;
 }
 
 TEST(CliTest, VersionNamesLibtorchAndCuda) {

@@ -4,8 +4,6 @@
 // survive being killed and resumed; a slow evaluator loses no worker and
 // changes no parameter.
 
-#include <gtest/gtest.h>
-
 #include <signal.h>
 
 #include <chrono>
@@ -13,6 +11,8 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "job_test.h"
 #include "ps/server_rank.h"
@@ -29,7 +29,8 @@ std::vector<json> Events(const std::string& out, const std::string& name) {
   std::istringstream lines(out);
   for (std::string line; std::getline(lines, line);) {
     auto e = json::parse(line, nullptr, false);
-    if (e.is_object() && e.value("event", "") == name) events.push_back(e);
+    if (e.is_object() && e.value("event", "") == name)
+      events.push_back(e);
   }
   return events;
 }
@@ -38,10 +39,11 @@ std::vector<json> Events(const std::string& out, const std::string& name) {
 // within a few hundred steps.
 TEST(TargetAccuracyTest, StopsAtTheFirstEvaluationThatReachesIt) {
   ScratchDir dir;
-  auto r = RunPstrain({"launch", "--world_size", "3", "--model", "mlp", "--max_steps", "3000",
-                       "--eval_interval", "20", "--target_accuracy", "0.7", "--master_port",
-                       "0", "--checkpoint", dir.File("m.pt"), "--json"},
-                      300);
+  auto r = RunPstrain(
+      {"launch", "--world_size", "3", "--model", "mlp", "--max_steps", "3000",
+       "--eval_interval", "20", "--target_accuracy", "0.7", "--master_port",
+       "0", "--checkpoint", dir.File("m.pt"), "--json"},
+      300);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json summary = FindEvent(r.out, "summary");
   ASSERT_TRUE(summary["target_reached"].get<bool>()) << summary;
@@ -66,21 +68,40 @@ TEST(TargetAccuracyTest, StopsAtTheFirstEvaluationThatReachesIt) {
   EXPECT_LT(summary["steps"].get<uint64_t>(), 3000u);
   EXPECT_EQ(summary["checkpoint_version"].get<uint64_t>(), reached);
   int stopped = 0;
-  for (const json& s : Events(r.out, "summary")) stopped += s.value("stopped_early", false);
+  for (const json& s : Events(r.out, "summary"))
+    stopped += s.value("stopped_early", false);
   EXPECT_EQ(stopped, 2);  // both workers
   // The checkpoint is the version that reached the target.
-  auto e = RunPstrain({"eval", "--checkpoint", dir.File("m.pt"), "--json"}, 120);
+  auto e =
+      RunPstrain({"eval", "--checkpoint", dir.File("m.pt"), "--json"}, 120);
   ASSERT_EQ(e.exit_code, 0) << e.err;
-  EXPECT_EQ(FindEvent(e.out, "eval")["test_accuracy"], summary["test_accuracy"]);
+  EXPECT_EQ(FindEvent(e.out, "eval")["test_accuracy"],
+            summary["test_accuracy"]);
 }
 
 TEST(TargetAccuracyTest, ATargetNeverReachedIsSaidAndTheRunSucceeds) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  auto r = RunPstrain({"launch", "--world_size", "3", "--model", "mlp", "--max_steps", "30",
-                       "--batch_size", "8", "--eval_interval", "10", "--target_accuracy",
-                       "0.999", "--master_port", "0", "--data_dir", dir.path(),
-                       "--checkpoint", dir.File("m.pt"), "--json"},
+  auto r = RunPstrain({"launch",
+                       "--world_size",
+                       "3",
+                       "--model",
+                       "mlp",
+                       "--max_steps",
+                       "30",
+                       "--batch_size",
+                       "8",
+                       "--eval_interval",
+                       "10",
+                       "--target_accuracy",
+                       "0.999",
+                       "--master_port",
+                       "0",
+                       "--data_dir",
+                       dir.path(),
+                       "--checkpoint",
+                       dir.File("m.pt"),
+                       "--json"},
                       120);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json summary = FindEvent(r.out, "summary");
@@ -89,7 +110,9 @@ TEST(TargetAccuracyTest, ATargetNeverReachedIsSaidAndTheRunSucceeds) {
   EXPECT_TRUE(summary["steps_to_target"].is_null());
   EXPECT_EQ(summary["steps"], 30);
   EXPECT_EQ(summary["checkpoint_version"], 30);
-  EXPECT_NE(r.err.find("--target_accuracy 0.999000 not reached"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--target_accuracy 0.999000 not reached"),
+            std::string::npos)
+      << r.err;
 }
 
 // Periodic evaluations of a model split over two servers, each of a whole
@@ -97,10 +120,28 @@ TEST(TargetAccuracyTest, ATargetNeverReachedIsSaidAndTheRunSucceeds) {
 TEST(SeveralServersTest, EvaluateAndCheckpointTheWholeModel) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  auto r = RunPstrain({"launch", "--world_size", "4", "--num_servers", "2", "--model", "mlp",
-                       "--batch_size", "8", "--max_steps", "60", "--eval_interval", "10",
-                       "--slice_bytes", "65536", "--master_port", "0", "--data_dir",
-                       dir.path(), "--checkpoint", dir.File("m.pt"), "--json"},
+  auto r = RunPstrain({"launch",
+                       "--world_size",
+                       "4",
+                       "--num_servers",
+                       "2",
+                       "--model",
+                       "mlp",
+                       "--batch_size",
+                       "8",
+                       "--max_steps",
+                       "60",
+                       "--eval_interval",
+                       "10",
+                       "--slice_bytes",
+                       "65536",
+                       "--master_port",
+                       "0",
+                       "--data_dir",
+                       dir.path(),
+                       "--checkpoint",
+                       dir.File("m.pt"),
+                       "--json"},
                       180);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto evals = Events(r.out, "eval");
@@ -118,28 +159,31 @@ TEST(SeveralServersTest, EvaluateAndCheckpointTheWholeModel) {
 }
 
 std::vector<std::string> World(const std::string& port, const ScratchDir& dir) {
-  return {"--world_size", "5", "--num_servers", "2", "--master_port", port,
-          "--threads", "1", "--data_dir", dir.path(), "--json"};
+  return {"--world_size",  "5",        "--num_servers", "2",
+          "--master_port", port,       "--threads",     "1",
+          "--data_dir",    dir.path(), "--json"};
 }
 
 // Both servers of a job are killed mid-run and started again with
 // --resume auto: they go on from the newest complete checkpoint (every
 // server's part written), and the workers find them, the second server at
-// its new port, and finish.
+// its new port, and finish. Rank 0 starts on a port the kernel picks and
+// starts again on that same one, where the workers look for it.
 TEST(SeveralServersTest, SurviveAKillOfBothServersWithResumeAuto) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  const std::string port = std::to_string(FreePort());
-  auto serve = [&](int rank) {
-    return std::make_unique<Process>(Concat(
-        Concat({PstrainBin(), "serve", "--rank", std::to_string(rank), "--model", "mlp",
-                "--batch_size", "8", "--epochs", "4", "--checkpoint", dir.File("m.pt"),
-                "--checkpoint_every", "5", "--resume", "auto", "--slice_bytes", "65536"},
-               World(port, dir)),
-        {}));
+  auto serve = [&](int rank, const std::string& port) {
+    return std::make_unique<Process>(
+        Concat(Concat({PstrainBin(), "serve", "--rank", std::to_string(rank),
+                       "--model", "mlp", "--batch_size", "8", "--epochs", "4",
+                       "--checkpoint", dir.File("m.pt"), "--checkpoint_every",
+                       "5", "--resume", "auto", "--slice_bytes", "65536"},
+                      World(port, dir)),
+               {}));
   };
-  auto rank0 = serve(0);
-  auto rank1 = serve(1);
+  auto rank0 = serve(0, "0");
+  const std::string port = std::to_string(rank0->ListenPort(30));
+  auto rank1 = serve(1, port);
   std::vector<std::unique_ptr<Process>> workers;
   for (int r = 2; r <= 4; ++r) {
     workers.push_back(std::make_unique<Process>(
@@ -158,17 +202,20 @@ TEST(SeveralServersTest, SurviveAKillOfBothServersWithResumeAuto) {
   const int first_end = rank0->Wait(10).exit_code;
   EXPECT_TRUE(first_end == 1 || first_end == 128 + SIGKILL) << first_end;
   EXPECT_EQ(rank1->Wait(10).exit_code, 128 + SIGKILL);
-  auto again0 = serve(0);
-  auto again1 = serve(1);
+  auto again0 = serve(0, port);
+  auto again1 = serve(1, port);
   auto r0 = again0->Wait(180);
   ASSERT_EQ(r0.exit_code, 0) << r0.err;
   auto r1 = again1->Wait(30);
   EXPECT_EQ(r1.exit_code, 0) << r1.err;
-  EXPECT_NE(r0.err.find("--resume auto: " + dir.path()), std::string::npos) << r0.err;
+  EXPECT_NE(r0.err.find("--resume auto: " + dir.path()), std::string::npos)
+      << r0.err;
   for (auto& w : workers) {
     auto r = w->Wait(60);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.err.find("reconnected; going on from version"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("reconnected; going on from version"),
+              std::string::npos)
+        << r.err;
   }
   EXPECT_EQ(FindEvent(r0.out, "summary")["steps"], 104);
 }
@@ -209,25 +256,27 @@ json ServeInProcess(const ScratchDir& dir, const std::string& checkpoint,
   log_options.out = &out;
   log_options.err = &err;
   report::EventLog log(log_options);
-  auto served = std::async(std::launch::async, [&] { return ps::RunServerRank(o, &log); });
+  auto served = std::async(std::launch::async,
+                           [&] { return ps::RunServerRank(o, &log); });
   const std::string p = std::to_string(port.get_future().get());
   std::vector<std::unique_ptr<Process>> workers;
   for (int r = 1; r <= 2; ++r) {
     workers.push_back(std::make_unique<Process>(std::vector<std::string>{
         PstrainBin(), "work", "--rank", std::to_string(r), "--world_size", "3",
-        "--master_addr", "127.0.0.1", "--master_port", p, "--threads", "1", "--data_dir",
-        dir.path(), "--json"}));
+        "--master_addr", "127.0.0.1", "--master_port", p, "--threads", "1",
+        "--data_dir", dir.path(), "--json"}));
   }
   Status s = served.get();
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << err.str();
-  for (auto& w : workers) EXPECT_EQ(w->Wait(60).exit_code, 0);
+  for (auto& w : workers)
+    EXPECT_EQ(w->Wait(60).exit_code, 0);
   json summary = FindEvent(out.str(), "summary");
   summary["evals"] = Events(out.str(), "eval").size();
   return summary;
 }
 
-// Each evaluation holds for longer than --dead_after: no worker is lost, and the
-// parameters are those of the same run without evaluation.
+// Each evaluation holds for longer than --dead_after: no worker is lost, and
+// the parameters are those of the same run without evaluation.
 TEST(SlowEvaluatorTest, LosesNoWorkerAndChangesNoParameter) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);

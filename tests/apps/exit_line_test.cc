@@ -54,18 +54,20 @@ TEST_P(UncaughtTest, ExceptionReachingMainIsOneLineAndExitOne) {
   const auto& [kind, line] = GetParam();
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 320, 50);
-  const std::vector<std::string> world = {
-      "--world_size",  "2",
-      "--master_addr", "127.0.0.1",
-      "--master_port", std::to_string(FreePort()),
-      "--data_dir",    dir.path()};
+  auto world = [&](int port) {
+    return std::vector<std::string>{"--world_size",  "2",
+                                    "--master_addr", "127.0.0.1",
+                                    "--master_port", std::to_string(port),
+                                    "--data_dir",    dir.path()};
+  };
   Process serve(
       Concat({PstrainBin(), "serve", "--model", "mlp", "--batch_size", "8",
               "--max_steps", "10", "--checkpoint", dir.File("m.pt")},
-             world));
+             world(0)));
+  const int port = serve.ListenPort(30);
   auto r = Process(Concat({PstrainTestingBin(), "work", "--rank", "1", "--json",
                            "--throw_in_step", kind},
-                          world))
+                          world(port)))
                .Wait(60);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(ErrorLines(r.err),

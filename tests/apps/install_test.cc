@@ -1,11 +1,11 @@
 // `cmake --install` puts the binary, man pages, completions and examples in
 // the usual places under a prefix, and the installed binary runs.
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include <gtest/gtest.h>
 
 #include "job_test.h"
 #include "testing/idx_files.h"
@@ -25,7 +25,8 @@ TEST(InstallTest, InstallsIntoAPrefixAndTheInstalledBinaryRuns) {
   ScratchDir prefix;
   // PSTRAIN_BIN is <build>/bin/pstrain.
   const std::string build = fs::path(PstrainBin()).parent_path().parent_path();
-  Process install({"/usr/bin/cmake", "--install", build, "--prefix", prefix.path()});
+  Process install(
+      {"/usr/bin/cmake", "--install", build, "--prefix", prefix.path()});
   auto r = install.Wait(120);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
 
@@ -50,10 +51,12 @@ TEST(InstallTest, InstallsIntoAPrefixAndTheInstalledBinaryRuns) {
   EXPECT_EQ(v.out.rfind("pstrain 0.1.0 (protocol ", 0), 0u) << v.out;
   Process completions({bin, "completions", "bash"});
   auto c = completions.Wait(30);
-  EXPECT_EQ(c.out, Slurp(prefix.File("share/bash-completion/completions/pstrain")));
+  EXPECT_EQ(c.out,
+            Slurp(prefix.File("share/bash-completion/completions/pstrain")));
   // The installed example config is one the installed binary reads.
   Process config({bin, "serve", "--config",
-                  prefix.File("share/doc/pstrain/examples/job.toml"), "--print_config"});
+                  prefix.File("share/doc/pstrain/examples/job.toml"),
+                  "--print_config"});
   auto p = config.Wait(30);
   EXPECT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.out.find("\nmodel=\"mlp\"\n"), std::string::npos) << p.out;

@@ -1,9 +1,8 @@
 #include "job_test.h"
 
-#include <gtest/gtest.h>
-
 #include <sstream>
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "ps/checkpoint.h"
@@ -16,7 +15,8 @@ nlohmann::json FindEvent(const std::string& out, const std::string& event) {
   nlohmann::json last;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.value("event", "") == event) last = j;
+    if (!j.is_discarded() && j.is_object() && j.value("event", "") == event)
+      last = j;
   }
   return last;
 }
@@ -34,7 +34,8 @@ double MaxAbsDiff(const std::string& a, const std::string& b) {
   for (size_t i = 0; i < ta->size(); ++i) {
     EXPECT_EQ((*ta)[i].first, (*tb)[i].first);
     EXPECT_TRUE((*ta)[i].second.sizes().equals((*tb)[i].second.sizes()));
-    diff = std::max(diff, ((*ta)[i].second - (*tb)[i].second).abs().max().item<double>());
+    diff = std::max(
+        diff, ((*ta)[i].second - (*tb)[i].second).abs().max().item<double>());
   }
   return diff;
 }

@@ -16,7 +16,8 @@ nlohmann::json FindEvent(const std::string& out, const std::string& event);
 
 /// The largest absolute difference between two checkpoints' tensors of the
 /// same names; fails the test if names or shapes differ.
-double MaxAbsDiff(const std::string& checkpoint_a, const std::string& checkpoint_b);
+double MaxAbsDiff(const std::string& checkpoint_a,
+                  const std::string& checkpoint_b);
 
 /// "--flag value" pairs shared by a test's processes.
 std::vector<std::string> Concat(std::vector<std::string> a,

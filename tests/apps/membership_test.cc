@@ -2,13 +2,13 @@
 // go on; the same rank started again rejoins at the current version; a
 // worker that falls silent is lost after --dead_after.
 
-#include <gtest/gtest.h>
-
 #include <signal.h>
 
 #include <chrono>
 #include <memory>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "job_test.h"
 #include "testing/idx_files.h"
@@ -19,12 +19,13 @@ namespace {
 using data::testing::ScratchDir;
 
 std::vector<std::string> World(const std::string& port, const ScratchDir& dir) {
-  return {"--world_size", "4", "--master_port", port, "--threads", "1",
-          "--data_dir", dir.path(), "--json"};
+  return {"--world_size", "4",        "--master_port", port, "--threads", "1",
+          "--data_dir",   dir.path(), "--json"};
 }
 
 // Rank 0 of an mlp job of three workers of batch 8; 26 steps per epoch.
-std::vector<std::string> ServeArgs(const std::string& port, const ScratchDir& dir,
+std::vector<std::string> ServeArgs(const std::string& port,
+                                   const ScratchDir& dir,
                                    const std::vector<std::string>& flags) {
   return Concat(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
                         "--batch_size", "8", "--checkpoint", dir.File("m.pt")},
@@ -33,8 +34,9 @@ std::vector<std::string> ServeArgs(const std::string& port, const ScratchDir& di
 }
 
 // pstrain_testing, for its --delay_ms.
-std::unique_ptr<Process> StartWorker(const std::string& port, const ScratchDir& dir,
-                                     int rank, const std::vector<std::string>& flags) {
+std::unique_ptr<Process> StartWorker(const std::string& port,
+                                     const ScratchDir& dir, int rank,
+                                     const std::vector<std::string>& flags) {
   return std::make_unique<Process>(Concat(
       Concat({PstrainTestingBin(), "work", "--rank", std::to_string(rank)},
              World(port, dir)),
@@ -43,9 +45,9 @@ std::unique_ptr<Process> StartWorker(const std::string& port, const ScratchDir& 
 
 // Ranks 1..3, each slowed by `delay_ms` per step so that a test can act
 // mid-run.
-std::vector<std::unique_ptr<Process>> StartWorkers(const std::string& port,
-                                                   const ScratchDir& dir, int delay_ms,
-                                                   const std::vector<std::string>& flags = {}) {
+std::vector<std::unique_ptr<Process>> StartWorkers(
+    const std::string& port, const ScratchDir& dir, int delay_ms,
+    const std::vector<std::string>& flags = {}) {
   std::vector<std::unique_ptr<Process>> workers;
   for (int r = 1; r <= 3; ++r) {
     workers.push_back(StartWorker(
@@ -57,9 +59,9 @@ std::vector<std::unique_ptr<Process>> StartWorkers(const std::string& port,
 TEST(MembershipTest, KilledWorkerLeavesTheQuorumAndRejoinsWithItsRank) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  const std::string port = std::to_string(FreePort());
   // 4 epochs of 26 steps, 30 ms per step: about 3 s in all.
-  Process serve(ServeArgs(port, dir, {"--epochs", "4"}));
+  Process serve(ServeArgs("0", dir, {"--epochs", "4"}));
+  const std::string port = std::to_string(serve.ListenPort(30));
   auto workers = StartWorkers(port, dir, 30);
   auto &w1 = workers[0], &w2 = workers[1], &w3 = workers[2];
   ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
@@ -79,7 +81,8 @@ TEST(MembershipTest, KilledWorkerLeavesTheQuorumAndRejoinsWithItsRank) {
   EXPECT_EQ(summary["steps"], 104);
   EXPECT_EQ(summary["workers_lost"], 1);
   EXPECT_NE(rs.err.find("rank 3 lost at version"), std::string::npos) << rs.err;
-  EXPECT_NE(rs.err.find("rank 3 rejoined at version"), std::string::npos) << rs.err;
+  EXPECT_NE(rs.err.find("rank 3 rejoined at version"), std::string::npos)
+      << rs.err;
   // The rejoined worker trained: it started at the server's version.
   auto rejoined = FindEvent(back.out, "summary");
   EXPECT_GT(rejoined["steps"].get<int>(), 0);
@@ -89,8 +92,8 @@ TEST(MembershipTest, KilledWorkerLeavesTheQuorumAndRejoinsWithItsRank) {
 TEST(MembershipTest, WorkerLostForGoodEndsTheJobWithTheOthers) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  const std::string port = std::to_string(FreePort());
-  Process serve(ServeArgs(port, dir, {"--epochs", "2"}));
+  Process serve(ServeArgs("0", dir, {"--epochs", "2"}));
+  const std::string port = std::to_string(serve.ListenPort(30));
   auto workers = StartWorkers(port, dir, 30);
   ASSERT_TRUE(serve.WaitForErr("rank 1 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -110,9 +113,9 @@ TEST(MembershipTest, WorkerLostForGoodEndsTheJobWithTheOthers) {
 TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  const std::string port = std::to_string(FreePort());
-  Process serve(
-      ServeArgs(port, dir, {"--epochs", "2", "--heartbeat", "0.2", "--dead_after", "1"}));
+  Process serve(ServeArgs(
+      "0", dir, {"--epochs", "2", "--heartbeat", "0.2", "--dead_after", "1"}));
+  const std::string port = std::to_string(serve.ListenPort(30));
   auto workers = StartWorkers(port, dir, 20);
   ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -124,33 +127,41 @@ TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
   auto summary = FindEvent(rs.out, "summary");
   EXPECT_EQ(summary["steps"], 52);
   EXPECT_EQ(summary["workers_lost"], 1);
-  EXPECT_NE(rs.err.find("no word from rank 3 for 1"), std::string::npos) << rs.err;
+  EXPECT_NE(rs.err.find("no word from rank 3 for 1"), std::string::npos)
+      << rs.err;
 }
 
 // The server is killed mid-run and started again with --resume auto: the
 // workers reconnect on their own and the run finishes from the last
-// checkpoint's version.
+// checkpoint's version. The first server listens on a port the kernel
+// picks; the second on that same one, where the workers look for it.
 TEST(MembershipTest, WorkersReconnectToARestartedServer) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  const std::string port = std::to_string(FreePort());
-  auto serve_args = ServeArgs(
-      port, dir, {"--epochs", "4", "--checkpoint_every", "5", "--resume", "auto"});
-  auto first = std::make_unique<Process>(serve_args);
+  auto serve_args = [&](const std::string& port) {
+    return ServeArgs(
+        port, dir,
+        {"--epochs", "4", "--checkpoint_every", "5", "--resume", "auto"});
+  };
+  auto first = std::make_unique<Process>(serve_args("0"));
+  const std::string port = std::to_string(first->ListenPort(30));
   auto workers = StartWorkers(port, dir, 30, {"--reconnect_timeout", "30"});
   ASSERT_TRUE(first->WaitForErr("rank 3 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   first->Signal(SIGKILL);
   EXPECT_EQ(first->Wait(10).exit_code, 128 + SIGKILL);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  Process second(serve_args);
+  Process second(serve_args(port));
   auto rs = second.Wait(120);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
-  EXPECT_NE(rs.err.find("--resume auto: " + dir.path()), std::string::npos) << rs.err;
+  EXPECT_NE(rs.err.find("--resume auto: " + dir.path()), std::string::npos)
+      << rs.err;
   for (auto& w : workers) {
     auto r = w->Wait(30);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.err.find("reconnected; going on from version"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("reconnected; going on from version"),
+              std::string::npos)
+        << r.err;
     EXPECT_EQ(FindEvent(r.out, "summary")["reconnects"], 1);
   }
   EXPECT_EQ(FindEvent(rs.out, "summary")["steps"], 104);
@@ -161,15 +172,16 @@ TEST(MembershipTest, WorkersReconnectToARestartedServer) {
 TEST(MembershipTest, ReassignedShardsKeepEveryStepsGlobalBatch) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  const std::string port = std::to_string(FreePort());
-  Process serve(ServeArgs(port, dir, {"--epochs", "2", "--reassign_shards"}));
+  Process serve(ServeArgs("0", dir, {"--epochs", "2", "--reassign_shards"}));
+  const std::string port = std::to_string(serve.ListenPort(30));
   auto workers = StartWorkers(port, dir, 30);
   ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   workers[2]->Signal(SIGKILL);
   auto rs = serve.Wait(60);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
-  EXPECT_NE(rs.err.find("workers, who share its samples"), std::string::npos) << rs.err;
+  EXPECT_NE(rs.err.find("workers, who share its samples"), std::string::npos)
+      << rs.err;
   int64_t samples = 0;
   for (int i = 0; i < 2; ++i) {
     auto r = workers[i]->Wait(30);

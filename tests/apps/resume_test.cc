@@ -2,12 +2,12 @@
 // where an uninterrupted 20-step run ends; a checkpoint that does not fit the
 // job is refused with exit status 2.
 
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "job_test.h"
 #include "ps/checkpoint.h"
@@ -20,12 +20,15 @@ using data::testing::ScratchDir;
 
 std::vector<std::string> Job(const ScratchDir& dir, const std::string& model,
                              int max_steps) {
-  return {"--model", model, "--optimizer", "sgd", "--batch_size", "8",
-          "--max_steps", std::to_string(max_steps), "--lr", "0.05",
-          "--momentum", "0.9", "--seed", "3", "--data_dir", dir.path(), "--json"};
+  return {"--model",      model,  "--optimizer", "sgd",
+          "--batch_size", "8",    "--max_steps", std::to_string(max_steps),
+          "--lr",         "0.05", "--momentum",  "0.9",
+          "--seed",       "3",    "--data_dir",  dir.path(),
+          "--json"};
 }
 
-ProcessResult Launch(const ScratchDir& dir, int max_steps, const std::string& checkpoint) {
+ProcessResult Launch(const ScratchDir& dir, int max_steps,
+                     const std::string& checkpoint) {
   return RunPstrain(Concat({"launch", "--world_size", "3", "--master_port", "0",
                             "--checkpoint", dir.File(checkpoint)},
                            Job(dir, "mlp", max_steps)),
@@ -40,17 +43,22 @@ TEST(ResumeTest, SyncRunResumedAtStep10EqualsOneRunOf20Steps) {
   auto b1 = Launch(dir, 10, "b.pt");
   ASSERT_EQ(b1.exit_code, 0) << b1.err;
 
-  const std::string port = std::to_string(FreePort());
-  std::vector<std::string> world = {"--world_size", "3", "--master_port", port,
-                                    "--threads", "1"};
-  Process serve(Concat(Concat({PstrainBin(), "serve", "--rank", "0", "--resume",
-                               dir.File("b.pt"), "--checkpoint", dir.File("b2.pt")},
-                              world),
-                       Job(dir, "mlp", 20)));
-  Process w1(Concat({PstrainBin(), "work", "--rank", "1", "--data_dir", dir.path(),
-                     "--json"}, world));
-  Process w2(Concat({PstrainBin(), "work", "--rank", "2", "--data_dir", dir.path()},
-                    world));
+  auto world = [](const std::string& port) {
+    return std::vector<std::string>{"--world_size", "3", "--master_port", port,
+                                    "--threads",    "1"};
+  };
+  Process serve(
+      Concat(Concat({PstrainBin(), "serve", "--rank", "0", "--resume",
+                     dir.File("b.pt"), "--checkpoint", dir.File("b2.pt")},
+                    world("0")),
+             Job(dir, "mlp", 20)));
+  const std::string port = std::to_string(serve.ListenPort(30));
+  Process w1(Concat(
+      {PstrainBin(), "work", "--rank", "1", "--data_dir", dir.path(), "--json"},
+      world(port)));
+  Process w2(
+      Concat({PstrainBin(), "work", "--rank", "2", "--data_dir", dir.path()},
+             world(port)));
   auto rs = serve.Wait(120);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
   auto r1 = w1.Wait(30);
@@ -72,31 +80,44 @@ TEST(ResumeTest, TwoServersResumeEachTheirOwnOptimizerState) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   auto launch = [&](int max_steps, const std::string& checkpoint) {
-    return RunPstrain(Concat({"launch", "--world_size", "4", "--num_servers", "2",
-                              "--master_port", "0", "--checkpoint", dir.File(checkpoint)},
-                             Job(dir, "mlp", max_steps)),
-                      120);
+    return RunPstrain(
+        Concat({"launch", "--world_size", "4", "--num_servers", "2",
+                "--master_port", "0", "--checkpoint", dir.File(checkpoint)},
+               Job(dir, "mlp", max_steps)),
+        120);
   };
   auto a = launch(20, "a.pt");
   ASSERT_EQ(a.exit_code, 0) << a.err;
   auto b1 = launch(10, "b.pt");
   ASSERT_EQ(b1.exit_code, 0) << b1.err;
   for (int s = 0; s < 2; ++s) {
-    EXPECT_EQ(std::ifstream(ps::OptimizerStatePath(dir.File("b.pt"), s, 2)).good(), true) << s;
+    EXPECT_EQ(
+        std::ifstream(ps::OptimizerStatePath(dir.File("b.pt"), s, 2)).good(),
+        true)
+        << s;
   }
 
-  const std::string port = std::to_string(FreePort());
-  std::vector<std::string> world = {"--world_size", "4", "--num_servers", "2",
-                                    "--master_port", port, "--threads", "1"};
-  auto serve = [&](int rank) {
-    return Concat(Concat({PstrainBin(), "serve", "--rank", std::to_string(rank), "--resume",
-                          dir.File("b.pt"), "--checkpoint", dir.File("b2.pt")},
-                         world),
+  auto world = [](const std::string& port) {
+    return std::vector<std::string>{
+        "--world_size",  "4",  "--num_servers", "2",
+        "--master_port", port, "--threads",     "1"};
+  };
+  auto serve = [&](int rank, const std::string& port) {
+    return Concat(Concat({PstrainBin(), "serve", "--rank", std::to_string(rank),
+                          "--resume", dir.File("b.pt"), "--checkpoint",
+                          dir.File("b2.pt")},
+                         world(port)),
                   Job(dir, "mlp", 20));
   };
-  Process s0(serve(0)), s1(serve(1));
-  Process w2(Concat({PstrainBin(), "work", "--rank", "2", "--data_dir", dir.path()}, world));
-  Process w3(Concat({PstrainBin(), "work", "--rank", "3", "--data_dir", dir.path()}, world));
+  Process s0(serve(0, "0"));
+  const std::string port = std::to_string(s0.ListenPort(30));
+  Process s1(serve(1, port));
+  Process w2(
+      Concat({PstrainBin(), "work", "--rank", "2", "--data_dir", dir.path()},
+             world(port)));
+  Process w3(
+      Concat({PstrainBin(), "work", "--rank", "3", "--data_dir", dir.path()},
+             world(port)));
   auto rs = s0.Wait(120);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
   EXPECT_EQ(s1.Wait(30).exit_code, 0);
@@ -113,22 +134,22 @@ TEST(ResumeTest, ACheckpointOfAnotherModelOrWithoutOptimizerStateExits2) {
   auto b = Launch(dir, 2, "b.pt");
   ASSERT_EQ(b.exit_code, 0) << b.err;
 
-  auto other = RunPstrain(Concat({"serve", "--rank", "0", "--world_size", "3",
-                                  "--master_port", "0", "--resume", dir.File("b.pt"),
-                                  "--checkpoint", dir.File("c.pt")},
-                                 Job(dir, "convnet", 4)),
-                          60);
+  auto other = RunPstrain(
+      Concat({"serve", "--rank", "0", "--world_size", "3", "--master_port", "0",
+              "--resume", dir.File("b.pt"), "--checkpoint", dir.File("c.pt")},
+             Job(dir, "convnet", 4)),
+      60);
   EXPECT_EQ(other.exit_code, 2) << other.out << other.err;
   EXPECT_NE((other.out + other.err).find("has no parameter 'conv1.weight'"),
             std::string::npos)
       << other.out << other.err;
 
   ASSERT_EQ(std::remove(ps::OptimizerStatePath(dir.File("b.pt")).c_str()), 0);
-  auto no_optim = RunPstrain(Concat({"serve", "--rank", "0", "--world_size", "3",
-                                     "--master_port", "0", "--resume", dir.File("b.pt"),
-                                     "--checkpoint", dir.File("c.pt")},
-                                    Job(dir, "mlp", 4)),
-                             60);
+  auto no_optim = RunPstrain(
+      Concat({"serve", "--rank", "0", "--world_size", "3", "--master_port", "0",
+              "--resume", dir.File("b.pt"), "--checkpoint", dir.File("c.pt")},
+             Job(dir, "mlp", 4)),
+      60);
   EXPECT_EQ(no_optim.exit_code, 2) << no_optim.out << no_optim.err;
   EXPECT_NE((no_optim.out + no_optim.err).find("b.optim.pt"), std::string::npos)
       << no_optim.out << no_optim.err;

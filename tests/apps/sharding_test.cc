@@ -1,9 +1,9 @@
 // Several servers (--num_servers): each holds a share of the parameters'
 // bytes, and sync training computes exactly what one server computes.
 
-#include <gtest/gtest.h>
-
 #include <tuple>
+
+#include <gtest/gtest.h>
 
 #include "job_test.h"
 #include "testing/idx_files.h"
@@ -22,13 +22,32 @@ TEST_P(ShardedSyncTest, SameParametersAsOneServer) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   auto run = [&](int num_servers, const std::string& out) {
-    auto r = RunPstrain({"launch", "--world_size", std::to_string(num_servers + 2),
-                         "--num_servers", std::to_string(num_servers), "--slice_bytes",
-                         std::to_string(slice_bytes), "--model", "mlp", "--optimizer",
-                         optimizer, "--lr", optimizer == "adam" ? "0.001" : "0.05",
-                         "--batch_size", "8", "--max_steps", "20", "--seed", "3",
-                         "--master_port", "0", "--data_dir", dir.path(), "--json",
-                         "--checkpoint", dir.File(out)},
+    auto r = RunPstrain({"launch",
+                         "--world_size",
+                         std::to_string(num_servers + 2),
+                         "--num_servers",
+                         std::to_string(num_servers),
+                         "--slice_bytes",
+                         std::to_string(slice_bytes),
+                         "--model",
+                         "mlp",
+                         "--optimizer",
+                         optimizer,
+                         "--lr",
+                         optimizer == "adam" ? "0.001" : "0.05",
+                         "--batch_size",
+                         "8",
+                         "--max_steps",
+                         "20",
+                         "--seed",
+                         "3",
+                         "--master_port",
+                         "0",
+                         "--data_dir",
+                         dir.path(),
+                         "--json",
+                         "--checkpoint",
+                         dir.File(out)},
                         120);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return FindEvent(r.out, "summary");
@@ -41,10 +60,11 @@ TEST_P(ShardedSyncTest, SameParametersAsOneServer) {
   EXPECT_LT(MaxAbsDiff(dir.File("one.pt"), dir.File("many.pt")), 1e-6);
   EXPECT_EQ(many["test_accuracy"], one["test_accuracy"]);
   // Both runs trained: the checkpoints are far from a 1-step run's.
-  auto r = RunPstrain({"launch", "--world_size", "3", "--model", "mlp", "--max_steps", "1",
-                       "--seed", "3", "--master_port", "0", "--data_dir", dir.path(),
-                       "--json", "--checkpoint", dir.File("short.pt")},
-                      120);
+  auto r = RunPstrain(
+      {"launch", "--world_size", "3", "--model", "mlp", "--max_steps", "1",
+       "--seed", "3", "--master_port", "0", "--data_dir", dir.path(), "--json",
+       "--checkpoint", dir.File("short.pt")},
+      120);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GT(MaxAbsDiff(dir.File("many.pt"), dir.File("short.pt")), 1e-3);
 }
@@ -55,8 +75,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple("adam", 2, 512 * 1024),
                       std::make_tuple("sgd", 3, 64 * 1024)),
     [](const auto& info) {
-      return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) +
-             "_servers";
+      return std::get<0>(info.param) + "_" +
+             std::to_string(std::get<1>(info.param)) + "_servers";
     });
 
 // --server_threads: each server steps disjoint groups of keys in parallel;
@@ -65,12 +85,30 @@ TEST(ShardingTest, ServerThreadsComputeWhatOneThreadComputes) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   auto run = [&](int servers, int threads, const std::string& out) {
-    auto r = RunPstrain({"launch", "--world_size", std::to_string(servers + 2),
-                         "--num_servers", std::to_string(servers), "--server_threads",
-                         std::to_string(threads), "--model", "mlp", "--optimizer", "adam",
-                         "--lr", "0.001", "--batch_size", "8", "--max_steps", "10",
-                         "--master_port", "0", "--data_dir", dir.path(), "--json",
-                         "--checkpoint", dir.File(out)},
+    auto r = RunPstrain({"launch",
+                         "--world_size",
+                         std::to_string(servers + 2),
+                         "--num_servers",
+                         std::to_string(servers),
+                         "--server_threads",
+                         std::to_string(threads),
+                         "--model",
+                         "mlp",
+                         "--optimizer",
+                         "adam",
+                         "--lr",
+                         "0.001",
+                         "--batch_size",
+                         "8",
+                         "--max_steps",
+                         "10",
+                         "--master_port",
+                         "0",
+                         "--data_dir",
+                         dir.path(),
+                         "--json",
+                         "--checkpoint",
+                         dir.File(out)},
                         120);
     EXPECT_EQ(r.exit_code, 0) << r.err;
   };
@@ -84,16 +122,18 @@ TEST(ShardingTest, ServerThreadsComputeWhatOneThreadComputes) {
 TEST(ShardingTest, ServersRunAsSeparateProcesses) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  const std::string port = std::to_string(FreePort());
-  std::vector<std::string> world = {"--world_size", "4", "--num_servers", "2",
-                                    "--master_port", port, "--threads", "1",
-                                    "--data_dir", dir.path(), "--json"};
-  Process s0(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp", "--max_steps",
-                     "10", "--checkpoint", dir.File("m.pt")},
-                    world));
-  Process s1(Concat({PstrainBin(), "serve", "--rank", "1"}, world));
-  Process w2(Concat({PstrainBin(), "work", "--rank", "2"}, world));
-  Process w3(Concat({PstrainBin(), "work", "--rank", "3"}, world));
+  auto world = [&](const std::string& port) {
+    return std::vector<std::string>{
+        "--world_size", "4", "--num_servers", "2",        "--master_port", port,
+        "--threads",    "1", "--data_dir",    dir.path(), "--json"};
+  };
+  Process s0(Concat({PstrainBin(), "serve", "--rank", "0", "--model", "mlp",
+                     "--max_steps", "10", "--checkpoint", dir.File("m.pt")},
+                    world("0")));
+  const std::string port = std::to_string(s0.ListenPort(30));
+  Process s1(Concat({PstrainBin(), "serve", "--rank", "1"}, world(port)));
+  Process w2(Concat({PstrainBin(), "work", "--rank", "2"}, world(port)));
+  Process w3(Concat({PstrainBin(), "work", "--rank", "3"}, world(port)));
   auto r0 = s0.Wait(120);
   ASSERT_EQ(r0.exit_code, 0) << r0.err;
   EXPECT_EQ(s1.Wait(30).exit_code, 0);
@@ -107,13 +147,14 @@ TEST(ShardingTest, ServersRunAsSeparateProcesses) {
 TEST(ShardingTest, RankZeroNamesTheServersAndWorkersItWaitsFor) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  const std::string port = std::to_string(FreePort());
-  Process s0({PstrainBin(), "serve", "--rank", "0", "--world_size", "3", "--num_servers",
-              "2", "--master_port", port, "--timeout", "3", "--data_dir", dir.path(),
-              "--checkpoint", dir.File("m.pt")});
+  // Nobody connects: the port the kernel picks is never needed.
+  Process s0({PstrainBin(), "serve", "--rank", "0", "--world_size", "3",
+              "--num_servers", "2", "--master_port", "0", "--timeout", "3",
+              "--data_dir", dir.path(), "--checkpoint", dir.File("m.pt")});
   auto r = s0.Wait(60);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("waiting for ranks 1, 2 to connect"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("waiting for ranks 1, 2 to connect"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -16,16 +16,21 @@ using data::testing::ScratchDir;
 int64_t MaxClockGap(const std::string& mode, int staleness) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 50);
-  const std::string port = std::to_string(FreePort());
-  std::vector<std::string> world = {"--world_size", "3", "--master_port", port,
-                                    "--data_dir", dir.path(), "--threads", "1"};
-  Process serve(Concat({PstrainBin(), "serve", "--mode", mode, "--staleness",
-                        std::to_string(staleness), "--model", "mlp", "--batch_size", "8",
-                        "--max_steps", "30", "--json", "--checkpoint", dir.File("m.pt")},
-                       world));
-  Process slow(Concat(
-      {PstrainTestingBin(), "work", "--rank", "1", "--delay_ms", "15"}, world));
-  Process fast(Concat({PstrainBin(), "work", "--rank", "2"}, world));
+  auto world = [&](const std::string& port) {
+    return std::vector<std::string>{
+        "--world_size", "3",        "--master_port", port,
+        "--data_dir",   dir.path(), "--threads",     "1"};
+  };
+  Process serve(
+      Concat({PstrainBin(), "serve", "--mode", mode, "--staleness",
+              std::to_string(staleness), "--model", "mlp", "--batch_size", "8",
+              "--max_steps", "30", "--json", "--checkpoint", dir.File("m.pt")},
+             world("0")));
+  const std::string port = std::to_string(serve.ListenPort(30));
+  Process slow(
+      Concat({PstrainTestingBin(), "work", "--rank", "1", "--delay_ms", "15"},
+             world(port)));
+  Process fast(Concat({PstrainBin(), "work", "--rank", "2"}, world(port)));
   auto r = serve.Wait(120);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(slow.Wait(30).exit_code, 0);

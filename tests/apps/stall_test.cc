@@ -6,14 +6,13 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <thread>
 
 #include <asio/connect.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/write.hpp>
+#include <gtest/gtest.h>
 
 #include "job_test.h"
 #include "testing/idx_files.h"
@@ -25,51 +24,57 @@ namespace {
 using data::testing::ScratchDir;
 using Clock = std::chrono::steady_clock;
 
-// Connects to 127.0.0.1:port (retrying while the server starts), writes
-// `bytes`, then reads until the server closes; returns the seconds from the
-// write to the close, or -1 if the server never closes within 30 s.
+// Connects to 127.0.0.1:port (where the server listens), writes `bytes`,
+// then reads until the server closes; returns the seconds from the write to
+// the close, or -1 if it cannot connect or the server never closes within
+// 30 s.
 double SecondsUntilDropped(int port, const std::string& bytes) {
   asio::io_context io;
   asio::ip::tcp::socket s(io);
   asio::ip::tcp::resolver resolver(io);
   asio::error_code ec;
-  for (int i = 0; i < 300; ++i) {
-    asio::connect(s, resolver.resolve("127.0.0.1", std::to_string(port)), ec);
-    if (!ec) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (ec) return -1;
+  asio::connect(s, resolver.resolve("127.0.0.1", std::to_string(port)), ec);
+  if (ec)
+    return -1;
   asio::write(s, asio::buffer(bytes), ec);
   const auto start = Clock::now();
   timeval tv{30, 0};
   setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   char buf[256];
-  while (!ec) s.read_some(asio::buffer(buf), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) return -1;
+  while (!ec)
+    s.read_some(asio::buffer(buf), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again)
+    return -1;
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 TEST(StallTest, StalledPeersAreDroppedAfterTheTimeoutWhileWorkersTrain) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 320, 50);
-  const int port = FreePort();
-  const std::vector<std::string> world = {
-      "--world_size", "2", "--master_addr", "127.0.0.1", "--master_port",
-      std::to_string(port), "--data_dir", dir.path()};
-  // The worker first, so that it connects as soon as the server listens:
+  auto world = [&](int port) {
+    return std::vector<std::string>{"--world_size",  "2",
+                                    "--master_addr", "127.0.0.1",
+                                    "--master_port", std::to_string(port),
+                                    "--data_dir",    dir.path()};
+  };
+  Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps",
+                        "40", "--batch_size", "8", "--timeout", "2", "--json",
+                        "--checkpoint", dir.File("m.pt")},
+                       world(0)));
+  const int port = serve.ListenPort(30);
+  // The worker as soon as the server listens, on the port it reports:
   // 40 steps of at least 100 ms each outlast the 2 s timeout.
   Process work(Concat({PstrainTestingBin(), "work", "--rank", "1", "--timeout",
                        "30", "--delay_ms", "100"},
-                      world));
-  Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps", "40",
-                        "--batch_size", "8", "--timeout", "2", "--json",
-                        "--checkpoint", dir.File("m.pt")}, world));
+                      world(port)));
   std::string hello_meta, hello;
   wire::EncodeMeta(wire::Hello{wire::Role::kWorker, 1, 2}, &hello_meta);
   wire::EncodeFramePrefix(wire::MsgType::kHello, 1, hello_meta, 0, &hello);
   double half_header = 0, half_body = 0, silent = 0;
-  std::thread a([&] { half_header = SecondsUntilDropped(port, hello.substr(0, 10)); });
-  std::thread b([&] { half_body = SecondsUntilDropped(port, hello.substr(0, 35)); });
+  std::thread a(
+      [&] { half_header = SecondsUntilDropped(port, hello.substr(0, 10)); });
+  std::thread b(
+      [&] { half_body = SecondsUntilDropped(port, hello.substr(0, 35)); });
   std::thread c([&] { silent = SecondsUntilDropped(port, ""); });
   a.join();
   b.join();
@@ -90,7 +95,8 @@ TEST(StallTest, StalledPeersAreDroppedAfterTheTimeoutWhileWorkersTrain) {
     ++stalled;
   }
   EXPECT_EQ(stalled, 2u) << rs.err;
-  EXPECT_NE(rs.err.find("no handshake within 2 s"), std::string::npos) << rs.err;
+  EXPECT_NE(rs.err.find("no handshake within 2 s"), std::string::npos)
+      << rs.err;
 }
 
 }  // namespace

@@ -39,11 +39,25 @@ class Process {
   /// Waits up to `timeout_seconds` for `text` to appear in its stderr so
   /// far; whether it did.
   bool WaitForErr(const std::string& text, double timeout_seconds) const;
+  /// Waits up to `timeout_seconds` (polling its stdout and stderr every
+  /// 20 ms) for the process's first `listen` event, which a pstrain server
+  /// emits once it listens, and returns that event's port: the one the
+  /// kernel picked for `--master_port 0`. Reads the JSON line on stdout
+  /// (--json) or else the human line on stderr ("listen ... port=N ...").
+  /// On timeout, or if the process exits without one, adds a test failure
+  /// naming the process, with its output so far, and returns -1. Leaves the
+  /// process running (and unreaped: Wait() still reports its exit).
+  int ListenPort(double timeout_seconds) const;
   pid_t pid() const { return pid_; }
 
  private:
+  // Whether the process has exited, without reaping it; *exit_code is then
+  // its status as ProcessResult::exit_code has it (-1 once Wait() reaped it).
+  bool Exited(int* exit_code) const;
+
   pid_t pid_ = -1;
   bool reaped_ = false;
+  std::string command_;  // its argv, for messages
   std::string out_path_, err_path_;
   double start_ = 0;
 };
@@ -51,8 +65,5 @@ class Process {
 /// Starts pstrain with `args` and waits up to `timeout_seconds`.
 ProcessResult RunPstrain(const std::vector<std::string>& args,
                          double timeout_seconds);
-
-/// A loopback TCP port that is free now.
-int FreePort();
 
 }  // namespace pstrain::testing

@@ -10,7 +10,8 @@ StartLine::StartLine(int workers) : workers_(workers) {
 
 bool StartLine::Arrive() {
   std::unique_lock<std::mutex> lock(mu_);
-  if (failed_) return false;
+  if (failed_)
+    return false;
   const uint64_t round = round_;
   if (++arrived_ == workers_) {
     arrived_ = 0;
@@ -18,8 +19,15 @@ bool StartLine::Arrive() {
     cv_.notify_all();
     return true;
   }
+  ++blocked_;
   cv_.wait(lock, [&] { return round_ != round || failed_; });
+  --blocked_;
   return round_ != round;
+}
+
+int StartLine::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocked_;
 }
 
 void StartLine::Fail() {

@@ -22,14 +22,17 @@ class StartLine {
   /// A worker that failed never arrives again: releases every waiting and
   /// later Arrive for good.
   void Fail();
+  /// Workers blocked in Arrive now.
+  int waiting() const;
 
  private:
   const int workers_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   int arrived_ = 0;
   uint64_t round_ = 0;
   bool failed_ = false;
+  int blocked_ = 0;
 };
 
 }  // namespace pstrain::bench

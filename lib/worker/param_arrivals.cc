@@ -29,7 +29,8 @@ void ParamArrivals::OnSlice(int key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     --missing_[key];
-    while (prefix_ < missing_.size() && missing_[prefix_] <= 0) ++prefix_;
+    while (prefix_ < missing_.size() && missing_[prefix_] <= 0)
+      ++prefix_;
   }
   cv_.notify_all();
 }
@@ -48,7 +49,9 @@ bool ParamArrivals::WaitUntil(Pred ready) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!all_ && !ready()) {
     const auto start = std::chrono::steady_clock::now();
+    ++waiting_;
     cv_.wait(lock, [&] { return all_ || ready(); });
+    --waiting_;
     waited_ += std::chrono::steady_clock::now() - start;
   }
   return ready();
@@ -60,6 +63,11 @@ bool ParamArrivals::WaitMeta() {
 
 void ParamArrivals::WaitKeys(size_t n) {
   WaitUntil([this, n] { return prefix_ >= std::min(n, missing_.size()); });
+}
+
+int ParamArrivals::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_;
 }
 
 double ParamArrivals::TakeWaitedSeconds() {

@@ -38,6 +38,8 @@ class ParamArrivals {
   void WaitKeys(size_t n);
   /// Seconds spent blocked in WaitMeta and WaitKeys since the last call.
   double TakeWaitedSeconds();
+  /// Threads blocked in WaitMeta or WaitKeys now.
+  int waiting() const;
 
  private:
   template <typename Pred>
@@ -45,12 +47,13 @@ class ParamArrivals {
 
   const std::vector<int> slices_per_key_;
   const int num_servers_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<int> missing_;  // slices per key not yet in
   size_t prefix_ = 0;         // keys [0, prefix_) are in
   int metas_ = 0;
   bool all_ = false;
+  int waiting_ = 0;
   std::chrono::steady_clock::duration waited_{};
 };
 

@@ -1,16 +1,13 @@
 #include "bench/start_line.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
-#include <chrono>
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace pstrain::bench {
 namespace {
-
-using std::chrono::milliseconds;
 
 // No worker passes a round before the last one arrives, round after round.
 TEST(StartLineTest, ReleasesEachRoundOnlyOnceAllHaveArrived) {
@@ -22,15 +19,20 @@ TEST(StartLineTest, ReleasesEachRoundOnlyOnceAllHaveArrived) {
   for (int w = 0; w < kWorkers; ++w) {
     threads.emplace_back([&, w] {
       for (int round = 0; round < kRounds; ++round) {
-        // The last worker is late every round.
-        if (w == kWorkers - 1) std::this_thread::sleep_for(milliseconds(20));
+        // The last worker is late every round: it arrives once the others
+        // are blocked.
+        if (w == kWorkers - 1) {
+          while (line.waiting() < kWorkers - 1)
+            std::this_thread::yield();
+        }
         arrived.fetch_add(1);
         EXPECT_TRUE(line.Arrive());
         seen[round * kWorkers + w] = arrived.load();
       }
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   for (int round = 0; round < kRounds; ++round) {
     for (int w = 0; w < kWorkers; ++w) {
       EXPECT_GE(seen[round * kWorkers + w], (round + 1) * kWorkers)
@@ -47,7 +49,8 @@ TEST(StartLineTest, FailReleasesTheWaitingAndLaterArrivals) {
     EXPECT_FALSE(line.Arrive());
     released.fetch_add(1);
   });
-  std::this_thread::sleep_for(milliseconds(20));
+  while (line.waiting() < 1)
+    std::this_thread::yield();
   EXPECT_EQ(released.load(), 0);
   line.Fail();
   waiter.join();

@@ -4,12 +4,14 @@
 
 #include "net/send_gate.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "net/client.h"
 #include "net/listener.h"
@@ -22,11 +24,44 @@ using std::chrono::milliseconds;
 constexpr size_t kPiece = 256 * 1024;
 constexpr int kPieces = 3;
 
-// Reads a push piece by piece, counting the pieces that are in; acks the
+// A count that threads wait on.
+class Counter {
+ public:
+  void Add() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++value_;
+    }
+    cv_.notify_all();
+  }
+  int load() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return value_;
+  }
+  void store(int v) {
+    std::lock_guard<std::mutex> lock(mu_);
+    value_ = v;
+  }
+  /// Until the count is at least `want`; false after 10 s.
+  bool WaitFor(int want) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10),
+                        [&] { return value_ >= want; });
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  int value_ = 0;
+};
+
+// Reads a push piece by piece, counting the pieces that are in and noting
+// how far the client's gate (`watched`) was open when each came; acks the
 // whole frame.
 class PieceServer : public Connection::Handler {
  public:
-  PieceServer() : listener_(&io_, this, {}, [this](auto c) { conns_.push_back(c); }) {
+  PieceServer()
+      : listener_(&io_, this, {}, [this](auto c) { conns_.push_back(c); }) {
     EXPECT_TRUE(listener_.Listen("127.0.0.1", 0).ok());
     data_.resize(kPieces * kPiece);
     thread_ = std::thread([this] { io_.run(); });
@@ -34,29 +69,41 @@ class PieceServer : public Connection::Handler {
   ~PieceServer() override {
     asio::post(io_, [this] {
       listener_.Close();
-      for (auto& c : conns_) c->Close();
+      for (auto& c : conns_)
+        c->Close();
     });
     thread_.join();
   }
   int port() const { return listener_.port(); }
   std::string data() const { return data_; }  // once frames_ says so
-  std::atomic<int> pieces{0}, frames{0}, closes{0};
+  Counter pieces, frames, closes;
+  const SendGate* watched = nullptr;
+  // The gate's open mark when piece i arrived.
+  std::atomic<uint32_t> open_at_piece[kPieces] = {};
 
-  Status OnMeta(Connection& c, const wire::FrameHeader&, std::string_view, uint64_t bytes,
+  Status OnMeta(Connection& c, const wire::FrameHeader&, std::string_view,
+                uint64_t bytes,
                 std::vector<asio::mutable_buffer>* dst) override {
-    if (bytes != data_.size()) return Corruption("unexpected size");
-    for (int i = 0; i < kPieces; ++i) dst->emplace_back(&data_[i * kPiece], kPiece);
+    if (bytes != data_.size())
+      return Corruption("unexpected size");
+    for (int i = 0; i < kPieces; ++i)
+      dst->emplace_back(&data_[i * kPiece], kPiece);
     c.ReadPieceByPiece();
     return Status::Ok();
   }
-  void OnPiece(Connection&, size_t) override { ++pieces; }
-  void OnFrame(Connection& c, const wire::FrameHeader& h, std::string_view) override {
-    ++frames;
+  void OnPiece(Connection&, size_t index) override {
+    if (watched != nullptr && index < kPieces)
+      open_at_piece[index] = watched->open();
+    pieces.Add();
+  }
+  void OnFrame(Connection& c, const wire::FrameHeader& h,
+               std::string_view) override {
+    frames.Add();
     FrameBuffers& f = c.NewFrame();
     f.Reset(wire::MsgType::kAck, h.request_id, {});
     c.Send(f);
   }
-  void OnClose(Connection&, const Status&) override { ++closes; }
+  void OnClose(Connection&, const Status&) override { closes.Add(); }
 
  private:
   asio::io_context io_;
@@ -66,15 +113,6 @@ class PieceServer : public Connection::Handler {
   std::thread thread_;
 };
 
-bool WaitFor(const std::atomic<int>& value, int want) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (value.load() < want) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
-}
-
 struct GatedCall {
   std::string data = std::string(kPieces * kPiece, '\0');
   Client client;
@@ -83,7 +121,8 @@ struct GatedCall {
   std::string meta;  // a push of kPieces uint8 tensors of kPiece bytes
 
   explicit GatedCall(int port) {
-    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + i / 4096);
+    for (size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<char>(i * 7 + i / 4096);
     wire::Push push;
     for (int i = 0; i < kPieces; ++i) {
       wire::TensorDesc d;
@@ -105,30 +144,38 @@ struct GatedCall {
       FrameBuffers& f = client.NewRequest();
       f.Reset(wire::MsgType::kPush, 0, meta);
       f.SetGate(&gate);
-      for (int i = 0; i < kPieces; ++i) f.AddData(&data[i * kPiece], kPiece, i + 1);
+      for (int i = 0; i < kPieces; ++i)
+        f.AddData(&data[i * kPiece], kPiece, i + 1);
       wire::MsgType reply;
       Status s = client.Call(f, nullptr, milliseconds(10000), &reply);
-      if (s.ok() && reply != wire::MsgType::kAck) return Corruption("not an ack");
+      if (s.ok() && reply != wire::MsgType::kAck)
+        return Corruption("not an ack");
       return s;
     });
   }
 };
 
+// Each mark is opened only once the piece before it has arrived, so a piece
+// that left early arrives while the gate is open to less than its mark.
 TEST(SendGateTest, EachPieceLeavesOnlyOnceItsMarkIsOpen) {
   PieceServer server;
   GatedCall call(server.port());
+  server.watched = &call.gate;
   for (int round = 0; round < 2; ++round) {  // the gate and frame are reused
-    server.pieces = 0;
+    server.pieces.store(0);
     auto done = call.Start();
     for (int i = 1; i <= kPieces; ++i) {
-      // Held back: piece i must not arrive while its mark is closed.
-      std::this_thread::sleep_for(milliseconds(50));
-      EXPECT_EQ(server.pieces.load(), i - 1) << "round " << round;
       call.gate.OpenTo(i);
-      ASSERT_TRUE(WaitFor(server.pieces, i)) << "piece " << i << " never came";
+      ASSERT_TRUE(server.pieces.WaitFor(i)) << "piece " << i << " never came";
     }
-    ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    ASSERT_EQ(done.wait_for(std::chrono::seconds(10)),
+              std::future_status::ready);
     EXPECT_TRUE(done.get().ok());
+    EXPECT_EQ(server.pieces.load(), kPieces);
+    for (int i = 0; i < kPieces; ++i) {
+      EXPECT_GE(server.open_at_piece[i].load(), static_cast<uint32_t>(i + 1))
+          << "round " << round << ": piece " << i << " left before its mark";
+    }
     EXPECT_EQ(server.frames.load(), round + 1);
     EXPECT_EQ(server.data(), call.data);
   }
@@ -149,14 +196,15 @@ TEST(SendGateTest, AbortFailsTheCallAndClosesWithoutAFrame) {
   GatedCall call(server.port());
   auto done = call.Start();
   call.gate.OpenTo(1);
-  ASSERT_TRUE(WaitFor(server.pieces, 1));
+  ASSERT_TRUE(server.pieces.WaitFor(1));
   call.gate.Abort();
   ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   Status s = done.get();
   EXPECT_EQ(s.code(), StatusCode::kIOError) << s.ToString();
-  EXPECT_NE(s.message().find("never produced"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("never produced"), std::string::npos)
+      << s.message();
   EXPECT_FALSE(call.client.connected());
-  ASSERT_TRUE(WaitFor(server.closes, 1));
+  ASSERT_TRUE(server.closes.WaitFor(1));
   EXPECT_EQ(server.frames.load(), 0);
 }
 

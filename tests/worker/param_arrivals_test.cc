@@ -3,32 +3,30 @@
 
 #include "worker/param_arrivals.h"
 
-#include <gtest/gtest.h>
-
-#include <atomic>
 #include <chrono>
+#include <future>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 namespace pstrain::worker {
 namespace {
 
-using std::chrono::milliseconds;
-
-// Runs `wait` on a thread; `done` says whether it has returned.
+// Runs `wait` on a thread of its own.
 struct Waiter {
-  std::atomic<bool> done{false};
-  std::thread thread;
+  std::future<void> done;
   template <typename Fn>
-  explicit Waiter(Fn wait) : thread([this, wait] { wait(); done = true; }) {}
-  ~Waiter() { thread.join(); }
-  bool DoneWithin(milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(1));
-    }
-    return done;
+  explicit Waiter(Fn wait) : done(std::async(std::launch::async, wait)) {}
+  bool Done() {
+    return done.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
   }
 };
+
+// Until `n` threads are blocked in `arrivals`' waits.
+void UntilWaiting(const ParamArrivals& arrivals, int n) {
+  while (arrivals.waiting() < n)
+    std::this_thread::yield();
+}
 
 TEST(ParamArrivalsTest, AKeyIsInOnceAllItsSlicesAreAndThoseBeforeIt) {
   ParamArrivals arrivals({1, 2, 1}, /*num_servers=*/2);
@@ -36,14 +34,16 @@ TEST(ParamArrivalsTest, AKeyIsInOnceAllItsSlicesAreAndThoseBeforeIt) {
     arrivals.Begin();
     Waiter first([&] { arrivals.WaitKeys(1); });
     Waiter all([&] { arrivals.WaitKeys(3); });
-    EXPECT_FALSE(first.DoneWithin(milliseconds(20)));
+    UntilWaiting(arrivals, 2);
     arrivals.OnSlice(2);  // the last key, before those it follows
+    EXPECT_EQ(arrivals.waiting(), 2);
     arrivals.OnSlice(0);
-    EXPECT_TRUE(first.DoneWithin(milliseconds(5000)));
+    EXPECT_TRUE(first.Done());
     arrivals.OnSlice(1);  // one of key 1's two slices
-    EXPECT_FALSE(all.DoneWithin(milliseconds(20)));
+    EXPECT_EQ(arrivals.waiting(), 1);
     arrivals.OnSlice(1);
-    EXPECT_TRUE(all.DoneWithin(milliseconds(5000)));
+    EXPECT_TRUE(all.Done());
+    EXPECT_EQ(arrivals.waiting(), 0);
   }
 }
 
@@ -53,9 +53,9 @@ TEST(ParamArrivalsTest, MetaNeedsEveryServer) {
   arrivals.OnMeta();
   bool replied = false;
   Waiter waiter([&] { replied = arrivals.WaitMeta(); });
-  EXPECT_FALSE(waiter.DoneWithin(milliseconds(20)));
+  UntilWaiting(arrivals, 1);
   arrivals.OnMeta();
-  EXPECT_TRUE(waiter.DoneWithin(milliseconds(5000)));
+  EXPECT_TRUE(waiter.Done());
   EXPECT_TRUE(replied);
 }
 
@@ -65,10 +65,10 @@ TEST(ParamArrivalsTest, OpenAllReleasesEveryWaitAndSaysTheMetaIsMissing) {
   bool replied = true;
   Waiter meta([&] { replied = arrivals.WaitMeta(); });
   Waiter keys([&] { arrivals.WaitKeys(2); });
-  EXPECT_FALSE(keys.DoneWithin(milliseconds(20)));
+  UntilWaiting(arrivals, 2);
   arrivals.OpenAll();
-  EXPECT_TRUE(meta.DoneWithin(milliseconds(5000)));
-  EXPECT_TRUE(keys.DoneWithin(milliseconds(5000)));
+  EXPECT_TRUE(meta.Done());
+  EXPECT_TRUE(keys.Done());
   EXPECT_FALSE(replied);
   EXPECT_GT(arrivals.TakeWaitedSeconds(), 0.0);
   EXPECT_EQ(arrivals.TakeWaitedSeconds(), 0.0);

@@ -17,33 +17,41 @@ namespace {
 
 struct EvalFlags {
   std::string checkpoint = "pstrain-model.pt";
-  std::string model;    // "" = from the checkpoint's JSON file
-  std::string dataset;  // likewise
+  std::string model;       // "" = from the checkpoint's JSON file
+  std::string dataset;     // likewise
   int64_t batch_size = 0;  // 0: the evaluator picks (models/evaluator.h)
   LocalFlags local;
 };
 
 Status Evaluate(EvalFlags& f, report::EventLog& log) {
-  PS_ASSIGN_OR_RETURN(ps::NamedTensors tensors, ps::LoadCheckpointTensors(f.checkpoint));
+  PS_ASSIGN_OR_RETURN(ps::NamedTensors tensors,
+                      ps::LoadCheckpointTensors(f.checkpoint));
   auto meta = ps::LoadCheckpointMeta(f.checkpoint);
   if (meta.ok()) {
-    if (f.model.empty()) f.model = meta->value("model", "");
-    if (f.dataset.empty()) f.dataset = meta->value("dataset", "");
+    if (f.model.empty())
+      f.model = meta->value("model", "");
+    if (f.dataset.empty())
+      f.dataset = meta->value("dataset", "");
   }
   if (f.model.empty()) {
     return InvalidArgument("--model is required: " + meta.status().message());
   }
-  if (f.dataset.empty()) f.dataset = "fashion-mnist";
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, models::MakeModel(f.model));
-  PS_ASSIGN_OR_RETURN(data::Dataset test,
-                      data::LoadDataset(f.dataset, f.local.data_dir, data::Split::kTest));
+  if (f.dataset.empty())
+    f.dataset = "fashion-mnist";
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
+                      models::MakeModel(f.model));
+  PS_ASSIGN_OR_RETURN(
+      data::Dataset test,
+      data::LoadDataset(f.dataset, f.local.data_dir, data::Split::kTest));
   models::Evaluator evaluator(model, test.images, test.labels, {f.batch_size});
   Status loaded = evaluator.Load(tensors);
-  if (!loaded.ok()) return InvalidArgument(f.checkpoint + ": " + loaded.message());
+  if (!loaded.ok())
+    return InvalidArgument(f.checkpoint + ": " + loaded.message());
   const auto start = std::chrono::steady_clock::now();
   const models::EvalResult r = evaluator.Score();
   const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   log.Emit("eval", {{"checkpoint", f.checkpoint},
                     {"test_accuracy", r.accuracy},
                     {"test_loss", r.loss},
@@ -56,8 +64,7 @@ Status Evaluate(EvalFlags& f, report::EventLog& log) {
 int RunEval(EvalFlags& f) {
   auto log = MakeEventLog(f.local, 0, "");
   SetThreads(f.local.threads);
-  Status s = Evaluate(f, *log);
-  if (s.code() == StatusCode::kCorruption) s = InvalidArgument(s.message());
+  const Status s = CorruptionAsInvalidArgument(Evaluate(f, *log));
   return s.ok() ? 0 : Fail(*log, s);
 }
 
@@ -67,11 +74,15 @@ RunFn SetupEval(CLI::App* sub) {
   auto f = std::make_shared<EvalFlags>();
   sub->add_option("--checkpoint", f->checkpoint, "Saved model (state_dict)")
       ->capture_default_str();
-  sub->add_option("--model", f->model, "Model name; default: from the checkpoint's .json");
-  sub->add_option("--dataset", f->dataset, "Data set; default: from the checkpoint's .json");
+  sub->add_option("--model", f->model,
+                  "Model name; default: from the checkpoint's .json");
+  sub->add_option("--dataset", f->dataset,
+                  "Data set; default: from the checkpoint's .json");
   sub->add_option("--batch_size", f->batch_size,
-                  "Test samples per forward; 0: as many as hold 64 28x28 images, the fastest measured (pstrain bench eval)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+                  "Test samples per forward; 0: as many as hold 64 28x28 "
+                  "images, the fastest measured (pstrain bench eval)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   AddLocalFlags(sub, &f->local);
   return [f] { return RunEval(*f); };
 }

@@ -35,18 +35,16 @@ Status Validate(const LocalTrainOptions& o) {
 }
 
 Result<data::Dataset> Load(const LocalTrainOptions& o, data::Split split) {
-  auto ds = data::LoadDataset(o.dataset, o.data_dir, split);
   // Bad data files are bad input (exit 2), as for the worker.
-  if (!ds.ok() && ds.status().code() == StatusCode::kCorruption) {
-    return InvalidArgument(ds.status().message());
-  }
-  return ds;
+  return CorruptionAsInvalidArgument(
+      data::LoadDataset(o.dataset, o.data_dir, split));
 }
 
 // `steps` SGD steps over as many epochs as they need, or fewer when an
 // evaluation reaches the target. Returns the training seconds.
-double RunSteps(models::Model& model, const data::Dataset& train, const data::Dataset& test,
-                const LocalTrainOptions& o, LocalRunStats* stats) {
+double RunSteps(models::Model& model, const data::Dataset& train,
+                const data::Dataset& test, const LocalTrainOptions& o,
+                LocalRunStats* stats) {
   data::ShardSampler sampler(train.size(), 1, 0, o.batch_size, o.seed);
   torch::optim::SGD sgd(model.parameters(),
                         torch::optim::SGDOptions(o.lr).momentum(o.momentum));
@@ -63,11 +61,15 @@ double RunSteps(models::Model& model, const data::Dataset& train, const data::Da
       sgd.zero_grad();
       torch::nll_loss(model.forward(batch.images), batch.labels).backward();
       sgd.step();
-      if (++done % o.eval_interval != 0 || !evaluate) continue;
+      if (++done % o.eval_interval != 0 || !evaluate)
+        continue;
       seconds += std::chrono::duration<double>(Clock::now() - start).count();
-      const double accuracy = models::Evaluator(
-          std::shared_ptr<models::Model>(&model, [](models::Model*) {}), test.images,
-          test.labels).Score().accuracy;
+      const double accuracy =
+          models::Evaluator(
+              std::shared_ptr<models::Model>(&model, [](models::Model*) {}),
+              test.images, test.labels)
+              .Score()
+              .accuracy;
       model.train();
       if (accuracy >= o.target_accuracy) {
         stats->time_to_target_seconds = seconds;
@@ -125,7 +127,8 @@ Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
   stats.samples = stats.steps * o.batch_size;
   stats.samples_per_second =
       stats.wall_seconds > 0 ? stats.samples / stats.wall_seconds : 0.0;
-  models::EvalResult eval = models::Evaluator(model, test.images, test.labels).Score();
+  models::EvalResult eval =
+      models::Evaluator(model, test.images, test.labels).Score();
   stats.test_accuracy = eval.accuracy;
   stats.test_loss = eval.loss;
   return stats;

@@ -30,7 +30,8 @@ double Seconds(Clock::duration d) {
 }
 
 Result<torch::Device> ParseDevice(const std::string& device) {
-  if (device == "cpu") return torch::Device(torch::kCPU);
+  if (device == "cpu")
+    return torch::Device(torch::kCPU);
   if (device == "cuda") {
     if (!torch::cuda::is_available()) {
       return InvalidArgument(
@@ -51,12 +52,9 @@ struct Progress {
 
 Result<data::Dataset> LoadTrainSet(const ps::JobSpec& spec,
                                    const std::string& data_dir) {
-  auto ds = data::LoadDataset(spec.dataset, data_dir, data::Split::kTrain);
   // Bad data files are bad input (exit 2), whatever the reason.
-  if (!ds.ok() && ds.status().code() == StatusCode::kCorruption) {
-    return InvalidArgument(ds.status().message());
-  }
-  return ds;
+  return CorruptionAsInvalidArgument(
+      data::LoadDataset(spec.dataset, data_dir, data::Split::kTrain));
 }
 
 // One worker's run, in the order it happens: join, train, report.
@@ -125,8 +123,8 @@ Status Trainer::Join() {
   if (spec_.batch_size > train_.size() / spec_.num_workers()) {
     return InvalidArgument("--batch_size " + std::to_string(spec_.batch_size) +
                            " x " + std::to_string(spec_.num_workers()) +
-                           " workers exceeds the " + std::to_string(train_.size()) +
-                           " training samples");
+                           " workers exceeds the " +
+                           std::to_string(train_.size()) + " training samples");
   }
   PS_RETURN_IF_ERROR(servers_.JoinServers(ps::Fingerprint(*model_)));
   model_->to(device_);
@@ -143,7 +141,8 @@ Status Trainer::Join() {
   total_steps_ = spec_.epochs > std::numeric_limits<int64_t>::max() / per_epoch
                      ? std::numeric_limits<int64_t>::max()
                      : spec_.epochs * per_epoch;
-  if (spec_.max_steps > 0) total_steps_ = std::min(total_steps_, spec_.max_steps);
+  if (spec_.max_steps > 0)
+    total_steps_ = std::min(total_steps_, spec_.max_steps);
   return Status::Ok();
 }
 
@@ -181,12 +180,14 @@ Status Trainer::Train() {
     if (step >= total_steps_ || stopped_) {
       // The last replies in full; a server lost meanwhile may set us back.
       Status last = servers_.Finish();
-      if (last.ok()) break;
+      if (last.ok())
+        break;
       PS_RETURN_IF_ERROR(servers_.Reconnect(last));
       continue;
     }
     if (step / per_epoch != epoch) {
-      if (epoch >= 0) LogEpoch(epoch, epoch_steps, loss_sum);
+      if (epoch >= 0)
+        LogEpoch(epoch, epoch_steps, loss_sum);
       epoch = step / per_epoch;
       epoch_steps = 0;
       loss_sum = 0;
@@ -194,14 +195,17 @@ Status Trainer::Train() {
     double loss = 0;
     bool done = false;
     PS_RETURN_IF_ERROR(Step(epoch, step % per_epoch, &loss, &done));
-    if (!done) continue;  // reconnected: the step to compute may differ
+    if (!done)
+      continue;  // reconnected: the step to compute may differ
     loss_sum += loss;
     ++epoch_steps;
-    if (progress_.steps % spec_.log_interval == 0 || NextStep() >= total_steps_) {
+    if (progress_.steps % spec_.log_interval == 0 ||
+        NextStep() >= total_steps_) {
       LogStep(epoch, loss);
     }
   }
-  if (epoch >= 0) LogEpoch(epoch, epoch_steps, loss_sum);
+  if (epoch >= 0)
+    LogEpoch(epoch, epoch_steps, loss_sum);
   servers_.StopHeartbeats();
   return Status::Ok();
 }
@@ -222,7 +226,8 @@ torch::Tensor Trainer::BatchIndices(int64_t epoch, int64_t step) {
   if (!spec_.reassign_shards || it == members.end()) {
     return sampler_->BatchIndices(epoch, step);
   }
-  return sampler_->GlobalBatchPart(epoch, step, static_cast<int>(it - members.begin()),
+  return sampler_->GlobalBatchPart(epoch, step,
+                                   static_cast<int>(it - members.begin()),
                                    static_cast<int>(members.size()));
 }
 

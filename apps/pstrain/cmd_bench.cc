@@ -10,12 +10,11 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/pstrain/bench_subcommands.h"
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
 #include "bench/machine_info.h"
 #include "bench/table.h"
-#include "bench/eval_bench.h"
-#include "bench/load_bench.h"
 #include "bench/train_bench.h"
 #include "bench/wire_bench.h"
 #include "cluster/launcher.h"
@@ -37,12 +36,6 @@ struct TrainFlags {
   bool json = false;
 };
 
-std::unique_ptr<report::EventLog> BenchLog(bool json) {
-  report::EventLogOptions o;
-  o.json = json;
-  return std::make_unique<report::EventLog>(o);
-}
-
 std::string SelfExe() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -51,11 +44,6 @@ std::string SelfExe() {
 
 std::string Percent(double part, double whole) {
   return whole > 0 ? bench::FixedDecimals(100 * part / whole, 0) : "-";
-}
-
-double Number(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
 }
 
 void PrintWireTable(const json& result) {
@@ -102,116 +90,20 @@ int RunWire(WireFlags& f) {
   return 0;
 }
 
-struct EvalBenchFlags {
-  bench::EvalBenchOptions options;
-  bool json = false;
-};
-
-void AddEvalBenchFlags(CLI::App* sub, EvalBenchFlags* f) {
-  auto& o = f->options;
-  sub->add_option("--model", o.model, "net, convnet or mlp")->capture_default_str();
-  sub->add_option("--dataset", o.dataset, "fashion-mnist or mnist")->capture_default_str();
-  sub->add_option("--data_dir", o.data_dir,
-                  "Directory of the data set's IDX files; default: Debian's");
-  sub->add_option("--checkpoint", o.checkpoint,
-                  "A saved model to score; default: the model as seeded");
-  sub->add_option("--batch_sizes", o.batch_sizes, "Samples per forward, one row each")
-      ->delimiter(',')->capture_default_str()->check(CLI::PositiveNumber);
-  sub->add_option("--threads", o.threads, "Thread counts, one set of rows each (0: all cores)")
-      ->delimiter(',')->capture_default_str()->check(CLI::NonNegativeNumber);
-  sub->add_option("--repeats", o.repeats, "Passes per row; the fastest counts")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  sub->add_flag("--json", f->json, "One JSON document on stdout");
-}
-
-int RunEvalBench(const EvalBenchFlags& f) {
-  auto log = BenchLog(f.json);
-  auto result = bench::RunEvalBench(f.options);
-  if (!result.ok()) return Fail(*log, result.status());
-  if (f.json) {
-    json doc = bench::BenchDocument();
-    doc["eval"] = *result;
-    std::cout << doc.dump(2) << std::endl;
-    return 0;
-  }
-  std::vector<bench::TableRow> rows;
-  for (const json& r : (*result)["rows"]) {
-    rows.push_back({std::to_string(r.value("threads", 0)),
-                    std::to_string(r.value("batch_size", int64_t{0})),
-                    bench::FixedDecimals(Number(r, "seconds"), 3),
-                    bench::FixedDecimals(Number(r, "images_per_second"), 0),
-                    bench::FixedDecimals(Number(r, "vs_default"), 2),
-                    bench::FixedDecimals(Number(r, "test_accuracy"), 4)});
-  }
-  std::cout << "pstrain bench eval: " << f.options.model << " scores the "
-            << (*result)["samples"].get<int64_t>() << " test images of "
-            << f.options.dataset << "; the default batch is "
-            << (*result)["default_batch_size"].get<int64_t>() << "\n\n"
-            << bench::FormatTable({"threads", "batch", "seconds", "images/s",
-                                   "vs default", "test acc"},
-                                  rows);
-  return 0;
-}
-
-struct LoadFlags {
-  bench::LoadBenchOptions options;
-  bool json = false;
-};
-
-void AddLoadFlags(CLI::App* sub, LoadFlags* f) {
-  auto& o = f->options;
-  sub->add_option("--connections", o.connections, "Worker connections, one thread each")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  sub->add_option("--bytes", o.bytes, "Bytes of gradient per push")
-      ->capture_default_str()->check(CLI::Range(uint64_t{4}, uint64_t{1} << 30));
-  sub->add_option("--seconds", o.seconds, "How long every connection pushes")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  sub->add_flag("--json", f->json, "One JSON document on stdout");
-}
-
-// Exit status 1 unless every acknowledged push was applied exactly once.
-int RunLoad(const LoadFlags& f) {
-  auto log = BenchLog(f.json);
-  auto report = bench::RunLoadBench(f.options);
-  if (!report.ok()) return Fail(*log, report.status());
-  const json result = bench::ToJson(*report);
-  if (f.json) {
-    json doc = bench::BenchDocument();
-    doc["load"] = result;
-    std::cout << doc.dump(2) << std::endl;
-  } else {
-    std::cout << "pstrain bench load: " << report->connections << " connections x "
-              << bench::FormatSize(report->bytes) << " pushes, async, "
-              << bench::FixedDecimals(report->seconds, 1) << " s over loopback\n"
-              << "acknowledged " << report->acked_pushes << ", applied "
-              << report->applied_pushes << ", server version " << report->server_version
-              << ", refused " << report->refused_pushes << "; "
-              << bench::FixedDecimals(Number(result, "pushes_per_second"), 0)
-              << " pushes/s, " << bench::FixedDecimals(Number(result, "gbps"), 2)
-              << " GB/s; peak RSS " << bench::FormatSize(report->rss_after_quarter)
-              << " a quarter in, " << bench::FormatSize(report->peak_rss) << " at the end\n";
-  }
-  if (!report->exact()) {
-    return Fail(*log, Status(StatusCode::kCorruption,
-                             "bench load: " + std::to_string(report->acked_pushes) +
-                                 " pushes acknowledged but " +
-                                 std::to_string(report->applied_pushes) + " applied"));
-  }
-  return 0;
-}
-
 bench::TableRow TrainRow(const json& r, bool target) {
   double step = Number(r, "seconds_per_step");
-  bench::TableRow row = {r.value("mode", ""),
-          bench::FixedDecimals(Number(r, "samples_per_second"), 0),
-          bench::FixedDecimals(Number(r, "wall_seconds"), 2),
-          bench::FixedDecimals(step, 4),
-          Percent(Number(r, "compute_seconds_per_step"), step),
-          Percent(Number(r, "communication_seconds_per_step"), step),
-          Percent(Number(r, "waiting_seconds_per_step"), step),
-          bench::FixedDecimals(Number(r, "test_accuracy"), 4),
-          bench::FixedDecimals(Number(r, "speedup_over_single"), 2)};
-  if (target) row.push_back(bench::FixedDecimals(Number(r, "time_to_target_seconds"), 1));
+  bench::TableRow row = {
+      r.value("mode", ""),
+      bench::FixedDecimals(Number(r, "samples_per_second"), 0),
+      bench::FixedDecimals(Number(r, "wall_seconds"), 2),
+      bench::FixedDecimals(step, 4),
+      Percent(Number(r, "compute_seconds_per_step"), step),
+      Percent(Number(r, "communication_seconds_per_step"), step),
+      Percent(Number(r, "waiting_seconds_per_step"), step),
+      bench::FixedDecimals(Number(r, "test_accuracy"), 4),
+      bench::FixedDecimals(Number(r, "speedup_over_single"), 2)};
+  if (target)
+    row.push_back(bench::FixedDecimals(Number(r, "time_to_target_seconds"), 1));
   return row;
 }
 
@@ -224,9 +116,9 @@ void PrintTrainTable(const bench::TrainBenchOptions& o, const json& rows) {
       notes.push_back(r.value("mode", "") + ": " + n.get<std::string>());
     }
   }
-  std::vector<std::string> header = {"mode",   "samples/s", "wall s",   "s/step",
-                                     "compute %", "comm %", "waiting %", "test acc",
-                                     "speed-up"};
+  std::vector<std::string> header = {"mode",      "samples/s", "wall s",
+                                     "s/step",    "compute %", "comm %",
+                                     "waiting %", "test acc",  "speed-up"};
   if (o.target_accuracy > 0) {
     header.push_back("s to " + bench::FixedDecimals(o.target_accuracy, 2));
   }
@@ -317,9 +209,10 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
                   "libtorch threads of the single process (0: all cores)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  sub->add_option("--target_accuracy", o.target_accuracy,
-                  "Also report each mode's time to this test accuracy, evaluating "
-                  "every --eval_interval steps and stopping there (0: none)")
+  sub->add_option(
+         "--target_accuracy", o.target_accuracy,
+         "Also report each mode's time to this test accuracy, evaluating "
+         "every --eval_interval steps and stopping there (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--eval_interval", o.eval_interval,
@@ -335,6 +228,17 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
 
 }  // namespace
 
+std::unique_ptr<report::EventLog> BenchLog(bool json) {
+  report::EventLogOptions o;
+  o.json = json;
+  return std::make_unique<report::EventLog>(o);
+}
+
+double Number(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
+}
+
 RunFn SetupBench(CLI::App* sub) {
   sub->require_subcommand(1);
   auto wire = std::make_shared<WireFlags>();
@@ -348,23 +252,21 @@ RunFn SetupBench(CLI::App* sub) {
       "train",
       "Train one model single, sync and async; compare speed and accuracy");
   AddTrainFlags(train_sub, train.get());
-  auto load = std::make_shared<LoadFlags>();
   CLI::App* load_sub = sub->add_subcommand(
       "load",
       "Many connections pushing async against one server; checks that every "
       "push is applied exactly once and reports peak memory");
-  AddLoadFlags(load_sub, load.get());
-  auto eval = std::make_shared<EvalBenchFlags>();
+  RunFn run_load = SetupBenchLoad(load_sub);
   CLI::App* eval_sub = sub->add_subcommand(
       "eval",
       "Score a model's test set at each batch size and thread count with the "
       "evaluator serve, eval and launch use");
-  AddEvalBenchFlags(eval_sub, eval.get());
+  RunFn run_eval = SetupBenchEval(eval_sub);
   return [=] {
     if (eval_sub->parsed())
-      return RunEvalBench(*eval);
+      return run_eval();
     if (load_sub->parsed())
-      return RunLoad(*load);
+      return run_load();
     if (wire_sub->parsed())
       return RunWire(*wire);
     if (train_sub->parsed())

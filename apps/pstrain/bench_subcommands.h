@@ -1,0 +1,26 @@
+#pragma once
+// The subcommands of `pstrain bench` that live in files of their own
+// (cmd_bench_eval.cc, cmd_bench_load.cc), and what every bench subcommand
+// shares. Each Setup adds its flags to `sub` and returns the function that
+// runs it, as Command::setup does (command.h).
+
+#include <memory>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "apps/pstrain/command.h"
+#include "report/event_log.h"
+
+namespace pstrain::apps {
+
+/// `pstrain bench eval`: the evaluator's speed at each batch size.
+RunFn SetupBenchEval(CLI::App* sub);
+/// `pstrain bench load`: many connections against one server.
+RunFn SetupBenchLoad(CLI::App* sub);
+
+/// The event log of a bench subcommand: errors, and JSON lines with --json.
+std::unique_ptr<report::EventLog> BenchLog(bool json);
+/// j[key] as a number; NaN when it is missing or not a number.
+double Number(const nlohmann::json& j, const char* key);
+
+}  // namespace pstrain::apps

@@ -5,12 +5,15 @@ namespace {
 
 FlagModel BuildFlag(const CLI::Option& opt) {
   FlagModel f;
-  for (const std::string& name : opt.get_lnames()) f.names.push_back("--" + name);
-  for (const std::string& name : opt.get_snames()) f.names.push_back("-" + name);
+  for (const std::string& name : opt.get_lnames())
+    f.names.push_back("--" + name);
+  for (const std::string& name : opt.get_snames())
+    f.names.push_back("-" + name);
   f.description = opt.get_description();
   if (opt.get_type_size() != 0 && opt.get_expected_min() > 0) {
     f.value_type = opt.get_type_name();
-    if (f.value_type.empty()) f.value_type = "VALUE";
+    if (f.value_type.empty())
+      f.value_type = "VALUE";
   }
   f.default_value = opt.get_default_str();
   f.group = opt.get_group();
@@ -22,7 +25,8 @@ void Build(const CLI::App& app, std::vector<std::string> path,
   out->path = std::move(path);
   out->description = app.get_description();
   for (const CLI::Option* opt : app.get_options({})) {
-    const bool nameless = opt->get_lnames().empty() && opt->get_snames().empty();
+    const bool nameless =
+        opt->get_lnames().empty() && opt->get_snames().empty();
     if (opt->get_group().empty() || nameless) {
       continue;
     }
@@ -39,14 +43,16 @@ void Build(const CLI::App& app, std::vector<std::string> path,
 
 void Collect(const CommandModel& c, std::vector<const CommandModel*>* out) {
   out->push_back(&c);
-  for (const CommandModel& child : c.children) Collect(child, out);
+  for (const CommandModel& child : c.children)
+    Collect(child, out);
 }
 
 }  // namespace
 
 std::string CommandModel::Joined(const std::string& sep) const {
   std::string out;
-  for (const std::string& part : path) out += (out.empty() ? "" : sep) + part;
+  for (const std::string& part : path)
+    out += (out.empty() ? "" : sep) + part;
   return out;
 }
 

@@ -38,7 +38,8 @@ std::string SelfExe() {
   return n > 0 ? std::string(buf, n) : "pstrain";
 }
 
-std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads) {
+std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank,
+                                    int threads) {
   const auto& w = f.world.world;
   // Flag and value pairs.
   // clang-format off
@@ -50,18 +51,22 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank, int threads)
       "--max_frame_bytes", std::to_string(f.local.max_frame_bytes),
       "--log_prefix", "false"};
   // clang-format on
-  if (!f.local.data_dir.empty()) a.insert(a.end(), {"--data_dir", f.local.data_dir});
+  if (!f.local.data_dir.empty())
+    a.insert(a.end(), {"--data_dir", f.local.data_dir});
   if (!f.local.auth_token_file.empty()) {
     a.insert(a.end(), {"--auth_token_file", f.local.auth_token_file});
   }
   // Live: the board draws from the children's events; their human lines
   // would garble it.
-  if (f.local.json || f.live) a.push_back("--json");
-  if (f.local.quiet || f.live) a.push_back("--quiet");
+  if (f.local.json || f.live)
+    a.push_back("--json");
+  if (f.local.quiet || f.live)
+    a.push_back("--quiet");
   return a;
 }
 
-std::vector<std::string> ServeArgs(const LaunchFlags& f, int rank, int threads) {
+std::vector<std::string> ServeArgs(const LaunchFlags& f, int rank,
+                                   int threads) {
   std::vector<std::string> a = {SelfExe(), "serve"};
   auto common = CommonArgs(f, rank, threads);
   a.insert(a.end(), common.begin(), common.end());
@@ -83,12 +88,16 @@ std::vector<std::string> WorkArgs(const LaunchFlags& f, int rank, int threads) {
 
 // Routes the children's lines to `board`: JSON events draw their rows (and
 // pass on to stdout with --json), everything else prints above the rows.
-void AttachBoard(report::RankBoard* board, bool json, cluster::LaunchOptions* o) {
-  o->on_line = [board, json](size_t child, bool from_stderr, const std::string& line) {
+void AttachBoard(report::RankBoard* board, bool json,
+                 cluster::LaunchOptions* o) {
+  o->on_line = [board, json](size_t child, bool from_stderr,
+                             const std::string& line) {
     if (!from_stderr) {
-      auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      auto event =
+          nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
       if (event.is_object() && event.contains("event")) {
-        if (json) std::cout << line << std::endl;
+        if (json)
+          std::cout << line << std::endl;
         board->Event(child, event);
         return;
       }
@@ -99,32 +108,42 @@ void AttachBoard(report::RankBoard* board, bool json, cluster::LaunchOptions* o)
 
 int Launch(LaunchFlags& f) {
   Status s = ResolveWorld(&f.world, "launch");
-  if (s.ok()) s = FinishJobSpec(&f.job, f.world.world.world_size, f.world.world.num_servers);
+  if (s.ok())
+    s = FinishJobSpec(&f.job, f.world.world.world_size,
+                      f.world.world.num_servers);
   auto log = MakeEventLog(f.local, 0, "launch");
-  if (!s.ok()) return Fail(*log, s);
+  if (!s.ok())
+    return Fail(*log, s);
   auto& w = f.world.world;
   if (w.master_port == 0) {
     auto port = net::PickFreePort(w.master_addr);
-    if (!port.ok()) return Fail(*log, port.status());
+    if (!port.ok())
+      return Fail(*log, port.status());
     w.master_port = *port;
   }
-  const int threads = f.local.threads > 0 ? f.local.threads
-                                          : cluster::ThreadsPerProcess(w.world_size);
+  const int threads = f.local.threads > 0
+                          ? f.local.threads
+                          : cluster::ThreadsPerProcess(w.world_size);
   f.live = WantsLiveBoard(f.local);
   cluster::LaunchOptions o;
   o.prefix_stdout = !f.local.json;  // JSON lines carry their rank already
   for (int r = 0; r < w.num_servers; ++r) {
-    o.children.push_back({ServeArgs(f, r, threads), "rank " + std::to_string(r)});
+    o.children.push_back(
+        {ServeArgs(f, r, threads), "rank " + std::to_string(r)});
   }
   for (int r = w.num_servers; r < w.world_size; ++r) {
-    o.children.push_back({WorkArgs(f, r, threads), "rank " + std::to_string(r)});
+    o.children.push_back(
+        {WorkArgs(f, r, threads), "rank " + std::to_string(r)});
   }
   std::vector<std::string> labels;
-  for (const auto& child : o.children) labels.push_back(child.label);
+  for (const auto& child : o.children)
+    labels.push_back(child.label);
   report::RankBoard board({&std::cerr, TerminalWidth(), nullptr}, labels);
-  if (f.live) AttachBoard(&board, f.local.json, &o);
+  if (f.live)
+    AttachBoard(&board, f.local.json, &o);
   auto status = cluster::RunChildren(o);
-  if (!status.ok()) return Fail(*log, status.status());
+  if (!status.ok())
+    return Fail(*log, status.status());
   return *status;
 }
 

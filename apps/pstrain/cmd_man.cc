@@ -12,7 +12,8 @@ RunFn SetupMan(CLI::App* sub) {
   auto name = std::make_shared<std::string>();
   sub->add_option("subcommand", *name, "The subcommand whose page to print");
   return [sub, name] {
-    auto page = ManPage(BuildCliModel(*sub->get_parent()), *name, PSTRAIN_VERSION);
+    auto page =
+        ManPage(BuildCliModel(*sub->get_parent()), *name, PSTRAIN_VERSION);
     if (!page.ok()) {
       std::cerr << "pstrain: error: " << page.status().message() << "\n";
       return 2;

@@ -31,8 +31,8 @@ Result<cluster::World> RunWorld(const CLI::App& run) {
   given.rank = w.rank >= 0;
   given.world_size = w.world_size >= 0;
   given.master_addr = given.master_port = true;  // serve and work read these
-  PS_RETURN_IF_ERROR(cluster::ApplyLauncherEnv(
-      cluster::EnvironmentMap(environ), given, &w));
+  PS_RETURN_IF_ERROR(
+      cluster::ApplyLauncherEnv(cluster::EnvironmentMap(environ), given, &w));
   if (w.rank < 0) {
     return InvalidArgument(
         "--rank is not set (pass --rank or set RANK, OMPI_COMM_WORLD_RANK "
@@ -47,7 +47,8 @@ std::vector<std::string> WorkerArgs(const CLI::App& run, const CLI::App& work) {
   std::vector<std::string> args;
   for (const CLI::Option* opt : run.get_options({})) {
     const std::string name = "--" + opt->get_single_name();
-    if (opt->count() == 0 || work.get_option_no_throw(name) == nullptr) continue;
+    if (opt->count() == 0 || work.get_option_no_throw(name) == nullptr)
+      continue;
     for (const std::string& value : opt->results()) {
       args.push_back(name + "=" + value);
     }
@@ -63,7 +64,8 @@ int RunWorker(const CLI::App& run) {
   try {
     work.parse(args);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "pstrain: error: " << e.what() << " (see pstrain run --help)\n";
+    std::cerr << "pstrain: error: " << e.what()
+              << " (see pstrain run --help)\n";
     return 2;
   }
   return work_fn();

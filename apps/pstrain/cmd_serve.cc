@@ -16,15 +16,17 @@ struct ServeFlags {
   JobFlags job;
   LocalFlags local;
   std::string checkpoint = "pstrain-model.pt";
-  std::string resume;  // "" = start from the seed's initial model
-  std::string bind_addr;  // "" = master_addr's interface
+  std::string resume;            // "" = start from the seed's initial model
+  std::string bind_addr;         // "" = master_addr's interface
   std::string checkpoint_every;  // "" = only at the end
   int keep = 3;
 };
 
 Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log) {
   Status s = ResolveWorld(&f.world, "server");
-  if (s.ok()) s = FinishJobSpec(&f.job, f.world.world.world_size, f.world.world.num_servers);
+  if (s.ok())
+    s = FinishJobSpec(&f.job, f.world.world.world_size,
+                      f.world.world.num_servers);
   *log = MakeEventLog(f.local, s.ok() ? f.world.world.rank : 0, "server");
   PS_RETURN_IF_ERROR(s);
   ps::ServerRankOptions o;
@@ -43,8 +45,9 @@ Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log) {
   o.resume = f.resume;
   o.bind_addr = f.bind_addr;
   if (!f.checkpoint_every.empty()) {
-    PS_ASSIGN_OR_RETURN(o.checkpoint_every,
-                        ps::ParseInterval("--checkpoint_every", f.checkpoint_every));
+    PS_ASSIGN_OR_RETURN(
+        o.checkpoint_every,
+        ps::ParseInterval("--checkpoint_every", f.checkpoint_every));
   }
   o.keep = f.keep;
   return ps::RunServerRank(o, log->get());
@@ -66,18 +69,21 @@ RunFn SetupServe(CLI::App* sub) {
                   "optimizer state (.optim.pt) and version (.json); pass the "
                   "same job flags as the run that saved it; auto: the newest "
                   "complete --checkpoint_every checkpoint, if any");
-  sub->add_option("--checkpoint_every", f->checkpoint_every,
-                  "Also save a checkpoint every N versions, or every Ns seconds "
-                  "(e.g. 100 or 30s), beside --checkpoint as NAME-vVERSION.pt");
+  sub->add_option(
+      "--checkpoint_every", f->checkpoint_every,
+      "Also save a checkpoint every N versions, or every Ns seconds "
+      "(e.g. 100 or 30s), beside --checkpoint as NAME-vVERSION.pt");
   sub->add_option("--keep", f->keep, "How many periodic checkpoints to keep")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--bind_addr", f->bind_addr,
                   "Address to listen on; default: the one --master_addr "
                   "resolves to, never all interfaces unless asked (0.0.0.0)");
   return [f] {
     std::unique_ptr<report::EventLog> log;
     Status s = Serve(*f, &log);
-    if (!log) log = MakeEventLog(f->local, 0, "server");
+    if (!log)
+      log = MakeEventLog(f->local, 0, "server");
     return s.ok() ? 0 : Fail(*log, s);
   };
 }

@@ -21,7 +21,8 @@ struct WorkFlags {
 int Work(WorkFlags& f) {
   Status s = ResolveWorld(&f.world, "worker");
   auto log = MakeEventLog(f.local, f.world.world.rank, "worker");
-  if (!s.ok()) return Fail(*log, s);
+  if (!s.ok())
+    return Fail(*log, s);
   SetThreads(f.local.threads);
   worker::TrainerOptions o;
   o.master_addr = f.world.world.master_addr;
@@ -33,10 +34,11 @@ int Work(WorkFlags& f) {
   o.timeout = f.local.timeout();
   o.max_frame_bytes = f.local.max_frame_bytes;
   auto token = AuthToken(f.local);
-  if (!token.ok()) return Fail(*log, token.status());
+  if (!token.ok())
+    return Fail(*log, token.status());
   o.auth_token = *token;
-  o.reconnect_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(f.reconnect_timeout * 1000));
+  o.reconnect_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(f.reconnect_timeout * 1000));
   f.hook(&o);
   Status r = worker::RunWorker(o, log.get());
   return r.ok() ? 0 : Fail(*log, r);
@@ -49,9 +51,11 @@ RunFn SetupWork(CLI::App* sub) {
   AddWorldFlags(sub, &f->world, /*with_rank=*/true);
   AddLocalFlags(sub, &f->local);
   sub->add_option("--device", f->device, "cpu or cuda")->capture_default_str();
-  sub->add_option("--reconnect_timeout", f->reconnect_timeout,
-                  "Seconds to keep reconnecting, with exponential backoff, to a server "
-                  "that went away (restarted, say), then go on from its version (0: give up at once)")
+  sub->add_option(
+         "--reconnect_timeout", f->reconnect_timeout,
+         "Seconds to keep reconnecting, with exponential backoff, to a server "
+         "that went away (restarted, say), then go on from its version (0: "
+         "give up at once)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   f->hook = AddWorkHooks(sub);

@@ -8,18 +8,23 @@ namespace {
 // `text` inside single quotes, for all three shells.
 std::string Quoted(const std::string& text) {
   std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : text)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
 // Words a command completes: its subcommands, then its long flags.
 std::string Words(const CommandModel& c) {
   std::string out;
-  auto add = [&out](const std::string& w) { out += (out.empty() ? "" : " ") + w; };
-  for (const CommandModel& child : c.children) add(child.path.back());
+  auto add = [&out](const std::string& w) {
+    out += (out.empty() ? "" : " ") + w;
+  };
+  for (const CommandModel& child : c.children)
+    add(child.path.back());
   for (const FlagModel& f : c.flags) {
     for (const std::string& name : f.names) {
-      if (name.rfind("--", 0) == 0) add(name);
+      if (name.rfind("--", 0) == 0)
+        add(name);
     }
   }
   return out;
@@ -30,7 +35,8 @@ std::string ValueFlags(const CommandModel& root) {
   std::string out;
   for (const CommandModel* c : AllCommands(root)) {
     for (const FlagModel& f : c->flags) {
-      if (f.value_type.empty()) continue;
+      if (f.value_type.empty())
+        continue;
       for (const std::string& name : f.names) {
         if (out.find(" " + name + " ") == std::string::npos &&
             name.rfind("--", 0) == 0) {
@@ -46,7 +52,8 @@ std::string ValueFlags(const CommandModel& root) {
 std::string ChildPaths(const CommandModel& root) {
   std::string out;
   for (const CommandModel* c : AllCommands(root)) {
-    if (c != &root) out += (out.empty() ? "" : "|") + c->Joined("_");
+    if (c != &root)
+      out += (out.empty() ? "" : "|") + c->Joined("_");
   }
   return out;
 }
@@ -63,9 +70,9 @@ std::string Header(const std::string& shell) {
 
 std::string Bash(const CommandModel& root) {
   std::ostringstream s;
-  s << Header("bash")
-    << "_pstrain() {\n"
-    << "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+  s << Header("bash") << "_pstrain() {\n"
+    << "  local cur=${COMP_WORDS[COMP_CWORD]} "
+       "prev=${COMP_WORDS[COMP_CWORD-1]}\n"
     << "  local cmd=pstrain w words\n"
     << "  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
     << "    case ${cmd}_$w in\n"
@@ -88,8 +95,8 @@ std::string Bash(const CommandModel& root) {
 
 std::string Zsh(const CommandModel& root) {
   std::ostringstream s;
-  s << "#compdef pstrain\n" << Header("zsh")
-    << "_pstrain() {\n"
+  s << "#compdef pstrain\n"
+    << Header("zsh") << "_pstrain() {\n"
     << "  local cmd=pstrain w\n"
     << "  local -a specs\n"
     << "  for w in ${words[2,CURRENT-1]}; do\n"
@@ -124,11 +131,13 @@ std::string Zsh(const CommandModel& root) {
 
 // fish: a subcommand is offered while none of its siblings was typed.
 std::string FishCondition(const CommandModel& c) {
-  if (c.path.size() == 1) return "__fish_use_subcommand";
+  if (c.path.size() == 1)
+    return "__fish_use_subcommand";
   std::string cond = "__fish_seen_subcommand_from " + c.path.back();
   if (!c.children.empty()) {
     cond += "; and not __fish_seen_subcommand_from";
-    for (const CommandModel& child : c.children) cond += " " + child.path.back();
+    for (const CommandModel& child : c.children)
+      cond += " " + child.path.back();
   }
   return cond;
 }
@@ -148,7 +157,8 @@ std::string Fish(const CommandModel& root) {
         const bool is_long = name.rfind("--", 0) == 0;
         s << (is_long ? " -l " : " -s ") << name.substr(is_long ? 2 : 1);
       }
-      if (!f.value_type.empty()) s << " -r -F";
+      if (!f.value_type.empty())
+        s << " -r -F";
       s << " -d " << Quoted(f.description) << "\n";
     }
   }
@@ -159,9 +169,12 @@ std::string Fish(const CommandModel& root) {
 
 Result<std::string> CompletionScript(const CommandModel& root,
                                      const std::string& shell) {
-  if (shell == "bash") return Bash(root);
-  if (shell == "zsh") return Zsh(root);
-  if (shell == "fish") return Fish(root);
+  if (shell == "bash")
+    return Bash(root);
+  if (shell == "zsh")
+    return Zsh(root);
+  if (shell == "fish")
+    return Fish(root);
   return InvalidArgument("completions: shell '" + shell +
                          "': expected bash, zsh or fish");
 }

@@ -8,7 +8,8 @@ constexpr const char* kPrintConfig = "--print_config";
 // The deepest parsed subcommand under `app`, or null when none is.
 const CLI::App* ParsedLeaf(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands({})) {
-    if (!sub->parsed()) continue;
+    if (!sub->parsed())
+      continue;
     const CLI::App* deeper = ParsedLeaf(*sub);
     return deeper != nullptr ? deeper : sub;
   }
@@ -22,9 +23,12 @@ const CLI::App* ParsedLeaf(const CLI::App& app) {
 // key it does not know.
 void ApplyConfigFile(CLI::App* sub, const std::string& path) {
   for (const CLI::ConfigItem& item : CLI::ConfigTOML().from_file(path)) {
-    if (item.name == "++" || item.name == "--") continue;  // [section] marks
-    const bool here = item.parents.empty() || item.parents.back() == sub->get_name();
-    CLI::Option* opt = here ? sub->get_option_no_throw("--" + item.name) : nullptr;
+    if (item.name == "++" || item.name == "--")
+      continue;  // [section] marks
+    const bool here =
+        item.parents.empty() || item.parents.back() == sub->get_name();
+    CLI::Option* opt =
+        here ? sub->get_option_no_throw("--" + item.name) : nullptr;
     if (opt == nullptr || !opt->get_configurable()) {
       throw CLI::ValidationError("--config", path + ": '" + item.fullname() +
                                                  "' is not a flag of pstrain " +
@@ -32,7 +36,8 @@ void ApplyConfigFile(CLI::App* sub, const std::string& path) {
     }
     // The command line wins; `name = ""` is how --print_config shows a flag
     // without a value (e.g. rank), so it leaves the flag unset.
-    if (opt->count() > 0 || item.inputs == std::vector<std::string>{""}) continue;
+    if (opt->count() > 0 || item.inputs == std::vector<std::string>{""})
+      continue;
     opt->add_result(item.inputs);
     opt->run_callback();
   }
@@ -43,19 +48,22 @@ void ApplyConfigFile(CLI::App* sub, const std::string& path) {
 void AddConfigFlags(CLI::App* sub) {
   auto children = sub->get_subcommands({});
   if (!children.empty()) {
-    for (CLI::App* child : children) AddConfigFlags(child);
+    for (CLI::App* child : children)
+      AddConfigFlags(child);
     return;
   }
   // Hidden flags have no group (--log_prefix, and the knobs of the test-only
   // build, apps/pstrain/build_hooks.h); a config file should not show or set
   // them.
   for (CLI::Option* opt : sub->get_options({})) {
-    if (opt->get_group().empty()) opt->configurable(false);
+    if (opt->get_group().empty())
+      opt->configurable(false);
   }
   // Added after every other option, so that its callback, which fills them,
   // runs last.
   sub->add_option_function<std::string>(
-         "--config", [sub](const std::string& path) { ApplyConfigFile(sub, path); },
+         "--config",
+         [sub](const std::string& path) { ApplyConfigFile(sub, path); },
          "Read flags from this TOML or INI file (name = value); flags on the "
          "command line win")
       ->configurable(false);
@@ -66,9 +74,11 @@ void AddConfigFlags(CLI::App* sub) {
 
 bool PrintConfigIfAsked(const CLI::App& root, std::ostream& out) {
   const CLI::App* leaf = ParsedLeaf(root);
-  if (leaf == nullptr) return false;
+  if (leaf == nullptr)
+    return false;
   const CLI::Option* print = leaf->get_option_no_throw(kPrintConfig);
-  if (print == nullptr || print->count() == 0) return false;
+  if (print == nullptr || print->count() == 0)
+    return false;
   out << leaf->config_to_str(/*default_also=*/true, /*write_description=*/true);
   return true;
 }

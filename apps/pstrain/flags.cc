@@ -59,20 +59,30 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
   const char* g = "This process";
   app->add_option("--data_dir", f->data_dir,
                   "Directory of the data set's IDX files (plain or .gz); "
-                  "default: Debian's, /usr/share/datasets/<dataset>")->group(g);
-  app->add_option("--threads", f->threads, "Compute threads (0: libtorch's default; launch splits the cores)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber)->group(g);
+                  "default: Debian's, /usr/share/datasets/<dataset>")
+      ->group(g);
+  app->add_option(
+         "--threads", f->threads,
+         "Compute threads (0: libtorch's default; launch splits the cores)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(g);
   app->add_option("--timeout", f->timeout_seconds,
                   "Seconds to wait for a peer before giving up")
-      ->capture_default_str()->check(CLI::PositiveNumber)->group(g);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->group(g);
   app->add_option("--max_frame_bytes", f->max_frame_bytes,
                   "Largest frame body accepted from a peer, in bytes; a larger "
                   "one is refused from its header, before any allocation")
-      ->capture_default_str()->check(CLI::PositiveNumber)->group(g);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->group(g);
   app->add_option("--auth_token_file", f->auth_token_file,
                   "File holding a token that every process of the job shares; "
                   "connections must prove they know it (HMAC-SHA256 "
-                  "challenge-response; the token never travels)")->group(g);
+                  "challenge-response; the token never travels)")
+      ->group(g);
   app->add_flag("--json", f->json, "JSON Lines events on stdout")->group(g);
   app->add_flag("--quiet", f->quiet, "No progress lines on stderr")->group(g);
   // launch prefixes its children's lines itself; hidden from --help.
@@ -80,19 +90,25 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
 }
 
 Result<std::string> AuthToken(const LocalFlags& f) {
-  if (f.auth_token_file.empty()) return std::string();
+  if (f.auth_token_file.empty())
+    return std::string();
   return net::ReadAuthToken(f.auth_token_file);
 }
 
-void SetThreads(int threads) { models::SetComputeThreads(threads); }
+void SetThreads(int threads) {
+  models::SetComputeThreads(threads);
+}
 
 int ExitCodeFor(const Status& status) {
   switch (status.code()) {
-    case StatusCode::kOk: return 0;
+    case StatusCode::kOk:
+      return 0;
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound:
-    case StatusCode::kIncompatible: return 2;
-    default: return 1;
+    case StatusCode::kIncompatible:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -119,8 +135,8 @@ std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& f, int rank,
   o.role = role;
   o.prefix = f.log_prefix;
   // launch draws its own board; its children (no prefix) feed it.
-  const bool own_board =
-      (role == "server" || role == "worker") && f.log_prefix && WantsLiveBoard(f);
+  const bool own_board = (role == "server" || role == "worker") &&
+                         f.log_prefix && WantsLiveBoard(f);
   o.live_width = own_board ? TerminalWidth() : 0;
   return std::make_unique<report::EventLog>(o);
 }

@@ -35,12 +35,13 @@ struct LocalFlags {
   int threads = 0;       // 0 = libtorch's default
   double timeout_seconds = 120;
   uint64_t max_frame_bytes = uint64_t{1} << 32;  // larger frames are refused
-  std::string auth_token_file;  // "" = no authentication
+  std::string auth_token_file;                   // "" = no authentication
   bool json = false;
   bool quiet = false;
   bool log_prefix = true;  // "pstrain rank 1 (worker): " before human lines
   std::chrono::milliseconds timeout() const {
-    return std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
+    return std::chrono::milliseconds(
+        static_cast<int64_t>(timeout_seconds * 1000));
   }
 };
 void AddLocalFlags(CLI::App* app, LocalFlags* flags);
@@ -66,7 +67,8 @@ int TerminalWidth();
 /// A serve or work process on a live terminal (WantsLiveBoard, and not a
 /// child of launch) draws its own one-row board.
 std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& flags,
-                                               int rank, const std::string& role);
+                                               int rank,
+                                               const std::string& role);
 
 /// Reports `status` through `log` and returns its exit code.
 int Fail(report::EventLog& log, const Status& status);

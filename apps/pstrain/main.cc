@@ -23,14 +23,19 @@ namespace {
 const Command kCommands[] = {
     {"serve", "Run rank 0: the parameter server and master", SetupServe},
     {"work", "Run a worker rank", SetupWork},
-    {"launch", "Run one server and world_size-1 workers on this machine", SetupLaunch},
+    {"launch", "Run one server and world_size-1 workers on this machine",
+     SetupLaunch},
     {"eval", "Score a saved model on the test set", SetupEval},
-    {"bench", "Measure the wire and training against the machine's limits", SetupBench},
-    {"run", "Serve or work by rank, from --rank or a launcher's environment "
-            "(torchrun, Open MPI, Slurm)", SetupRun},
+    {"bench", "Measure the wire and training against the machine's limits",
+     SetupBench},
+    {"run",
+     "Serve or work by rank, from --rank or a launcher's environment "
+     "(torchrun, Open MPI, Slurm)",
+     SetupRun},
     {"completions", "Print the completion script for bash, zsh or fish",
      SetupCompletions, false},
-    {"man", "Print the man page of pstrain or of one subcommand", SetupMan, false},
+    {"man", "Print the man page of pstrain or of one subcommand", SetupMan,
+     false},
 };
 
 std::string Demangle(const char* name) {
@@ -81,7 +86,8 @@ int Uncaught(const CLI::App& app) {
 }
 
 int Main(int argc, char** argv) {
-  CLI::App app{"pstrain: parameter-server training for PyTorch models", "pstrain"};
+  CLI::App app{"pstrain: parameter-server training for PyTorch models",
+               "pstrain"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VersionText,
                        "Print pstrain's, the protocol's and libtorch's "
@@ -90,7 +96,8 @@ int Main(int argc, char** argv) {
   for (const Command& c : kCommands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     subs.emplace_back(sub, c.setup(sub));
-    if (c.configurable) AddConfigFlags(sub);
+    if (c.configurable)
+      AddConfigFlags(sub);
   }
   try {
     app.parse(argc, argv);
@@ -122,4 +129,6 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace pstrain::apps
 
-int main(int argc, char** argv) { return pstrain::apps::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return pstrain::apps::Main(argc, argv);
+}

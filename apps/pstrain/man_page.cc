@@ -15,20 +15,24 @@ constexpr const char* kDate = "2026-01-15";
 // kept from being read as a request.
 std::string Roff(const std::string& text) {
   std::string out;
-  for (char c : text) out += c == '\\' ? std::string("\\e") : std::string(1, c);
-  if (!out.empty() && (out[0] == '.' || out[0] == '\'')) out = "\\&" + out;
+  for (char c : text)
+    out += c == '\\' ? std::string("\\e") : std::string(1, c);
+  if (!out.empty() && (out[0] == '.' || out[0] == '\''))
+    out = "\\&" + out;
   return out;
 }
 
 // A flag name with its dashes as roff minus signs: "\-\-world_size".
 std::string Dashes(const std::string& name) {
   std::string out;
-  for (char c : name) out += c == '-' ? std::string("\\-") : std::string(1, c);
+  for (char c : name)
+    out += c == '-' ? std::string("\\-") : std::string(1, c);
   return out;
 }
 
 std::string Upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -36,7 +40,8 @@ void Head(std::ostream& s, const std::string& name, const std::string& summary,
           const std::string& version) {
   s << ".TH " << Upper(name) << " 1 " << kDate << " \"pstrain " << version
     << "\" \"User Commands\"\n"
-    << ".SH NAME\n" << Dashes(name) << " \\- " << Roff(summary) << "\n";
+    << ".SH NAME\n"
+    << Dashes(name) << " \\- " << Roff(summary) << "\n";
 }
 
 void Flag(std::ostream& s, const FlagModel& f) {
@@ -44,9 +49,11 @@ void Flag(std::ostream& s, const FlagModel& f) {
   for (size_t i = 0; i < f.names.size(); ++i) {
     s << (i ? ", " : "") << "\\fB" << Dashes(f.names[i]) << "\\fR";
   }
-  if (!f.value_type.empty()) s << " \\fI" << Roff(f.value_type) << "\\fR";
+  if (!f.value_type.empty())
+    s << " \\fI" << Roff(f.value_type) << "\\fR";
   s << "\n" << Roff(f.description.empty() ? "(no description)" : f.description);
-  if (!f.default_value.empty()) s << " (default: " << Roff(f.default_value) << ")";
+  if (!f.default_value.empty())
+    s << " (default: " << Roff(f.default_value) << ")";
   s << "\n";
 }
 
@@ -59,16 +66,19 @@ void Flags(std::ostream& s, const CommandModel& c) {
     }
   }
   for (const std::string& group : groups) {
-    if (groups.size() > 1) s << ".SS \"" << Roff(group) << "\"\n";
+    if (groups.size() > 1)
+      s << ".SS \"" << Roff(group) << "\"\n";
     for (const FlagModel& f : c.flags) {
-      if (f.group == group) Flag(s, f);
+      if (f.group == group)
+        Flag(s, f);
     }
   }
 }
 
 void Synopsis(std::ostream& s, const CommandModel& c) {
   s << ".B " << c.Joined(" ") << "\n";
-  if (!c.children.empty()) s << ".I subcommand\n";
+  if (!c.children.empty())
+    s << ".I subcommand\n";
   s << ".RI [ options ]\n";
 }
 
@@ -125,7 +135,8 @@ std::string RootPage(const CommandModel& root, const std::string& version) {
   }
   s << ".B pstrain \\-\\-version\n" << kRootProse << ".SH SUBCOMMANDS\n";
   for (const CommandModel& c : root.children) {
-    s << ".TP\n.B " << c.Joined(" ") << "\n" << Roff(c.description) << "; see\n"
+    s << ".TP\n.B " << c.Joined(" ") << "\n"
+      << Roff(c.description) << "; see\n"
       << ".BR pstrain\\-" << c.path.back() << " (1).\n";
   }
   s << ".SH OPTIONS\n";
@@ -147,7 +158,8 @@ std::string SubPage(const CommandModel& c, const std::string& version) {
     s << ".br\n";
     Synopsis(s, child);
   }
-  s << ".SH DESCRIPTION\n" << Roff(c.description) << ".\n"
+  s << ".SH DESCRIPTION\n"
+    << Roff(c.description) << ".\n"
     << "Exit status: 0 done, 1 the run failed, 2 bad usage or bad input.\n"
     << ".SH OPTIONS\n";
   Flags(s, c);
@@ -165,9 +177,11 @@ std::string SubPage(const CommandModel& c, const std::string& version) {
 Result<std::string> ManPage(const CommandModel& root,
                             const std::string& subcommand,
                             const std::string& version) {
-  if (subcommand.empty()) return RootPage(root, version);
+  if (subcommand.empty())
+    return RootPage(root, version);
   for (const CommandModel& c : root.children) {
-    if (c.path.back() == subcommand) return SubPage(c, version);
+    if (c.path.back() == subcommand)
+      return SubPage(c, version);
   }
   return InvalidArgument("man: no subcommand '" + subcommand + "'");
 }

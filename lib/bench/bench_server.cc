@@ -20,7 +20,8 @@ BenchServer::BenchServer(uint64_t bytes, int workers)
   spec_.momentum = 0;
   spec_.lr = 1e-9;
   spec_.world_size = workers + 1;
-  server_ = std::make_unique<ps::ParameterServer>(spec_, std::vector<at::Tensor>{param_});
+  server_ = std::make_unique<ps::ParameterServer>(
+      spec_, std::vector<at::Tensor>{param_});
   ps::ServiceOptions o;
   o.host = "127.0.0.1";
   o.port = 0;

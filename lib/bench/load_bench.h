@@ -27,13 +27,13 @@ struct LoadBenchOptions {
 struct LoadBenchReport {
   int connections = 0;
   uint64_t bytes = 0;
-  double seconds = 0;                // measured, first push to last ack
-  uint64_t acked_pushes = 0;         // sum over the connections
-  uint64_t applied_pushes = 0;       // ParameterServer::pushes()
-  uint64_t server_version = 0;       // async: one version per push
-  uint64_t refused_pushes = 0;       // Service Stats
-  uint64_t rss_after_quarter = 0;    // peak RSS (bytes) a quarter in
-  uint64_t peak_rss = 0;             // peak RSS (bytes) at the end
+  double seconds = 0;              // measured, first push to last ack
+  uint64_t acked_pushes = 0;       // sum over the connections
+  uint64_t applied_pushes = 0;     // ParameterServer::pushes()
+  uint64_t server_version = 0;     // async: one version per push
+  uint64_t refused_pushes = 0;     // Service Stats
+  uint64_t rss_after_quarter = 0;  // peak RSS (bytes) a quarter in
+  uint64_t peak_rss = 0;           // peak RSS (bytes) at the end
   /// acked == applied == version and nothing refused.
   bool exact() const {
     return acked_pushes == applied_pushes && applied_pushes == server_version &&

@@ -27,14 +27,17 @@ Status Errno(const char* what) {
 struct SocketPair {
   int a = -1, b = -1;
   ~SocketPair() {
-    if (a >= 0) ::close(a);
-    if (b >= 0) ::close(b);
+    if (a >= 0)
+      ::close(a);
+    if (b >= 0)
+      ::close(b);
   }
 };
 
 Status Connect(SocketPair* pair) {
   int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (listener < 0) return Errno("socket");
+  if (listener < 0)
+    return Errno("socket");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -47,14 +50,16 @@ Status Connect(SocketPair* pair) {
     return s;
   }
   pair->a = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (::connect(pair->a, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+  if (::connect(pair->a, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) !=
+      0) {
     Status s = Errno("connect");
     ::close(listener);
     return s;
   }
   pair->b = ::accept(listener, nullptr, nullptr);
   ::close(listener);
-  if (pair->b < 0) return Errno("accept");
+  if (pair->b < 0)
+    return Errno("accept");
   int one = 1;
   ::setsockopt(pair->a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   ::setsockopt(pair->b, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -64,8 +69,10 @@ Status Connect(SocketPair* pair) {
 bool SendAll(int fd, const char* p, size_t n) {
   while (n > 0) {
     ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return false;
     p += k;
     n -= static_cast<size_t>(k);
   }
@@ -75,15 +82,19 @@ bool SendAll(int fd, const char* p, size_t n) {
 bool RecvAll(int fd, char* p, size_t n) {
   while (n > 0) {
     ssize_t k = ::recv(fd, p, n, 0);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return false;
     p += k;
     n -= static_cast<size_t>(k);
   }
   return true;
 }
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 }  // namespace
 
@@ -94,19 +105,22 @@ Result<double> MeasureTcpStream(uint64_t bytes, double seconds) {
   // The receiver counts messages until the sender's end-of-stream.
   uint64_t received = 0;
   std::thread receiver([&] {
-    while (RecvAll(pair.b, in.data(), in.size())) ++received;
+    while (RecvAll(pair.b, in.data(), in.size()))
+      ++received;
   });
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration<double>(seconds);
   uint64_t sent = 0;
   while (Clock::now() < deadline || sent < 3) {
-    if (!SendAll(pair.a, out.data(), out.size())) break;
+    if (!SendAll(pair.a, out.data(), out.size()))
+      break;
     ++sent;
   }
   ::shutdown(pair.a, SHUT_WR);
   receiver.join();
   const double elapsed = Seconds(Clock::now() - start);
-  if (received != sent) return IOError("tcp stream: lost messages");
+  if (received != sent)
+    return IOError("tcp stream: lost messages");
   return received * static_cast<double>(bytes) / elapsed / 1e9;
 }
 
@@ -124,12 +138,14 @@ Result<double> MeasureTcpRoundTrip(uint64_t bytes, double seconds) {
   bool ok = true;
   while (ok && (Clock::now() < deadline || rtts.size() < 5)) {
     auto t0 = Clock::now();
-    ok = SendAll(pair.a, buf_a.data(), bytes) && RecvAll(pair.a, buf_a.data(), bytes);
+    ok = SendAll(pair.a, buf_a.data(), bytes) &&
+         RecvAll(pair.a, buf_a.data(), bytes);
     rtts.push_back(Seconds(Clock::now() - t0) * 1e6);
   }
   ::shutdown(pair.a, SHUT_WR);
   echo.join();
-  if (!ok) return IOError("tcp round trip: connection failed");
+  if (!ok)
+    return IOError("tcp round trip: connection failed");
   std::nth_element(rtts.begin(), rtts.begin() + rtts.size() / 2, rtts.end());
   return rtts[rtts.size() / 2];
 }
@@ -139,11 +155,13 @@ double MeasureMemcpy(uint64_t bytes, double seconds) {
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration<double>(seconds);
   // Read the clock once per batch of about 1 MiB so it does not dominate.
-  const uint64_t batch = std::max<uint64_t>(1, (uint64_t{1} << 20) / std::max<uint64_t>(1, bytes));
+  const uint64_t batch =
+      std::max<uint64_t>(1, (uint64_t{1} << 20) / std::max<uint64_t>(1, bytes));
   uint64_t copies = 0;
   while (Clock::now() < deadline || copies < 3) {
     for (uint64_t i = 0; i < batch; ++i, ++copies) {
-      std::memcpy(copies % 2 ? a.data() : b.data(), copies % 2 ? b.data() : a.data(), bytes);
+      std::memcpy(copies % 2 ? a.data() : b.data(),
+                  copies % 2 ? b.data() : a.data(), bytes);
     }
   }
   const double elapsed = Seconds(Clock::now() - start);

@@ -121,7 +121,8 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   if (o.target_accuracy > 0) {
     const bool reached = s.steps_to_target > 0;
     row["target_accuracy"] = o.target_accuracy;
-    row["time_to_target_seconds"] = reached ? json(s.time_to_target_seconds) : json(nullptr);
+    row["time_to_target_seconds"] =
+        reached ? json(s.time_to_target_seconds) : json(nullptr);
     row["steps_to_target"] = reached ? json(s.steps_to_target) : json(nullptr);
   }
   return row;
@@ -149,8 +150,8 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
                                 "--checkpoint",  checkpoint,
                                 "--json"};
   if (o.target_accuracy > 0) {
-    a.insert(a.end(), {"--target_accuracy", Exact(o.target_accuracy), "--eval_interval",
-                       std::to_string(o.eval_interval)});
+    a.insert(a.end(), {"--target_accuracy", Exact(o.target_accuracy),
+                       "--eval_interval", std::to_string(o.eval_interval)});
   }
   if (!o.data_dir.empty())
     a.insert(a.end(), {"--data_dir", o.data_dir});
@@ -240,7 +241,8 @@ json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
   row["process_seconds"] = process_seconds;
   if (o.target_accuracy > 0) {
     row["target_accuracy"] = o.target_accuracy;
-    row["time_to_target_seconds"] = s.value("time_to_target_seconds", json(nullptr));
+    row["time_to_target_seconds"] =
+        s.value("time_to_target_seconds", json(nullptr));
     row["steps_to_target"] = s.value("steps_to_target", json(nullptr));
   }
   return row;

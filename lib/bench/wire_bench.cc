@@ -31,24 +31,28 @@ struct CaseResult {
 };
 
 double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  size_t i = std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5));
+  if (v.empty())
+    return 0;
+  size_t i =
+      std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5));
   std::nth_element(v.begin(), v.begin() + i, v.end());
   return v[i];
 }
 
 // One op of a worker: the request and its reply.
 Status RunOp(worker::PsClient& client, const std::string& op) {
-  if (op == "pull") return client.Pull(0).status();
-  if (op == "push") return client.Push(0);
+  if (op == "pull")
+    return client.Pull(0).status();
+  if (op == "push")
+    return client.Push(0);
   return client.PushPull(0).status();
 }
 
 // One worker thread's part of a case: join, then for each op warm up, wait
 // for the others and time ops until the deadline; leave.
 Status WorkerLoop(const BenchServer& server, int rank, int world_size,
-                  const std::vector<std::string>& ops, double seconds, StartLine* line,
-                  std::vector<CaseResult>* results) {
+                  const std::vector<std::string>& ops, double seconds,
+                  StartLine* line, std::vector<CaseResult>* results) {
   worker::PsClient client(milliseconds(30000), {});
   PS_RETURN_IF_ERROR(client.Connect("127.0.0.1", server.port()));
   PS_RETURN_IF_ERROR(client.Handshake(rank, world_size).status());
@@ -57,15 +61,18 @@ Status WorkerLoop(const BenchServer& server, int rank, int world_size,
   auto grads = torch::ones_like(server.param());
   client.Attach({params}, {grads});
   for (size_t i = 0; i < ops.size(); ++i) {
-    for (int w = 0; w < 3; ++w) PS_RETURN_IF_ERROR(RunOp(client, ops[i]));
-    if (!line->Arrive()) return Unavailable("another worker of the case failed");
+    for (int w = 0; w < 3; ++w)
+      PS_RETURN_IF_ERROR(RunOp(client, ops[i]));
+    if (!line->Arrive())
+      return Unavailable("another worker of the case failed");
     CaseResult& r = (*results)[i];
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration<double>(seconds);
     while (Clock::now() < deadline || r.ops < 5) {
       auto t0 = Clock::now();
       PS_RETURN_IF_ERROR(RunOp(client, ops[i]));
-      r.latencies_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      r.latencies_us.push_back(
+          std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       ++r.ops;
     }
     r.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -79,24 +86,30 @@ Result<std::vector<CaseResult>> RunCases(uint64_t bytes, int workers,
                                          double seconds) {
   BenchServer server(bytes, workers);
   PS_RETURN_IF_ERROR(server.Start());
-  std::vector<std::vector<CaseResult>> per_worker(workers, std::vector<CaseResult>(ops.size()));
+  std::vector<std::vector<CaseResult>> per_worker(
+      workers, std::vector<CaseResult>(ops.size()));
   std::vector<Status> statuses(workers);
   StartLine line(workers);
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
-      statuses[w] = WorkerLoop(server, w + 1, workers + 1, ops, seconds, &line, &per_worker[w]);
-      if (!statuses[w].ok()) line.Fail();
+      statuses[w] = WorkerLoop(server, w + 1, workers + 1, ops, seconds, &line,
+                               &per_worker[w]);
+      if (!statuses[w].ok())
+        line.Fail();
     });
   }
-  for (auto& t : threads) t.join();
-  for (const Status& s : statuses) PS_RETURN_IF_ERROR(s);
+  for (auto& t : threads)
+    t.join();
+  for (const Status& s : statuses)
+    PS_RETURN_IF_ERROR(s);
   PS_RETURN_IF_ERROR(server.Join());
   std::vector<CaseResult> merged(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     for (const auto& w : per_worker) {
       const CaseResult& r = w[i];
-      merged[i].latencies_us.insert(merged[i].latencies_us.end(), r.latencies_us.begin(),
+      merged[i].latencies_us.insert(merged[i].latencies_us.end(),
+                                    r.latencies_us.begin(),
                                     r.latencies_us.end());
       merged[i].ops += r.ops;
       merged[i].elapsed_s = std::max(merged[i].elapsed_s, r.elapsed_s);
@@ -139,21 +152,25 @@ Result<nlohmann::json> MeasureLimits(uint64_t bytes, double seconds) {
 }  // namespace
 
 Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
-  nlohmann::json cases = nlohmann::json::array(), limits = nlohmann::json::array();
+  nlohmann::json cases = nlohmann::json::array(),
+                 limits = nlohmann::json::array();
   for (uint64_t bytes : options.sizes) {
-    PS_ASSIGN_OR_RETURN(nlohmann::json limit, MeasureLimits(bytes, options.seconds_per_case));
+    PS_ASSIGN_OR_RETURN(nlohmann::json limit,
+                        MeasureLimits(bytes, options.seconds_per_case));
     limits.push_back(limit);
     for (int workers : options.workers) {
-      PS_ASSIGN_OR_RETURN(auto results,
-                          RunCases(bytes, workers, options.ops, options.seconds_per_case));
+      PS_ASSIGN_OR_RETURN(auto results, RunCases(bytes, workers, options.ops,
+                                                 options.seconds_per_case));
       for (size_t i = 0; i < options.ops.size(); ++i) {
-        cases.push_back(CaseJson(options.ops[i], bytes, workers, results[i], limit));
+        cases.push_back(
+            CaseJson(options.ops[i], bytes, workers, results[i], limit));
       }
     }
   }
-  return nlohmann::json{{"servers_and_workers", "threads of one process, loopback TCP"},
-                        {"cases", cases},
-                        {"limits", limits}};
+  return nlohmann::json{
+      {"servers_and_workers", "threads of one process, loopback TCP"},
+      {"cases", cases},
+      {"limits", limits}};
 }
 
 Result<std::vector<uint64_t>> ParseSizes(const std::string& list) {
@@ -166,7 +183,8 @@ Result<std::vector<uint64_t>> ParseSizes(const std::string& list) {
     try {
       value = std::stod(item, &end);
     } catch (const std::exception&) {
-      return InvalidArgument("--sizes: '" + item + "' is not a size like 4KiB or 1.5MiB");
+      return InvalidArgument("--sizes: '" + item +
+                             "' is not a size like 4KiB or 1.5MiB");
     }
     const std::string unit = item.substr(end);
     double scale = unit.empty() || unit == "B" ? 1
@@ -175,13 +193,15 @@ Result<std::vector<uint64_t>> ParseSizes(const std::string& list) {
                    : unit == "GiB"             ? 1024.0 * 1024 * 1024
                                                : -1;
     if (scale < 0 || !(value > 0)) {
-      return InvalidArgument("--sizes: '" + item + "' is not a size like 4KiB or 1.5MiB");
+      return InvalidArgument("--sizes: '" + item +
+                             "' is not a size like 4KiB or 1.5MiB");
     }
     // Whole float32 elements: the benchmark's key is a float tensor.
     uint64_t bytes = static_cast<uint64_t>(std::llround(value * scale / 4)) * 4;
     sizes.push_back(std::max<uint64_t>(4, bytes));
   }
-  if (sizes.empty()) return InvalidArgument("--sizes: expected at least one size");
+  if (sizes.empty())
+    return InvalidArgument("--sizes: expected at least one size");
   return sizes;
 }
 

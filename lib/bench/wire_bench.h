@@ -17,7 +17,8 @@
 namespace pstrain::bench {
 
 struct WireBenchOptions {
-  std::vector<uint64_t> sizes = {4096, 65536, 1 << 20, 5033984, 16 << 20, 64 << 20};
+  std::vector<uint64_t> sizes = {4096,    65536,    1 << 20,
+                                 5033984, 16 << 20, 64 << 20};
   std::vector<int> workers = {1, 2, 4};
   std::vector<std::string> ops = {"push", "pull", "push_pull"};
   /// Time spent on each case (size x workers x op), in seconds, after warm-up.

@@ -202,9 +202,11 @@ class ChildGroup {
 };
 
 // A relay to options.on_line when set, else to `stream` with `prefix`.
-LineRelay MakeRelay(const LaunchOptions& options, size_t child, bool from_stderr,
-                    std::ostream* stream, const std::string& prefix) {
-  if (!options.on_line) return LineRelay(stream, prefix);
+LineRelay MakeRelay(const LaunchOptions& options, size_t child,
+                    bool from_stderr, std::ostream* stream,
+                    const std::string& prefix) {
+  if (!options.on_line)
+    return LineRelay(stream, prefix);
   auto on_line = options.on_line;
   return LineRelay([on_line, child, from_stderr](const std::string& line) {
     on_line(child, from_stderr, line);
@@ -216,11 +218,11 @@ ChildGroup::ChildGroup(const LaunchOptions& options, SignalPipe* signals)
   for (size_t i = 0; i < options.children.size(); ++i) {
     const ChildSpec& spec = options.children[i];
     std::string prefix = "[" + spec.label + "] ";
-    children_.push_back(Child{
-        &spec, -1,
-        Stream{Fd(), MakeRelay(options, i, false, options.out,
-                               options.prefix_stdout ? prefix : "")},
-        Stream{Fd(), MakeRelay(options, i, true, options.err, prefix)}});
+    children_.push_back(
+        Child{&spec, -1,
+              Stream{Fd(), MakeRelay(options, i, false, options.out,
+                                     options.prefix_stdout ? prefix : "")},
+              Stream{Fd(), MakeRelay(options, i, true, options.err, prefix)}});
   }
 }
 

@@ -131,8 +131,10 @@ Result<std::string> FirstSlurmHost(const std::string& nodelist) {
   std::string host = nodelist.substr(0, cut);
   if (cut != std::string::npos && nodelist[cut] == '[' && !host.empty()) {
     const size_t end = nodelist.find_first_of(",-]", cut + 1);
-    if (end == std::string::npos || end == cut + 1) host.clear();
-    else host += nodelist.substr(cut + 1, end - cut - 1);
+    if (end == std::string::npos || end == cut + 1)
+      host.clear();
+    else
+      host += nodelist.substr(cut + 1, end - cut - 1);
   }
   if (host.empty()) {
     return InvalidArgument("SLURM_JOB_NODELIST='" + nodelist +

@@ -141,14 +141,12 @@ Result<Dataset> LoadDataset(const std::string& name,
   const std::string dir = data_dir.empty() ? spec->default_dir : data_dir;
   std::string images_path;
   std::string labels_path;
-  PS_ASSIGN_OR_RETURN(
-      torch::Tensor images,
-      ReadPlainOrGz(*spec, dir, prefix + "-images-idx3-ubyte",
-                    IdxKind::kImages, &images_path));
-  PS_ASSIGN_OR_RETURN(
-      torch::Tensor labels,
-      ReadPlainOrGz(*spec, dir, prefix + "-labels-idx1-ubyte",
-                    IdxKind::kLabels, &labels_path));
+  PS_ASSIGN_OR_RETURN(torch::Tensor images,
+                      ReadPlainOrGz(*spec, dir, prefix + "-images-idx3-ubyte",
+                                    IdxKind::kImages, &images_path));
+  PS_ASSIGN_OR_RETURN(torch::Tensor labels,
+                      ReadPlainOrGz(*spec, dir, prefix + "-labels-idx1-ubyte",
+                                    IdxKind::kLabels, &labels_path));
   PS_RETURN_IF_ERROR(Validate(images, images_path, labels, labels_path));
   Dataset dataset;
   dataset.images = Normalize(images, *spec);

@@ -39,8 +39,8 @@ torch::Tensor ShardSampler::BatchIndices(int64_t epoch, int64_t step) {
   return perm.slice(/*dim=*/0, begin, begin + batch_size_).clone();
 }
 
-torch::Tensor ShardSampler::GlobalBatchPart(int64_t epoch, int64_t step, int part,
-                                            int parts) {
+torch::Tensor ShardSampler::GlobalBatchPart(int64_t epoch, int64_t step,
+                                            int part, int parts) {
   PS_CHECK(epoch >= 0) << "epoch " << epoch;
   PS_CHECK(step >= 0 && step < steps_per_epoch())
       << "step " << step << " of " << steps_per_epoch();

@@ -41,7 +41,8 @@ class ShardSampler {
   /// (part+1)*G/parts) of it, G = num_workers * batch_size): the batches
   /// when only `parts` workers share a step (--reassign_shards).
   /// REQUIRES (PS_CHECK): as BatchIndices, and 0 <= part < parts.
-  torch::Tensor GlobalBatchPart(int64_t epoch, int64_t step, int part, int parts);
+  torch::Tensor GlobalBatchPart(int64_t epoch, int64_t step, int part,
+                                int parts);
 
  private:
   const torch::Tensor& EpochPermutation(int64_t epoch);

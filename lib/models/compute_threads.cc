@@ -11,10 +11,12 @@
 namespace pstrain::models {
 
 void SetComputeThreads(int threads) {
-  if (threads <= 0) return;
+  if (threads <= 0)
+    return;
   at::set_num_threads(threads);
   using SetFn = void (*)(int);
-  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+  if (auto fn = reinterpret_cast<SetFn>(
+          dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
     fn(threads);
   }
 }
@@ -22,7 +24,8 @@ void SetComputeThreads(int threads) {
 bool LowerThisThreadsPriority() {
   const auto tid = static_cast<pid_t>(syscall(SYS_gettid));
   sched_param param{};
-  if (sched_setscheduler(tid, SCHED_IDLE, &param) == 0) return true;
+  if (sched_setscheduler(tid, SCHED_IDLE, &param) == 0)
+    return true;
   return setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19) == 0;
 }
 

@@ -12,7 +12,8 @@ namespace {
 
 std::string ShapeOf(const torch::Tensor& t) {
   std::string s = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? "," : "") + std::to_string(t.size(i));
+  for (int64_t i = 0; i < t.dim(); ++i)
+    s += (i ? "," : "") + std::to_string(t.size(i));
   return s + "]";
 }
 
@@ -26,17 +27,21 @@ Evaluator::Evaluator(std::shared_ptr<Model> model, torch::Tensor images,
       options_(options) {
   PS_CHECK(images_.size(0) == labels_.size(0)) << "images and labels differ";
   PS_CHECK(options_.batch_size >= 0) << "batch_size " << options_.batch_size;
-  if (options_.batch_size == 0) options_.batch_size = AutoBatchSize(images_);
+  if (options_.batch_size == 0)
+    options_.batch_size = AutoBatchSize(images_);
   // oneDNN's convolutions on channels-last (NHWC) tensors skip the reorders
   // to and from its own layout: 25% faster for Net on one core. Score(state)
   // copies into these tensors and keeps their layout.
   torch::NoGradGuard no_grad;
-  if (images_.dim() == 4) images_ = images_.contiguous(at::MemoryFormat::ChannelsLast);
+  if (images_.dim() == 4)
+    images_ = images_.contiguous(at::MemoryFormat::ChannelsLast);
   for (auto& p : model_->parameters()) {
-    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+    if (p.dim() == 4)
+      p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
   }
   for (auto& b : model_->buffers()) {
-    if (b.dim() == 4) b.set_data(b.contiguous(at::MemoryFormat::ChannelsLast));
+    if (b.dim() == 4)
+      b.set_data(b.contiguous(at::MemoryFormat::ChannelsLast));
   }
 }
 
@@ -44,7 +49,8 @@ int64_t AutoBatchSize(const torch::Tensor& images) {
   const int64_t per_sample = images.dim() > 0 && images.size(0) > 0
                                  ? images.numel() / images.size(0)
                                  : 1;
-  return std::max<int64_t>(1, kEvalBatchElements / std::max<int64_t>(1, per_sample));
+  return std::max<int64_t>(
+      1, kEvalBatchElements / std::max<int64_t>(1, per_sample));
 }
 
 Result<EvalResult> Evaluator::Score(const NamedTensors& state) {
@@ -54,15 +60,17 @@ Result<EvalResult> Evaluator::Score(const NamedTensors& state) {
 
 Status Evaluator::Load(const NamedTensors& state) {
   std::unordered_map<std::string, const torch::Tensor*> by_name;
-  for (const auto& [name, tensor] : state) by_name.emplace(name, &tensor);
+  for (const auto& [name, tensor] : state)
+    by_name.emplace(name, &tensor);
   torch::NoGradGuard no_grad;
   auto copy_in = [&](const std::string& name, torch::Tensor& dst) -> Status {
     auto it = by_name.find(name);
-    if (it == by_name.end()) return InvalidArgument("the state has no '" + name + "'");
+    if (it == by_name.end())
+      return InvalidArgument("the state has no '" + name + "'");
     const torch::Tensor& src = *it->second;
     if (!src.sizes().equals(dst.sizes())) {
-      return InvalidArgument("'" + name + "' is " + ShapeOf(src) + ", the model's " +
-                             ShapeOf(dst));
+      return InvalidArgument("'" + name + "' is " + ShapeOf(src) +
+                             ", the model's " + ShapeOf(dst));
     }
     dst.copy_(src);
     return Status::Ok();

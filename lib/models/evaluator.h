@@ -56,8 +56,8 @@ class Evaluator {
   /// turns the model's 4-d parameters and buffers channels-last (the values
   /// stay, only their layout changes).
   /// REQUIRES: images.size(0) == labels.size(0).
-  Evaluator(std::shared_ptr<Model> model, torch::Tensor images, torch::Tensor labels,
-            EvaluatorOptions options = {});
+  Evaluator(std::shared_ptr<Model> model, torch::Tensor images,
+            torch::Tensor labels, EvaluatorOptions options = {});
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
 

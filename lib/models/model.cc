@@ -11,21 +11,26 @@ void Model::set_await(std::function<void(size_t)> await) {
   for (const auto& layer : modules(/*include_self=*/false)) {
     size_t end = 0;
     for (const auto& p : layer->parameters()) {
-      auto it = std::find_if(keys.begin(), keys.end(), [&](const torch::Tensor& k) {
-        return k.unsafeGetTensorImpl() == p.unsafeGetTensorImpl();
-      });
+      auto it =
+          std::find_if(keys.begin(), keys.end(), [&](const torch::Tensor& k) {
+            return k.unsafeGetTensorImpl() == p.unsafeGetTensorImpl();
+          });
       end = std::max(end, static_cast<size_t>(it - keys.begin()) + 1);
     }
-    if (end > 0) key_ends_.emplace_back(layer.get(), end);
+    if (end > 0)
+      key_ends_.emplace_back(layer.get(), end);
   }
 }
 
 void Model::Await(const torch::nn::Module& layer) const {
-  if (!await_) return;
+  if (!await_)
+    return;
   for (const auto& [module, end] : key_ends_) {
-    if (module == &layer) return await_(end);
+    if (module == &layer)
+      return await_(end);
   }
-  await_(key_ends_.empty() ? 0 : SIZE_MAX);  // not a layer of ours: wait for all
+  await_(key_ends_.empty() ? 0
+                           : SIZE_MAX);  // not a layer of ours: wait for all
 }
 
 }  // namespace pstrain::models

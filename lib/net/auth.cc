@@ -1,12 +1,12 @@
 #include "net/auth.h"
 
+#include <fstream>
+#include <iterator>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-
-#include <fstream>
-#include <iterator>
 
 #include "net/client.h"
 #include "util/check.h"
@@ -17,8 +17,9 @@ namespace pstrain::net {
 Result<std::string> ReadAuthToken(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return InvalidArgument("--auth_token_file " + path +
-                           ": cannot read it, expected a file holding the token");
+    return InvalidArgument(
+        "--auth_token_file " + path +
+        ": cannot read it, expected a file holding the token");
   }
   std::string token((std::istreambuf_iterator<char>(in)),
                     std::istreambuf_iterator<char>());
@@ -57,7 +58,8 @@ std::string AuthProof(std::string_view token, std::string_view label,
 }
 
 bool ProofsEqual(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+  return a.size() == b.size() &&
+         CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 namespace {
@@ -87,11 +89,12 @@ Status Authenticate(Client* client, std::string_view token,
                               wire::MsgType::kChallenge, timeout));
   wire::Challenge challenge;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(client->reply_meta(), &challenge));
-  if (!ProofsEqual(challenge.proof,
-                   AuthProof(token, kServerProofLabel, mine, challenge.nonce))) {
+  if (!ProofsEqual(challenge.proof, AuthProof(token, kServerProofLabel, mine,
+                                              challenge.nonce))) {
     client->Close();
     return InvalidArgument(
-        "the server could not prove it knows the auth token (--auth_token_file)");
+        "the server could not prove it knows the auth token "
+        "(--auth_token_file)");
   }
   wire::EncodeMeta(
       wire::Auth{AuthProof(token, kClientProofLabel, challenge.nonce, mine)},

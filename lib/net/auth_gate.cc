@@ -23,12 +23,14 @@ Status AuthGate::CheckFrame(wire::MsgType type, uint64_t body_len,
                                  : wire::MsgType::kAuth;
   if (type != want) {
     return InvalidArgument(std::string("authentication required: expected ") +
-                           wire::MsgTypeName(want) + (state_ == State::kAwaitHello ? " first" : "") +
+                           wire::MsgTypeName(want) +
+                           (state_ == State::kAwaitHello ? " first" : "") +
                            ", got " + wire::MsgTypeName(type));
   }
   if (body_len > kMaxAuthFrameBytes || data_bytes != 0) {
     return InvalidArgument(std::string(wire::MsgTypeName(type)) + " of " +
-                           std::to_string(body_len) + " bytes, expected at most " +
+                           std::to_string(body_len) +
+                           " bytes, expected at most " +
                            std::to_string(kMaxAuthFrameBytes));
   }
   return Status::Ok();
@@ -55,7 +57,8 @@ Status AuthGate::OnFrame(wire::MsgType type, std::string_view meta,
   const std::string want =
       AuthProof(token_, kClientProofLabel, server_nonce_, client_nonce_);
   if (!ProofsEqual(auth.proof, want)) {
-    return InvalidArgument("authentication failed: wrong proof of the auth token");
+    return InvalidArgument(
+        "authentication failed: wrong proof of the auth token");
   }
   state_ = State::kOpen;
   reply_meta->clear();

@@ -23,16 +23,21 @@ Client::~Client() {
 }
 
 void Client::WatchGate(SendGate* gate) {
-  if (gate_ != nullptr) gate_->Unwatch(gate_watch_);
+  if (gate_ != nullptr)
+    gate_->Unwatch(gate_watch_);
   gate_ = gate;
-  if (gate_ == nullptr) return;
+  if (gate_ == nullptr)
+    return;
   // Runs on the producer's thread: hand the news to the thread in Call.
   gate_watch_ = gate_->Watch([this] {
-    if (wake_pending_.exchange(true)) return;
-    asio::post(io_, asio::bind_allocator(HandlerAllocator<int>(&wake_memory_), [this] {
-                 wake_pending_.store(false);
-                 if (conn_) conn_->ResumeWrite();
-               }));
+    if (wake_pending_.exchange(true))
+      return;
+    asio::post(
+        io_, asio::bind_allocator(HandlerAllocator<int>(&wake_memory_), [this] {
+          wake_pending_.store(false);
+          if (conn_)
+            conn_->ResumeWrite();
+        }));
   });
 }
 
@@ -58,12 +63,13 @@ Status Client::Connect(const std::string& host, int port,
       return Status::Ok();
     }
     last_error = ec.message();
-    if (Clock::now() + std::chrono::milliseconds(100) > deadline) break;
+    if (Clock::now() + std::chrono::milliseconds(100) > deadline)
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return Timeout("no server at " + host + ":" + std::to_string(port) +
-                 " within " + std::to_string(timeout.count() / 1000) +
-                 " s (" + last_error + ")");
+                 " within " + std::to_string(timeout.count() / 1000) + " s (" +
+                 last_error + ")");
 }
 
 FrameBuffers& Client::NewRequest() {
@@ -91,7 +97,8 @@ Status Client::Call(FrameBuffers& request, ReplySink* sink,
   const auto deadline = Clock::now() + timeout;
   while (!reply_done_ && !closed_) {
     auto left = deadline - Clock::now();
-    if (left <= Clock::duration::zero()) break;
+    if (left <= Clock::duration::zero())
+      break;
     io_.run_one_for(left);
   }
   sink_ = nullptr;
@@ -99,7 +106,8 @@ Status Client::Call(FrameBuffers& request, ReplySink* sink,
     if (reply_type_ == wire::MsgType::kError) {
       wire::ErrorMsg err;
       Status s = wire::DecodeMeta(reply_meta_, &err);
-      if (!s.ok()) return s.WithContext("error reply");
+      if (!s.ok())
+        return s.WithContext("error reply");
       error_from_peer_ = true;
       return Status(err.code, err.message);
     }
@@ -122,9 +130,8 @@ Status Client::OnMeta(Connection& conn, const wire::FrameHeader& header,
   bool connection_error =
       header.type == wire::MsgType::kError && header.request_id == 0;
   if (header.request_id != awaited_id_ && !connection_error) {
-    return Corruption("reply for request " +
-                      std::to_string(header.request_id) + ", expected " +
-                      std::to_string(awaited_id_));
+    return Corruption("reply for request " + std::to_string(header.request_id) +
+                      ", expected " + std::to_string(awaited_id_));
   }
   if (header.type == wire::MsgType::kError || sink_ == nullptr) {
     if (data_bytes != 0) {
@@ -134,12 +141,14 @@ Status Client::OnMeta(Connection& conn, const wire::FrameHeader& header,
     return Status::Ok();
   }
   PS_RETURN_IF_ERROR(sink_->OnMeta(header, meta, data_bytes, dst));
-  if (sink_->piecewise()) conn.ReadPieceByPiece();
+  if (sink_->piecewise())
+    conn.ReadPieceByPiece();
   return Status::Ok();
 }
 
 void Client::OnPiece(Connection&, size_t index) {
-  if (sink_ != nullptr) sink_->OnPiece(index);
+  if (sink_ != nullptr)
+    sink_->OnPiece(index);
 }
 
 void Client::OnFrame(Connection&, const wire::FrameHeader& header,
@@ -154,14 +163,17 @@ void Client::OnClose(Connection&, const Status& why) {
   close_status_ = why;
 }
 
-uint64_t Client::bytes_read() const { return conn_ ? conn_->bytes_read() : 0; }
+uint64_t Client::bytes_read() const {
+  return conn_ ? conn_->bytes_read() : 0;
+}
 
 uint64_t Client::bytes_written() const {
   return conn_ ? conn_->bytes_written() : 0;
 }
 
 void Client::Close() {
-  if (conn_) conn_->Close();
+  if (conn_)
+    conn_->Close();
   // Let the closed connection's pending handlers run and release it.
   io_.restart();
   io_.poll();
@@ -169,7 +181,8 @@ void Client::Close() {
 }
 
 Status Client::WriteNow(std::string_view bytes) {
-  if (!connected()) return Unavailable("not connected to the server");
+  if (!connected())
+    return Unavailable("not connected to the server");
   return conn_->WriteNow(bytes);
 }
 

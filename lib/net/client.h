@@ -73,7 +73,9 @@ class Client : private Connection::Handler {
   bool error_from_peer() const { return error_from_peer_; }
   bool connected() const { return conn_ && !conn_->closed(); }
   /// This end's address (Connection::local_address); "" when not connected.
-  std::string local_address() const { return conn_ ? conn_->local_address() : ""; }
+  std::string local_address() const {
+    return conn_ ? conn_->local_address() : "";
+  }
   /// Connection::WriteNow: a small frame, from a thread other than the one
   /// that calls Call, while no Call runs. kUnavailable when not connected.
   Status WriteNow(std::string_view bytes);

@@ -19,7 +19,8 @@ namespace {
 std::string RemoteOf(const asio::ip::tcp::socket& socket) {
   std::error_code ec;
   auto ep = socket.remote_endpoint(ec);
-  if (ec) return "?";
+  if (ec)
+    return "?";
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
@@ -35,10 +36,12 @@ Status FromAsioError(const std::error_code& ec, const std::string& what) {
 }
 
 Status Connection::WriteNow(std::string_view bytes) {
-  const ssize_t n = ::send(socket_.native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  const ssize_t n =
+      ::send(socket_.native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
   if (n != static_cast<ssize_t>(bytes.size())) {
-    return Unavailable("write to " + remote_ + ": " +
-                       (n < 0 ? std::string(std::strerror(errno)) : "short write"));
+    return Unavailable(
+        "write to " + remote_ + ": " +
+        (n < 0 ? std::string(std::strerror(errno)) : "short write"));
   }
   bytes_written_ += bytes.size();
   return Status::Ok();
@@ -75,7 +78,8 @@ bool Connection::StalledFor(std::chrono::steady_clock::time_point now,
 // its first byte, however few arrive: a peer that sends half a header and
 // stops is as stalled as one that stops in the data.
 void Connection::ReadHead() {
-  if (closed_) return;
+  if (closed_)
+    return;
   reading_since_ = {};
   socket_.async_read_some(
       asio::buffer(head_, sizeof(head_)),
@@ -85,27 +89,35 @@ void Connection::ReadHead() {
 }
 
 void Connection::OnHeadBytes(const std::error_code& ec, size_t n) {
-  if (closed_) return;
-  if (ec) return OnHead(ec);
+  if (closed_)
+    return;
+  if (ec)
+    return OnHead(ec);
   reading_since_ = std::chrono::steady_clock::now();
-  if (n == sizeof(head_)) return OnHead(ec);
-  asio::async_read(socket_, asio::buffer(head_ + n, sizeof(head_) - n),
-                   OnRead([self = shared_from_this()](const std::error_code& ec,
-                                                      size_t) { self->OnHead(ec); }));
+  if (n == sizeof(head_))
+    return OnHead(ec);
+  asio::async_read(
+      socket_, asio::buffer(head_ + n, sizeof(head_) - n),
+      OnRead([self = shared_from_this()](const std::error_code& ec, size_t) {
+        self->OnHead(ec);
+      }));
 }
 
 // The parser (wire::FrameParser, which the fuzzer runs too) checks every
 // byte the peer sent; the handler is asked between its stages.
 void Connection::OnHead(const std::error_code& ec) {
-  if (closed_) return;
+  if (closed_)
+    return;
   if (ec) {
     // A peer closing between frames is an orderly end, not a failure.
-    if (ec == asio::error::eof) return Finish(Status::Ok());
+    if (ec == asio::error::eof)
+      return Finish(Status::Ok());
     return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
   }
   bytes_read_ += sizeof(head_);
   Status s = parser_.Header(head_);
-  if (!s.ok()) return Fail(s, 0, true);
+  if (!s.ok())
+    return Fail(s, 0, true);
   const wire::FrameHeader& header = parser_.header();
   s = handler_->OnHeader(*this, header);
   if (s.ok())
@@ -113,14 +125,18 @@ void Connection::OnHead(const std::error_code& ec) {
   if (!s.ok())
     return Fail(s, header.request_id, true);
   meta_.resize(parser_.meta_len());
-  asio::async_read(socket_, asio::buffer(meta_),
-                   OnRead([self = shared_from_this()](const std::error_code& ec,
-                                                      size_t) { self->OnMetaRead(ec); }));
+  asio::async_read(
+      socket_, asio::buffer(meta_),
+      OnRead([self = shared_from_this()](const std::error_code& ec, size_t) {
+        self->OnMetaRead(ec);
+      }));
 }
 
 void Connection::OnMetaRead(const std::error_code& ec) {
-  if (closed_) return;
-  if (ec) return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
+  if (closed_)
+    return;
+  if (ec)
+    return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
   bytes_read_ += meta_.size();
   const wire::FrameHeader& header = parser_.header();
   const uint64_t data_bytes = parser_.data_bytes();
@@ -131,7 +147,8 @@ void Connection::OnMetaRead(const std::error_code& ec) {
     s = handler_->OnMeta(*this, header, meta_, data_bytes, &data_dst_);
   if (s.ok()) {
     uint64_t total = 0;
-    for (const auto& b : data_dst_) total += b.size();
+    for (const auto& b : data_dst_)
+      total += b.size();
     if (total != data_bytes) {
       s = Corruption("frame data is " + std::to_string(data_bytes) +
                      " bytes, the buffers for it " + std::to_string(total));
@@ -139,22 +156,29 @@ void Connection::OnMetaRead(const std::error_code& ec) {
   }
   if (!s.ok())
     return Fail(s, header.request_id, true);
-  if (data_bytes == 0) return OnDataRead({});
-  if (piecewise_) return ReadPiece(0);
-  asio::async_read(socket_, BufferView<asio::mutable_buffer>(data_dst_),
-                   OnRead([self = shared_from_this()](const std::error_code& ec,
-                                                      size_t) { self->OnDataRead(ec); }));
+  if (data_bytes == 0)
+    return OnDataRead({});
+  if (piecewise_)
+    return ReadPiece(0);
+  asio::async_read(
+      socket_, BufferView<asio::mutable_buffer>(data_dst_),
+      OnRead([self = shared_from_this()](const std::error_code& ec, size_t) {
+        self->OnDataRead(ec);
+      }));
 }
 
 void Connection::ReadPiece(size_t index) {
-  if (index == data_dst_.size()) return OnDataRead({});
+  if (index == data_dst_.size())
+    return OnDataRead({});
   asio::async_read(socket_, data_dst_[index],
-                   OnRead([self = shared_from_this(), index](const std::error_code& ec,
-                                                             size_t) {
-                     if (self->closed_) return;
+                   OnRead([self = shared_from_this(), index](
+                              const std::error_code& ec, size_t) {
+                     if (self->closed_)
+                       return;
                      if (ec) {
-                       return self->Fail(FromAsioError(ec, "read from " + self->remote_),
-                                         0, false);
+                       return self->Fail(
+                           FromAsioError(ec, "read from " + self->remote_), 0,
+                           false);
                      }
                      self->handler_->OnPiece(*self, index);
                      self->ReadPiece(index + 1);
@@ -162,8 +186,10 @@ void Connection::ReadPiece(size_t index) {
 }
 
 void Connection::OnDataRead(const std::error_code& ec) {
-  if (closed_) return;
-  if (ec) return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
+  if (closed_)
+    return;
+  if (ec)
+    return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
   bytes_read_ += parser_.data_bytes();
   reading_since_ = {};
   handler_->OnFrame(*this, parser_.header(), meta_);
@@ -186,14 +212,16 @@ void Connection::Send(FrameBuffers& frame) {
     return;
   }
   write_queue_.push_back(&frame);
-  if (!writing_) WriteNext();
+  if (!writing_)
+    WriteNext();
 }
 
 void Connection::WriteNext() {
   if (write_queue_.empty()) {
     writing_ = false;
     writing_since_ = {};
-    if (close_after_write_) Finish(Status::Ok());
+    if (close_after_write_)
+      Finish(Status::Ok());
     return;
   }
   writing_ = true;
@@ -204,12 +232,12 @@ void Connection::WriteNext() {
     gated_next_ = 0;
     return WriteGated();
   }
-  asio::async_write(
-      socket_, BufferView<asio::const_buffer>(buffers),
-      OnWrite([self = shared_from_this(), frame](const std::error_code& ec, size_t n) {
-        self->bytes_written_ += n;
-        self->FrameWritten(frame, ec);
-      }));
+  asio::async_write(socket_, BufferView<asio::const_buffer>(buffers),
+                    OnWrite([self = shared_from_this(), frame](
+                                const std::error_code& ec, size_t n) {
+                      self->bytes_written_ += n;
+                      self->FrameWritten(frame, ec);
+                    }));
 }
 
 // Writes the buffers of the front frame whose marks are open, then the
@@ -220,22 +248,25 @@ void Connection::WriteGated() {
   const SendGate& gate = *frame->gate();
   if (gate.aborted()) {
     writing_ = false;  // nothing in flight: Finish releases the frame
-    return Fail(IOError("the data of a " + std::string(wire::MsgTypeName(frame->type())) +
-                        " to " + remote_ + " was never produced"),
+    return Fail(IOError("the data of a " +
+                        std::string(wire::MsgTypeName(frame->type())) + " to " +
+                        remote_ + " was never produced"),
                 0, false);
   }
   const auto& buffers = frame->Finish();
   const uint32_t open = gate.open();
   size_t end = gated_next_;
-  while (end < buffers.size() && frame->mark(end) <= open) ++end;
+  while (end < buffers.size() && frame->mark(end) <= open)
+    ++end;
   if (end == gated_next_) {
     waiting_for_gate_ = true;
     writing_since_ = {};
     return;
   }
   asio::async_write(
-      socket_, BufferView<asio::const_buffer>(buffers.data() + gated_next_,
-                                              buffers.data() + end),
+      socket_,
+      BufferView<asio::const_buffer>(buffers.data() + gated_next_,
+                                     buffers.data() + end),
       OnWrite([self = shared_from_this(), frame, end](const std::error_code& ec,
                                                       size_t n) {
         self->bytes_written_ += n;
@@ -248,7 +279,8 @@ void Connection::WriteGated() {
 }
 
 void Connection::ResumeWrite() {
-  if (!waiting_for_gate_ || closed_) return;
+  if (!waiting_for_gate_ || closed_)
+    return;
   waiting_for_gate_ = false;
   writing_since_ = std::chrono::steady_clock::now();
   WriteGated();
@@ -259,13 +291,16 @@ void Connection::FrameWritten(FrameBuffers* frame, const std::error_code& ec) {
   write_queue_.pop_front();
   free_.push_back(frame);
   handler_->OnWritten(*this, frame->type());
-  if (closed_) return;
-  if (ec) return Fail(FromAsioError(ec, "write to " + remote_), 0, false);
+  if (closed_)
+    return;
+  if (ec)
+    return Fail(FromAsioError(ec, "write to " + remote_), 0, false);
   WriteNext();
 }
 
 void Connection::SendErrorAndClose(uint64_t request_id, const Status& status) {
-  if (closed_) return;
+  if (closed_)
+    return;
   wire::ErrorMsg msg{status.code(), status.message()};
   std::string meta;
   wire::EncodeMeta(msg, &meta);
@@ -286,10 +321,13 @@ void Connection::Fail(const Status& status, uint64_t request_id,
   Finish(status);
 }
 
-void Connection::Close() { Finish(Status::Ok()); }
+void Connection::Close() {
+  Finish(Status::Ok());
+}
 
 void Connection::Finish(const Status& why) {
-  if (closed_) return;
+  if (closed_)
+    return;
   closed_ = true;
   std::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
@@ -297,7 +335,8 @@ void Connection::Finish(const Status& why) {
   // Frames never started will not be written; the one in flight reports
   // from its own completion handler (a gated frame waiting for its gate has
   // none in flight).
-  if (waiting_for_gate_) writing_ = waiting_for_gate_ = false;
+  if (waiting_for_gate_)
+    writing_ = waiting_for_gate_ = false;
   while (write_queue_.size() > (writing_ ? 1u : 0u)) {
     FrameBuffers* frame = write_queue_.back();
     write_queue_.pop_back();

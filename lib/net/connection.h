@@ -144,11 +144,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Binds `fn` to this connection's read (or write) handler memory.
   template <typename Fn>
   auto OnRead(Fn fn) {
-    return asio::bind_allocator(HandlerAllocator<int>(&read_memory_), std::move(fn));
+    return asio::bind_allocator(HandlerAllocator<int>(&read_memory_),
+                                std::move(fn));
   }
   template <typename Fn>
   auto OnWrite(Fn fn) {
-    return asio::bind_allocator(HandlerAllocator<int>(&write_memory_), std::move(fn));
+    return asio::bind_allocator(HandlerAllocator<int>(&write_memory_),
+                                std::move(fn));
   }
   void WriteNext();
   void WriteGated();
@@ -164,18 +166,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   wire::FrameParser parser_;  // checks every frame; holds its header
   std::string meta_;
   std::vector<asio::mutable_buffer> data_dst_;
-  std::deque<FrameBuffers> pool_;        // stable addresses
+  std::deque<FrameBuffers> pool_;  // stable addresses
   std::vector<FrameBuffers*> free_;
   std::deque<FrameBuffers*> write_queue_;
   bool writing_ = false;
-  size_t gated_next_ = 0;          // next buffer of the gated frame at the front
+  size_t gated_next_ = 0;  // next buffer of the gated frame at the front
   bool waiting_for_gate_ = false;  // it waits for its gate, no write in flight
   bool piecewise_ = false;
   bool close_after_write_ = false;
   bool closed_ = false;
   Status pending_failure_;
   HandlerMemory read_memory_;   // the one read in flight
-  HandlerMemory write_memory_;  // the one write in flight  // reported by OnClose after the error frame
+  HandlerMemory write_memory_;  // the one write in flight  // reported by
+                                // OnClose after the error frame
   uint64_t bytes_read_ = 0;
   uint64_t bytes_written_ = 0;
   // Since when the frame being read (written) has been on its way; the

@@ -16,7 +16,8 @@ void FrameBuffers::Reset(wire::MsgType type, uint64_t request_id,
 }
 
 void FrameBuffers::AddData(const void* data, size_t size, uint32_t mark) {
-  if (size == 0) return;
+  if (size == 0)
+    return;
   data_.emplace_back(data, size);
   marks_.push_back(mark);
   data_bytes_ += size;

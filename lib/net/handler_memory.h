@@ -1,6 +1,6 @@
 #pragma once
-// Handler memory and buffer views for Asio operations, so that a connection's steady-state
-// reads and writes allocate nothing. Each HandlerMemory serves one
+// Handler memory and buffer views for Asio operations, so that a connection's
+// steady-state reads and writes allocate nothing. Each HandlerMemory serves one
 // outstanding operation at a time (a connection has at most one read and one
 // write in flight); a request while it is in use, or larger than its block,
 // falls back to the heap. This is the pattern of Asio's own "allocation"
@@ -55,8 +55,12 @@ class HandlerAllocator {
   }
   void deallocate(T* p, std::size_t) { memory_->Deallocate(p); }
 
-  bool operator==(const HandlerAllocator& o) const { return memory_ == o.memory_; }
-  bool operator!=(const HandlerAllocator& o) const { return memory_ != o.memory_; }
+  bool operator==(const HandlerAllocator& o) const {
+    return memory_ == o.memory_;
+  }
+  bool operator!=(const HandlerAllocator& o) const {
+    return memory_ != o.memory_;
+  }
 
  private:
   template <typename>
@@ -72,7 +76,8 @@ class BufferView {
  public:
   explicit BufferView(const std::vector<Buffer>& v)
       : begin_(v.data()), end_(v.data() + v.size()) {}
-  BufferView(const Buffer* begin, const Buffer* end) : begin_(begin), end_(end) {}
+  BufferView(const Buffer* begin, const Buffer* end)
+      : begin_(begin), end_(end) {}
   const Buffer* begin() const { return begin_; }
   const Buffer* end() const { return end_; }
 

@@ -13,12 +13,15 @@ Listener::Listener(asio::io_context* io, Connection::Handler* handler,
 namespace {
 
 Status OpenAcceptor(asio::ip::tcp::acceptor& acceptor,
-               const asio::ip::tcp::endpoint& ep) {
+                    const asio::ip::tcp::endpoint& ep) {
   std::error_code ec;
   acceptor.open(ep.protocol(), ec);
-  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor.bind(ep, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec)
+    acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec)
+    acceptor.bind(ep, ec);
+  if (!ec)
+    acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     std::error_code ignored;
     acceptor.close(ignored);
@@ -50,14 +53,16 @@ Status Listener::Listen(const std::string& host, int port) {
 void Listener::Accept() {
   acceptor_.async_accept([this](const std::error_code& ec,
                                 asio::ip::tcp::socket socket) {
-    if (ec == asio::error::operation_aborted) return;  // Close()
+    if (ec == asio::error::operation_aborted)
+      return;  // Close()
     if (!ec) {
-      auto conn = std::make_shared<Connection>(std::move(socket), handler_,
-                                               options_);
+      auto conn =
+          std::make_shared<Connection>(std::move(socket), handler_, options_);
       on_accept_(conn);
       conn->Start();
     }
-    if (acceptor_.is_open()) Accept();
+    if (acceptor_.is_open())
+      Accept();
   });
 }
 
@@ -70,7 +75,8 @@ Result<int> PickFreePort(const std::string& host) {
   asio::io_context io;
   asio::ip::tcp::resolver resolver(io);
   std::error_code ec;
-  auto results = resolver.resolve(host, "0", asio::ip::tcp::resolver::passive, ec);
+  auto results =
+      resolver.resolve(host, "0", asio::ip::tcp::resolver::passive, ec);
   if (ec || results.empty()) {
     return InvalidArgument("cannot resolve " + host + ": " + ec.message());
   }

@@ -6,10 +6,10 @@ namespace pstrain::net {
 
 void SendGate::OpenTo(uint32_t mark) {
   uint32_t seen = open_.load();
-  while (seen < mark &&
-         !open_.compare_exchange_weak(seen, mark)) {
+  while (seen < mark && !open_.compare_exchange_weak(seen, mark)) {
   }
-  if (seen < mark) WakeAll();
+  if (seen < mark)
+    WakeAll();
 }
 
 void SendGate::Abort() {
@@ -32,7 +32,8 @@ void SendGate::Unwatch(int id) {
 
 void SendGate::WakeAll() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& w : watchers_) w.second();
+  for (auto& w : watchers_)
+    w.second();
 }
 
 }  // namespace pstrain::net

@@ -11,7 +11,8 @@ namespace {
 
 class AsyncUpdate : public WholePushRule {
  public:
-  AsyncUpdate(ParameterServer* server, bool ssp) : WholePushRule(server), ssp_(ssp) {}
+  AsyncUpdate(ParameterServer* server, bool ssp)
+      : WholePushRule(server), ssp_(ssp) {}
 
   uint64_t ReplyVersion(uint64_t) const override { return 0; }
   bool bounds_staleness() const override { return ssp_; }

@@ -24,7 +24,8 @@ class BufferedSync : public WholePushRule {
 
 }  // namespace
 
-std::unique_ptr<UpdateRule> MakeBufferedSync(ParameterServer* server, double step_timeout) {
+std::unique_ptr<UpdateRule> MakeBufferedSync(ParameterServer* server,
+                                             double step_timeout) {
   return std::make_unique<BufferedSync>(server, step_timeout);
 }
 

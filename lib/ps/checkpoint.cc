@@ -33,7 +33,8 @@ Status Errno(const std::string& what, const std::string& path) {
 
 Result<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open " + path + ": " + std::strerror(errno));
+  if (!in)
+    return NotFound("cannot open " + path + ": " + std::strerror(errno));
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
@@ -48,11 +49,12 @@ std::string CheckpointMetaPath(const std::string& path) {
   return path + ".json";
 }
 
-std::string OptimizerStatePath(const std::string& path, int server, int num_servers) {
-  const std::string suffix =
-      num_servers > 1 ? ".optim-" + std::to_string(server) + "-of-" +
-                            std::to_string(num_servers) + ".pt"
-                      : ".optim.pt";
+std::string OptimizerStatePath(const std::string& path, int server,
+                               int num_servers) {
+  const std::string suffix = num_servers > 1
+                                 ? ".optim-" + std::to_string(server) + "-of-" +
+                                       std::to_string(num_servers) + ".pt"
+                                 : ".optim.pt";
   for (const char* ext : {".pt", ".pth"}) {
     if (EndsWith(path, ext)) {
       return path.substr(0, path.size() - std::strlen(ext)) + suffix;
@@ -78,24 +80,30 @@ Result<std::string> SerializeOptimizerState(
     archive.save_to(bytes);
   } catch (const std::exception& e) {
     std::string what = e.what();
-    return IOError("cannot serialize the optimizer state: " + what.substr(0, what.find('\n')));
+    return IOError("cannot serialize the optimizer state: " +
+                   what.substr(0, what.find('\n')));
   }
   return bytes.str();
 }
 
-Status SaveOptimizerState(const std::string& checkpoint_path,
-                          const std::vector<torch::optim::Optimizer*>& optimizers,
-                          int server, int num_servers) {
-  const std::string path = OptimizerStatePath(checkpoint_path, server, num_servers);
+Status SaveOptimizerState(
+    const std::string& checkpoint_path,
+    const std::vector<torch::optim::Optimizer*>& optimizers, int server,
+    int num_servers) {
+  const std::string path =
+      OptimizerStatePath(checkpoint_path, server, num_servers);
   auto bytes = SerializeOptimizerState(optimizers);
-  if (!bytes.ok()) return bytes.status().WithContext(path);
+  if (!bytes.ok())
+    return bytes.status().WithContext(path);
   return WriteFileAtomically(path, *bytes);
 }
 
-Status LoadOptimizerState(const std::string& checkpoint_path,
-                          const std::vector<torch::optim::Optimizer*>& optimizers,
-                          int server, int num_servers) {
-  const std::string path = OptimizerStatePath(checkpoint_path, server, num_servers);
+Status LoadOptimizerState(
+    const std::string& checkpoint_path,
+    const std::vector<torch::optim::Optimizer*>& optimizers, int server,
+    int num_servers) {
+  const std::string path =
+      OptimizerStatePath(checkpoint_path, server, num_servers);
   PS_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   try {
     std::istringstream in(bytes);
@@ -118,9 +126,10 @@ Status LoadOptimizerState(const std::string& checkpoint_path,
   return Status::Ok();
 }
 
-Status LoadIntoParameters(const NamedTensors& tensors,
-                          const std::vector<std::pair<std::string, at::Tensor>>& named_params,
-                          const std::string& path) {
+Status LoadIntoParameters(
+    const NamedTensors& tensors,
+    const std::vector<std::pair<std::string, at::Tensor>>& named_params,
+    const std::string& path) {
   std::map<std::string, at::Tensor> by_name(tensors.begin(), tensors.end());
   torch::NoGradGuard no_grad;
   for (const auto& [name, param] : named_params) {
@@ -141,11 +150,13 @@ Status LoadIntoParameters(const NamedTensors& tensors,
 Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("create", tmp);
+  if (fd < 0)
+    return Errno("create", tmp);
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n < 0) {
       Status s = Errno("write", tmp);
       ::close(fd);
@@ -153,15 +164,18 @@ Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
     }
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) return Errno("sync", tmp);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Errno("rename", tmp);
+  if (::fsync(fd) != 0 || ::close(fd) != 0)
+    return Errno("sync", tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return Errno("rename", tmp);
   return Status::Ok();
 }
 
 Status SaveCheckpoint(const std::string& path, const NamedTensors& tensors,
                       const nlohmann::json& meta) {
   c10::Dict<std::string, at::Tensor> dict;
-  for (const auto& [name, t] : tensors) dict.insert(name, t.detach().cpu());
+  for (const auto& [name, t] : tensors)
+    dict.insert(name, t.detach().cpu());
   std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
   PS_RETURN_IF_ERROR(
       WriteFileAtomically(path, std::string(bytes.begin(), bytes.end())));
@@ -173,7 +187,8 @@ Status SaveJobCheckpoint(const std::string& path, const NamedTensors& tensors,
                          const nlohmann::json& meta) {
   const int n = static_cast<int>(optimizer_states.size());
   for (int s = 0; s < n; ++s) {
-    PS_RETURN_IF_ERROR(WriteFileAtomically(OptimizerStatePath(path, s, n), optimizer_states[s]));
+    PS_RETURN_IF_ERROR(WriteFileAtomically(OptimizerStatePath(path, s, n),
+                                           optimizer_states[s]));
   }
   return SaveCheckpoint(path, tensors, meta);
 }
@@ -182,7 +197,8 @@ Result<NamedTensors> LoadCheckpointTensors(const std::string& path) {
   PS_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   NamedTensors out;
   try {
-    c10::IValue v = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+    c10::IValue v =
+        torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
     if (!v.isGenericDict()) {
       return Corruption(path + ": expected a dict of name to tensor");
     }
@@ -204,7 +220,8 @@ Result<nlohmann::json> LoadCheckpointMeta(const std::string& checkpoint_path) {
   const std::string path = CheckpointMetaPath(checkpoint_path);
   PS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Corruption(path + ": not valid JSON");
+  if (j.is_discarded())
+    return Corruption(path + ": not valid JSON");
   return j;
 }
 

@@ -53,8 +53,8 @@ Result<nlohmann::json> LoadCheckpointMeta(const std::string& checkpoint_path);
 /// The optimizer-state file for a checkpoint: "model.pt" -> "model.optim.pt"
 /// (".pt" or ".pth" replaced, otherwise ".optim.pt" appended).
 /// With several servers, each server's own: "model.optim-1-of-2.pt".
-std::string OptimizerStatePath(const std::string& checkpoint_path, int server = 0,
-                               int num_servers = 1);
+std::string OptimizerStatePath(const std::string& checkpoint_path,
+                               int server = 0, int num_servers = 1);
 
 /// The optimizers' state (momentum buffers, Adam moments and step counts,
 /// param groups) in libtorch's serialization: one optimizer's archive as it
@@ -66,25 +66,28 @@ Result<std::string> SerializeOptimizerState(
 /// Writes SerializeOptimizerState(optimizers) to
 /// OptimizerStatePath(checkpoint_path, server, num_servers). kIOError naming
 /// the path.
-Status SaveOptimizerState(const std::string& checkpoint_path,
-                          const std::vector<torch::optim::Optimizer*>& optimizers,
-                          int server = 0, int num_servers = 1);
+Status SaveOptimizerState(
+    const std::string& checkpoint_path,
+    const std::vector<torch::optim::Optimizer*>& optimizers, int server = 0,
+    int num_servers = 1);
 
 /// Restores state written by SaveOptimizerState into `optimizers`, which
 /// must be as many, of the same class, over parameters of the same count and
 /// shapes. kNotFound naming a missing file; kCorruption naming the file
 /// otherwise.
-Status LoadOptimizerState(const std::string& checkpoint_path,
-                          const std::vector<torch::optim::Optimizer*>& optimizers,
-                          int server = 0, int num_servers = 1);
+Status LoadOptimizerState(
+    const std::string& checkpoint_path,
+    const std::vector<torch::optim::Optimizer*>& optimizers, int server = 0,
+    int num_servers = 1);
 
 /// Copies `tensors` (a checkpoint read from `path`) into `named_params`, by
 /// name, without recording gradients. kInvalidArgument naming `path` and the
 /// parameter when one is missing or has another shape; extra tensors in
 /// the checkpoint are ignored.
-Status LoadIntoParameters(const NamedTensors& tensors,
-                          const std::vector<std::pair<std::string, at::Tensor>>& named_params,
-                          const std::string& path);
+Status LoadIntoParameters(
+    const NamedTensors& tensors,
+    const std::vector<std::pair<std::string, at::Tensor>>& named_params,
+    const std::string& path);
 
 /// Writes `bytes` to `path` atomically: `path`.tmp, fsync, rename.
 Status WriteFileAtomically(const std::string& path, const std::string& bytes);

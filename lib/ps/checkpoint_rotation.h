@@ -22,7 +22,8 @@ namespace pstrain::ps {
 std::string VersionedCheckpointPath(const std::string& base, uint64_t version);
 
 /// The complete versioned checkpoints of `base`, oldest first.
-std::vector<std::pair<uint64_t, std::string>> CompleteCheckpoints(const std::string& base);
+std::vector<std::pair<uint64_t, std::string>> CompleteCheckpoints(
+    const std::string& base);
 
 /// Deletes all but the newest `keep` (>= 1) complete versioned checkpoints
 /// of `base`, every part of each; an incomplete one left by a kill stays,

@@ -15,24 +15,29 @@ void Engine::LoseWorker(Peer& peer, const Status& why) {
   ++lost_count_;
   ++workers_lost_;
   ssp_.SetTraining(w, false);
-  outbox_->Info("rank " + std::to_string(peer.rank) + " lost at version " +
-                std::to_string(server_->version()) + (why.ok() ? "" : " (" + why.message() + ")") +
-                "; going on with " + std::to_string(server_->members() - 1) +
-                (spec_.reassign_shards
-                     ? " workers, who share its samples until it rejoins"
-                     : " workers; its shard's batches are skipped until it rejoins"));
+  outbox_->Info(
+      "rank " + std::to_string(peer.rank) + " lost at version " +
+      std::to_string(server_->version()) +
+      (why.ok() ? "" : " (" + why.message() + ")") + "; going on with " +
+      std::to_string(server_->members() - 1) +
+      (spec_.reassign_shards
+           ? " workers, who share its samples until it rejoins"
+           : " workers; its shard's batches are skipped until it rejoins"));
   RemoveWorker(w);
 }
 
 // Sync: a worker that is done no longer holds a step back.
 void Engine::LeaveQuorum(int w) {
-  if (rule_->has_quorum() && server_->is_member(w)) RemoveWorker(w);
+  if (rule_->has_quorum() && server_->is_member(w))
+    RemoveWorker(w);
 }
 
 // Removing a member may close the step: not while parameters are written.
 void Engine::RemoveWorker(int w) {
-  if (fence_.Holds({WriteFence::Work::Kind::kRemoveWorker, w, 0, 0, 0})) return;
-  if (server_->is_member(w) && server_->RemoveWorker(w)) OnNewVersion();
+  if (fence_.Holds({WriteFence::Work::Kind::kRemoveWorker, w, 0, 0, 0}))
+    return;
+  if (server_->is_member(w) && server_->RemoveWorker(w))
+    OnNewVersion();
   ReleaseReplies();  // ssp: the lost worker holds no one back
   MaybeFinish();
 }
@@ -43,12 +48,14 @@ void Engine::RemoveWorker(int w) {
 Status Engine::Rejoin(Peer& peer) {
   const int w = peer.worker;
   if (fence_.removing(w)) {
-    return Unavailable("rank " + std::to_string(peer.rank) + " is still being removed; try again");
+    return Unavailable("rank " + std::to_string(peer.rank) +
+                       " is still being removed; try again");
   }
   lost_[w] = false;
   --lost_count_;
   const bool now = server_->AddWorker(w);
-  peer.first_pull_min_version = (spec_.mode == Mode::kSync && !now) ? server_->version() + 1 : 0;
+  peer.first_pull_min_version =
+      (spec_.mode == Mode::kSync && !now) ? server_->version() + 1 : 0;
   ssp_.SetTraining(w, true);
   outbox_->Info("rank " + std::to_string(peer.rank) + " rejoined at version " +
                 std::to_string(server_->version()));
@@ -58,10 +65,12 @@ Status Engine::Rejoin(Peer& peer) {
 // Sync workers that have not been heard of for --dead_after seconds while
 // the step waits on them are lost: their connection is closed.
 void Engine::CheckSilentWorkers() {
-  if (spec_.dead_after <= 0 || !rule_->has_quorum()) return;
+  if (spec_.dead_after <= 0 || !rule_->has_quorum())
+    return;
   // Runs every tick, during training too: it must not allocate.
   for (int w = 0; w < server_->num_workers(); ++w) {
-    if (!server_->awaits_push(w)) continue;
+    if (!server_->awaits_push(w))
+      continue;
     Peer* p = workers_[w];
     if (p && p->stage == Peer::Stage::kRegistered && !p->closing &&
         Seconds(p->last_heard) > spec_.dead_after) {
@@ -77,8 +86,10 @@ void Engine::CheckSilentWorkers() {
 // Done once every worker is done or lost for good (at least one done), and
 // every other server's slices are in.
 void Engine::MaybeFinish() {
-  if (stopping_ || done_ == 0 || done_ + lost_count_ < spec_.num_workers()) return;
-  if (plan_ && shards_ < spec_.num_servers - 1) return;
+  if (stopping_ || done_ == 0 || done_ + lost_count_ < spec_.num_workers())
+    return;
+  if (plan_ && shards_ < spec_.num_servers - 1)
+    return;
   Shutdown();
 }
 

@@ -28,7 +28,7 @@ struct Engine::Peer {
   uint64_t job_id = 0;
   bool shard_in = false;                     // a server's final slices arrived
   std::shared_ptr<const Snapshot> snapshot;  // a tool's, until it is written
-  uint64_t first_pull_min_version = 0;       // a rejoined sync worker's next step
+  uint64_t first_pull_min_version = 0;  // a rejoined sync worker's next step
   // A pull (or the pull half of a push_pull) waiting for a version.
   bool reply_pending = false;
   uint64_t pending_id = 0;
@@ -48,7 +48,9 @@ struct Engine::Peer {
   std::vector<Piece> pieces;  // what each buffer of the push holds
   std::string meta;           // reused encode buffer
 
-  uint64_t pushed_version() const { return push_is_push_pull ? push.version : push_only.version; }
+  uint64_t pushed_version() const {
+    return push_is_push_pull ? push.version : push_only.version;
+  }
 };
 
 }  // namespace pstrain::ps

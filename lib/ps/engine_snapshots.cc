@@ -12,24 +12,28 @@ namespace pstrain::ps {
 
 // Every key of the current version stepped, and no step under way.
 bool Engine::VersionComplete() const {
-  return !stepping_keys_ && server_->first_unstepped_key() == server_->num_keys();
+  return !stepping_keys_ &&
+         server_->first_unstepped_key() == server_->num_keys();
 }
 
-void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state, SnapshotDone done,
-                             Time now) {
+void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
+                             SnapshotDone done, Time now) {
   now_ = now;
   if (stopping_) {
     done(nullptr);
     return;
   }
-  snapshot_requests_.push_back({min_version, with_optimizer_state, std::move(done)});
-  if (VersionComplete()) TakeDueSnapshots();
+  snapshot_requests_.push_back(
+      {min_version, with_optimizer_state, std::move(done)});
+  if (VersionComplete())
+    TakeDueSnapshots();
 }
 
 // One copy serves every request due now (one with the optimizer state if
 // any asks for it).
 void Engine::TakeDueSnapshots() {
-  if (snapshot_requests_.empty()) return;
+  if (snapshot_requests_.empty())
+    return;
   const uint64_t version = server_->version();
   std::vector<SnapshotRequest> due;
   bool with_optimizer_state = false;
@@ -41,24 +45,28 @@ void Engine::TakeDueSnapshots() {
     due.push_back(std::move(*d));
   }
   snapshot_requests_.erase(it, snapshot_requests_.end());
-  if (due.empty()) return;
+  if (due.empty())
+    return;
   auto snapshot = TakeSnapshot(*server_, with_optimizer_state, now_);
   if (!snapshot.ok()) {
     outbox_->Info("snapshot of version " + std::to_string(version) +
                   " failed: " + snapshot.status().message());
   }
-  for (SnapshotRequest& r : due) r.done(snapshot.ok() ? *snapshot : nullptr);
+  for (SnapshotRequest& r : due)
+    r.done(snapshot.ok() ? *snapshot : nullptr);
 }
 
 // The run ends: no version will be made for the requests still waiting.
 void Engine::AbandonSnapshots() {
   std::vector<SnapshotRequest> pending;
   pending.swap(snapshot_requests_);
-  for (SnapshotRequest& r : pending) r.done(nullptr);
+  for (SnapshotRequest& r : pending)
+    r.done(nullptr);
 }
 
 Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
-  if (!peer.tool) return InvalidArgument("snapshot from a worker or server");
+  if (!peer.tool)
+    return InvalidArgument("snapshot from a worker or server");
   wire::Snapshot msg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &msg));
   const bool with_optimizer_state = msg.with_optimizer_state;
@@ -76,29 +84,35 @@ Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
 void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
                            std::shared_ptr<const Snapshot> snapshot) {
   Peer* peer = Find(to);
-  if (!peer || peer->closing) return;
+  if (!peer || peer->closing)
+    return;
   if (!snapshot) {
     return Refuse(*peer, id,
-                  Unavailable("the run ended at version " + std::to_string(server_->version()) +
+                  Unavailable("the run ended at version " +
+                              std::to_string(server_->version()) +
                               " before the snapshot asked for"));
   }
   wire::Shard msg;
   msg.version = snapshot->version;
   for (size_t k = 0; k < snapshot->params.size(); ++k) {
-    msg.params.push_back(DescribeTensor(static_cast<uint32_t>(k), snapshot->params[k]));
+    msg.params.push_back(
+        DescribeTensor(static_cast<uint32_t>(k), snapshot->params[k]));
   }
   if (with_optimizer_state) {
-    msg.params.push_back(DescribeBytes(static_cast<uint32_t>(snapshot->params.size()),
-                                       snapshot->optimizer_state.size()));
+    msg.params.push_back(
+        DescribeBytes(static_cast<uint32_t>(snapshot->params.size()),
+                      snapshot->optimizer_state.size()));
   }
   wire::EncodeMeta(msg, &peer->meta);
   OutFrame frame;
   frame.type = wire::MsgType::kShard;
   frame.request_id = id;
   frame.meta = peer->meta;
-  for (const at::Tensor& t : snapshot->params) frame.data.push_back({t.data_ptr(), t.nbytes()});
+  for (const at::Tensor& t : snapshot->params)
+    frame.data.push_back({t.data_ptr(), t.nbytes()});
   if (with_optimizer_state) {
-    frame.data.push_back({snapshot->optimizer_state.data(), snapshot->optimizer_state.size()});
+    frame.data.push_back(
+        {snapshot->optimizer_state.data(), snapshot->optimizer_state.size()});
   }
   peer->snapshot = std::move(snapshot);  // its bytes are borrowed until written
   outbox_->Send(to, frame);
@@ -106,7 +120,8 @@ void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
 
 void Engine::StopTraining(Time now) {
   now_ = now;
-  if (stop_training_) return;
+  if (stop_training_)
+    return;
   stop_training_ = true;
   ReleaseReplies();
 }

@@ -12,7 +12,8 @@
 namespace pstrain::ps {
 
 // A push's descriptors are checked and its bytes planned before any is read.
-Status Engine::PlanPush(Peer& peer, wire::MsgType type, std::string_view meta, ReadPlan* plan) {
+Status Engine::PlanPush(Peer& peer, wire::MsgType type, std::string_view meta,
+                        ReadPlan* plan) {
   const bool push_pull = type == wire::MsgType::kPushPull;
   const char* what = wire::MsgTypeName(type);
   if (peer.stage != Peer::Stage::kRegistered) {
@@ -27,8 +28,9 @@ Status Engine::PlanPush(Peer& peer, wire::MsgType type, std::string_view meta, R
   }
   const auto& grads = push_pull ? peer.push.grads : peer.push_only.grads;
   if (grads.size() != static_cast<size_t>(server_->num_keys())) {
-    return Corruption(std::string(what) + " carries " + std::to_string(grads.size()) +
-                      " tensors, expected " + std::to_string(server_->num_keys()));
+    return Corruption(std::string(what) + " carries " +
+                      std::to_string(grads.size()) + " tensors, expected " +
+                      std::to_string(server_->num_keys()));
   }
   PS_RETURN_IF_ERROR(CheckPushKeys(grads, what));
   PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, peer.pushed_version()));
@@ -40,17 +42,19 @@ Status Engine::PlanPush(Peer& peer, wire::MsgType type, std::string_view meta, R
 
 // A push names every key once, in any order: a worker sends its gradients
 // in the order backward computes them (net/send_gate.h).
-Status Engine::CheckPushKeys(const std::vector<wire::TensorDesc>& grads, const char* what) {
+Status Engine::CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
+                             const char* what) {
   const auto& params = server_->params();
   key_seen_.assign(params.size(), false);  // allocates once
   for (size_t i = 0; i < grads.size(); ++i) {
     const uint32_t key = grads[i].key;
     if (key >= params.size() || key_seen_[key]) {
-      return Corruption(std::string(what) + ": tensor " + std::to_string(i) + " is key " +
-                        std::to_string(key) + ", " +
-                        (key >= params.size()
-                             ? "expected a key below " + std::to_string(params.size())
-                             : std::string("which an earlier tensor was")));
+      return Corruption(
+          std::string(what) + ": tensor " + std::to_string(i) + " is key " +
+          std::to_string(key) + ", " +
+          (key >= params.size()
+               ? "expected a key below " + std::to_string(params.size())
+               : std::string("which an earlier tensor was")));
     }
     key_seen_[key] = true;
     PS_RETURN_IF_ERROR(CheckDescMatches(grads[i], key, params[key], what));
@@ -60,7 +64,8 @@ Status Engine::CheckPushKeys(const std::vector<wire::TensorDesc>& grads, const c
 
 // A push is read a piece at a time, each checked for NaN and Inf while it
 // is still in cache (OnPiece), into where the update rule wants it.
-void Engine::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads, ReadPlan* plan) {
+void Engine::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
+                        ReadPlan* plan) {
   constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
   peer.pieces.clear();
   const auto& params = server_->params();
@@ -77,11 +82,13 @@ void Engine::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads, 
 
 void Engine::OnPiece(PeerId id, size_t index) {
   Peer* peer = Find(id);
-  if (!peer || peer->refused_key >= 0) return;  // the rest of a refused push is dropped
+  if (!peer || peer->refused_key >= 0)
+    return;  // the rest of a refused push is dropped
   const Peer::Piece& piece = peer->pieces[index];
   const char* data = rule_->PieceBuffer(peer->worker, piece.key, piece.offset);
   // Checked before it is added: a NaN in the sum could not be taken out.
-  if (!AllFinite(data, piece.bytes, server_->params()[piece.key].scalar_type())) {
+  if (!AllFinite(data, piece.bytes,
+                 server_->params()[piece.key].scalar_type())) {
     peer->refused_key = piece.key;
     return;
   }
@@ -89,20 +96,24 @@ void Engine::OnPiece(PeerId id, size_t index) {
 }
 
 Status Engine::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.stage != Peer::Stage::kRegistered) return InvalidArgument("pull before register");
+  if (peer.stage != Peer::Stage::kRegistered)
+    return InvalidArgument("pull before register");
   wire::Pull pull;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &pull));
-  const uint64_t min_version = std::max(pull.min_version, peer.first_pull_min_version);
+  const uint64_t min_version =
+      std::max(pull.min_version, peer.first_pull_min_version);
   peer.first_pull_min_version = 0;
   return AwaitVersion(peer, id, min_version, false);
 }
 
 // A reply of parameters once the server's version reaches `min_version`
 // and, with `ssp`, once the worker is within the staleness bound.
-Status Engine::AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version, bool ssp) {
-  if (peer.reply_pending) return InvalidArgument("a pull is already pending");
-  if (stop_training_ ||
-      (server_->version() >= min_version && (!ssp || ssp_.Allows(peer.worker)))) {
+Status Engine::AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version,
+                            bool ssp) {
+  if (peer.reply_pending)
+    return InvalidArgument("a pull is already pending");
+  if (stop_training_ || (server_->version() >= min_version &&
+                         (!ssp || ssp_.Allows(peer.worker)))) {
     SendParams(peer, id);
     return Status::Ok();
   }
@@ -116,22 +127,29 @@ Status Engine::AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version, bool 
 
 Status Engine::OnPush(Peer& peer, uint64_t id) {
   ssp_.NotePush(peer.worker);
-  if (fence_.Holds({WriteFence::Work::Kind::kPush, -1, 0, peer.id, id})) return Status::Ok();
+  if (fence_.Holds({WriteFence::Work::Kind::kPush, -1, 0, peer.id, id}))
+    return Status::Ok();
   auto stepped = Step(peer);
-  if (!stepped.ok()) return stepped.status();
-  if (*stepped) OnNewVersion();
+  if (!stepped.ok())
+    return stepped.status();
+  if (*stepped)
+    OnNewVersion();
   AnswerPush(peer, id);
   return Status::Ok();
 }
 
 Result<bool> Engine::Step(Peer& peer) {
-  if (stop_training_) return false;  // the model is final: the push is answered only
+  if (stop_training_)
+    return false;  // the model is final: the push is answered only
   const uint64_t version = peer.pushed_version();
-  if (!rule_->has_quorum()) last_progress_ = now_;  // a refused push is progress too
+  if (!rule_->has_quorum())
+    last_progress_ = now_;  // a refused push is progress too
   const bool refused = peer.refused_key >= 0;
-  if (refused) RefusePush(peer, version);
+  if (refused)
+    RefusePush(peer, version);
   auto stepped = rule_->Push(peer.worker, version, refused);
-  if (stepped.ok() && !*stepped) ArmStepTimeout();
+  if (stepped.ok() && !*stepped)
+    ArmStepTimeout();
   return stepped;
 }
 
@@ -144,33 +162,41 @@ void Engine::ArmStepTimeout() {
     return;
   }
   step_deadline_version_ = version;
-  step_deadline_ = now_ + std::chrono::duration_cast<EngineClock::duration>(
-                              std::chrono::duration<double>(rule_->step_timeout()));
+  step_deadline_ =
+      now_ + std::chrono::duration_cast<EngineClock::duration>(
+                 std::chrono::duration<double>(rule_->step_timeout()));
   outbox_->WakeAt(step_deadline_);
 }
 
 void Engine::OnTimer(Time now) {
   now_ = now;
-  if (stopping_ || step_deadline_version_ != server_->version() || now < step_deadline_) return;
+  if (stopping_ || step_deadline_version_ != server_->version() ||
+      now < step_deadline_)
+    return;
   CloseTimedOutStep(step_deadline_version_);
 }
 
 void Engine::CloseTimedOutStep(uint64_t version) {
-  if (stopping_ || server_->version() != version) return;
-  if (fence_.Holds({WriteFence::Work::Kind::kCloseStep, -1, version, 0, 0})) return;
+  if (stopping_ || server_->version() != version)
+    return;
+  if (fence_.Holds({WriteFence::Work::Kind::kCloseStep, -1, version, 0, 0}))
+    return;
   ++timed_out_steps_;
-  if (server_->CloseStep()) OnNewVersion();
+  if (server_->CloseStep())
+    OnNewVersion();
 }
 
 void Engine::RefusePush(const Peer& peer, uint64_t version) {
   ++refused_pushes_;
   const int key = peer.refused_key;
-  const std::string name =
-      key < static_cast<int>(fingerprint_.size()) ? fingerprint_[key].name : "?";
-  outbox_->Info("refused the push of rank " + std::to_string(peer.rank) + " for version " +
-                std::to_string(version) + ": key " + std::to_string(key) + " (" + name +
-                ") holds NaN or Inf; " +
-                (spec_.mode == Mode::kSync ? "the step is skipped" : "it is not applied"));
+  const std::string name = key < static_cast<int>(fingerprint_.size())
+                               ? fingerprint_[key].name
+                               : "?";
+  outbox_->Info("refused the push of rank " + std::to_string(peer.rank) +
+                " for version " + std::to_string(version) + ": key " +
+                std::to_string(key) + " (" + name + ") holds NaN or Inf; " +
+                (spec_.mode == Mode::kSync ? "the step is skipped"
+                                           : "it is not applied"));
 }
 
 // Sync: the parameters this push helps to make; async: the current ones;
@@ -183,15 +209,19 @@ void Engine::AnswerPush(Peer& peer, uint64_t id) {
   }
   Status s = AwaitVersion(peer, id, rule_->ReplyVersion(peer.push.version),
                           rule_->bounds_staleness());
-  if (!s.ok()) Refuse(peer, id, s);
+  if (!s.ok())
+    Refuse(peer, id, s);
 }
 
 void Engine::ReleaseReplies() {
   for (Peer* p : workers_) {
-    if (!p || !p->reply_pending) continue;
+    if (!p || !p->reply_pending)
+      continue;
     if (!stop_training_) {
-      if (server_->version() < p->pending_min_version) continue;
-      if (p->pending_ssp && !ssp_.Allows(p->worker)) continue;
+      if (server_->version() < p->pending_min_version)
+        continue;
+      if (p->pending_ssp && !ssp_.Allows(p->worker))
+        continue;
     }
     p->reply_pending = false;
     p->pending_ssp = false;
@@ -201,13 +231,15 @@ void Engine::ReleaseReplies() {
 }
 
 void Engine::SendParams(Peer& peer, uint64_t id) {
-  if (peer.closing) return;
+  if (peer.closing)
+    return;
   params_msg_.version = server_->version();
   params_msg_.stop = stop_training_;
   params_msg_.members.clear();
   if (spec_.reassign_shards && server_->members() < server_->num_workers()) {
     for (int w = 0; w < server_->num_workers(); ++w) {
-      if (server_->is_member(w)) params_msg_.members.push_back(w);
+      if (server_->is_member(w))
+        params_msg_.members.push_back(w);
     }
   }
   wire::EncodeMeta(params_msg_, &peer.meta);
@@ -218,7 +250,8 @@ void Engine::SendParams(Peer& peer, uint64_t id) {
   out_.data.clear();
   const auto& params = server_->params();
   for (size_t k = 0; k < params.size(); ++k) {
-    out_.data.push_back({params[k].data_ptr(), params[k].nbytes(), static_cast<uint32_t>(k) + 1});
+    out_.data.push_back({params[k].data_ptr(), params[k].nbytes(),
+                         static_cast<uint32_t>(k) + 1});
   }
   fence_.Sent(peer.id);
   outbox_->Send(peer.id, out_);

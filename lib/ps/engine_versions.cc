@@ -19,7 +19,8 @@ void Engine::OnNewVersion() {
     stepping_keys_ = true;
   }
   ReleaseReplies();
-  if (!stepping_keys_) return VersionWhole();
+  if (!stepping_keys_)
+    return VersionWhole();
   StepNextKey();
 }
 
@@ -40,12 +41,14 @@ void Engine::StepNextKey() {
 
 void Engine::VersionWhole() {
   TakeDueSnapshots();
-  if (on_version_) on_version_(server_->version());
+  if (on_version_)
+    on_version_(server_->version());
 }
 
 void Engine::ResumeParamWrites() {
   for (Peer* p : workers_) {
-    if (p && fence_.in_flight(p->id) > 0) outbox_->ResumeWrite(p->id);
+    if (p && fence_.in_flight(p->id) > 0)
+      outbox_->ResumeWrite(p->id);
   }
 }
 
@@ -53,15 +56,19 @@ void Engine::Continue(Time now) {
   now_ = now;
   if (key_step_posted_) {
     key_step_posted_ = false;
-    if (stepping_keys_) StepNextKey();
+    if (stepping_keys_)
+      StepNextKey();
   }
-  if (fence_.open()) RunFenced();
+  if (fence_.open())
+    RunFenced();
 }
 
 void Engine::OnWritten(PeerId id, wire::MsgType type, Time now) {
-  if (type != wire::MsgType::kParams) return;
+  if (type != wire::MsgType::kParams)
+    return;
   now_ = now;
-  if (fence_.Written(id)) RunFenced();
+  if (fence_.Written(id))
+    RunFenced();
 }
 
 // What waited for the parameter writes, in order: lost and finished
@@ -72,10 +79,12 @@ void Engine::RunFenced() {
   fence_.TakeWaiting(&work);
   using Kind = WriteFence::Work::Kind;
   for (const auto& w : work) {
-    if (w.kind == Kind::kRemoveWorker) RemoveWorker(w.worker);
+    if (w.kind == Kind::kRemoveWorker)
+      RemoveWorker(w.worker);
   }
   for (const auto& w : work) {
-    if (w.kind == Kind::kCloseStep) CloseTimedOutStep(w.version);
+    if (w.kind == Kind::kCloseStep)
+      CloseTimedOutStep(w.version);
   }
   RunHeldPushes(work);
   work.clear();
@@ -89,14 +98,16 @@ void Engine::RunHeldPushes(const std::vector<WriteFence::Work>& work) {
   using Kind = WriteFence::Work::Kind;
   if (!fence_.open()) {
     for (const auto& w : work) {
-      if (w.kind == Kind::kPush) (void)fence_.Holds(w);
+      if (w.kind == Kind::kPush)
+        (void)fence_.Holds(w);
     }
     return;
   }
   bool stepped = false;
   for (const auto& w : work) {
     Peer* peer = w.kind == Kind::kPush ? Find(w.peer) : nullptr;
-    if (!peer) continue;
+    if (!peer)
+      continue;
     auto s = Step(*peer);  // sends nothing: the fence stays open
     if (!s.ok()) {
       Refuse(*peer, w.request_id, s.status());
@@ -104,10 +115,12 @@ void Engine::RunHeldPushes(const std::vector<WriteFence::Work>& work) {
     }
     stepped = stepped || *s;
   }
-  if (stepped) OnNewVersion();
+  if (stepped)
+    OnNewVersion();
   for (const auto& w : work) {
     Peer* peer = w.kind == Kind::kPush ? Find(w.peer) : nullptr;
-    if (peer && !peer->closing) AnswerPush(*peer, w.request_id);
+    if (peer && !peer->closing)
+      AnswerPush(*peer, w.request_id);
   }
 }
 

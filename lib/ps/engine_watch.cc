@@ -13,12 +13,14 @@ namespace {
 std::string RankList(const std::vector<int>& ranks) {
   std::ostringstream s;
   s << (ranks.size() == 1 ? "rank " : "ranks ");
-  for (size_t i = 0; i < ranks.size(); ++i) s << (i ? ", " : "") << ranks[i];
+  for (size_t i = 0; i < ranks.size(); ++i)
+    s << (i ? ", " : "") << ranks[i];
   return s.str();
 }
 
 std::string WholeSeconds(std::chrono::milliseconds d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  return std::to_string(
+      std::chrono::duration_cast<std::chrono::seconds>(d).count());
 }
 
 }  // namespace
@@ -26,12 +28,13 @@ std::string WholeSeconds(std::chrono::milliseconds d) {
 void Engine::Tick(Time now) {
   now_ = now;
   retired_.clear();
-  if (stopping_) return;
+  if (stopping_)
+    return;
   CreditStall();
   CheckSilentWorkers();
   if (now_ - last_progress_ > options_.timeout) {
-    return Fail(
-        Timeout("timed out after " + WholeSeconds(options_.timeout) + " s waiting for " + Waiting()));
+    return Fail(Timeout("timed out after " + WholeSeconds(options_.timeout) +
+                        " s waiting for " + Waiting()));
   }
   CheckHandshakes();
 }
@@ -63,33 +66,42 @@ void Engine::CheckHandshakes() {
   }
   for (PeerId id : late) {
     Find(id)->closing = true;
-    outbox_->Close(id, Timeout("no handshake within " + WholeSeconds(options_.timeout) + " s"));
+    outbox_->Close(id, Timeout("no handshake within " +
+                               WholeSeconds(options_.timeout) + " s"));
   }
 }
 
 std::string Engine::Waiting() const {
   std::vector<int> missing;
   for (int s = 1; plan_ && s < spec_.num_servers; ++s) {
-    if (server_addrs_[s].empty()) missing.push_back(s);
+    if (server_addrs_[s].empty())
+      missing.push_back(s);
   }
   for (int w = 0; w < spec_.num_workers(); ++w) {
-    if (!workers_[w]) missing.push_back(w + spec_.num_servers);
+    if (!workers_[w])
+      missing.push_back(w + spec_.num_servers);
   }
-  if (!missing.empty()) return RankList(missing) + " to connect";
+  if (!missing.empty())
+    return RankList(missing) + " to connect";
   if (spec_.mode == Mode::kSync) {
     for (int w : server_->MissingPushes()) {
-      if (workers_[w]->stage != Peer::Stage::kDone) missing.push_back(w + spec_.num_servers);
+      if (workers_[w]->stage != Peer::Stage::kDone)
+        missing.push_back(w + spec_.num_servers);
     }
     if (!missing.empty()) {
-      return RankList(missing) + " to push version " + std::to_string(server_->version());
+      return RankList(missing) + " to push version " +
+             std::to_string(server_->version());
     }
   }
   for (int w = 0; w < spec_.num_workers(); ++w) {
-    if (workers_[w]->stage != Peer::Stage::kDone) missing.push_back(w + spec_.num_servers);
+    if (workers_[w]->stage != Peer::Stage::kDone)
+      missing.push_back(w + spec_.num_servers);
   }
-  if (!missing.empty()) return RankList(missing) + " to finish";
+  if (!missing.empty())
+    return RankList(missing) + " to finish";
   for (int s = 1; plan_ && s < spec_.num_servers; ++s) {
-    if (!servers_[s] || !servers_[s]->shard_in) missing.push_back(s);
+    if (!servers_[s] || !servers_[s]->shard_in)
+      missing.push_back(s);
   }
   return RankList(missing) + " to send its parameters";
 }

@@ -28,10 +28,12 @@ bool AllFiniteOf(const void* data, uint64_t n) {
 
 bool AllFinite(const void* data, uint64_t bytes, at::ScalarType dtype) {
   if (dtype == at::kFloat) {
-    return AllFiniteOf<float, uint32_t, 0x7f800000u>(data, bytes / sizeof(float));
+    return AllFiniteOf<float, uint32_t, 0x7f800000u>(data,
+                                                     bytes / sizeof(float));
   }
   PS_CHECK(dtype == at::kDouble) << "AllFinite on " << c10::toString(dtype);
-  return AllFiniteOf<double, uint64_t, 0x7ff0000000000000u>(data, bytes / sizeof(double));
+  return AllFiniteOf<double, uint64_t, 0x7ff0000000000000u>(
+      data, bytes / sizeof(double));
 }
 
 }  // namespace pstrain::ps

@@ -42,7 +42,8 @@ class IntervalSchedule {
   /// it (a multiple already passed is skipped: acts stay on multiples);
   /// every T seconds, version + lead once T has passed since the last act.
   /// nullopt while none is due, and always for an empty interval.
-  std::optional<uint64_t> Due(uint64_t version, uint64_t lead, Clock::time_point now) const;
+  std::optional<uint64_t> Due(uint64_t version, uint64_t lead,
+                              Clock::time_point now) const;
 
   /// Records an act at `version` at `now`.
   void Done(uint64_t version, Clock::time_point now);

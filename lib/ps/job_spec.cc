@@ -16,17 +16,23 @@ namespace pstrain::ps {
 
 const char* ModeName(Mode mode) {
   switch (mode) {
-    case Mode::kSync: return "sync";
-    case Mode::kAsync: return "async";
-    case Mode::kSsp: return "ssp";
+    case Mode::kSync:
+      return "sync";
+    case Mode::kAsync:
+      return "async";
+    case Mode::kSsp:
+      return "ssp";
   }
   return "unknown";
 }
 
 Result<Mode> ParseMode(const std::string& name) {
-  if (name == "sync") return Mode::kSync;
-  if (name == "async") return Mode::kAsync;
-  if (name == "ssp") return Mode::kSsp;
+  if (name == "sync")
+    return Mode::kSync;
+  if (name == "async")
+    return Mode::kAsync;
+  if (name == "ssp")
+    return Mode::kSsp;
   return InvalidArgument("--mode '" + name + "': expected sync, async or ssp");
 }
 
@@ -126,7 +132,8 @@ Status CheckRules(const JobSpec& s) {
   };
   const auto& names = OptimizerNames();
   if (std::find(names.begin(), names.end(), s.optimizer) == names.end()) {
-    return bad("optimizer", s.optimizer, "sgd, adam, adamw, adagrad or rmsprop");
+    return bad("optimizer", s.optimizer,
+               "sgd, adam, adamw, adagrad or rmsprop");
   }
   if (s.nesterov && s.optimizer != "sgd") {
     return InvalidArgument("--nesterov: only with --optimizer sgd");
@@ -135,7 +142,8 @@ Status CheckRules(const JobSpec& s) {
     return InvalidArgument("--nesterov: needs --momentum > 0");
   }
   auto schedule = ParseLrSchedule(s.lr_schedule);
-  if (!schedule.ok()) return schedule.status();
+  if (!schedule.ok())
+    return schedule.status();
   if (schedule->kind == LrSchedule::Kind::kCosine && ScheduleVersions(s) <= 0) {
     return InvalidArgument("--lr_schedule cosine needs --max_steps");
   }
@@ -144,18 +152,22 @@ Status CheckRules(const JobSpec& s) {
     return staleness_lr.status();
   if (s.dead_after > 0 && s.dead_after <= s.heartbeat) {
     return bad("dead_after", std::to_string(s.dead_after),
-               "more than --heartbeat " + std::to_string(s.heartbeat) + " (or 0: never)");
+               "more than --heartbeat " + std::to_string(s.heartbeat) +
+                   " (or 0: never)");
   }
-  if (s.backup_workers < 0 || s.backup_workers >= std::max(1, s.num_workers())) {
+  if (s.backup_workers < 0 ||
+      s.backup_workers >= std::max(1, s.num_workers())) {
     return bad("backup_workers", std::to_string(s.backup_workers),
                "0.." + std::to_string(std::max(0, s.num_workers() - 1)) +
-                   " (fewer than the " + std::to_string(s.num_workers()) + " workers)");
+                   " (fewer than the " + std::to_string(s.num_workers()) +
+                   " workers)");
   }
   if (s.mode != Mode::kSync && s.reassign_shards) {
     return InvalidArgument("--reassign_shards: only with --mode sync");
   }
   if (s.mode != Mode::kSync && (s.backup_workers > 0 || s.step_timeout > 0)) {
-    return InvalidArgument("--backup_workers and --step_timeout: only with --mode sync");
+    return InvalidArgument(
+        "--backup_workers and --step_timeout: only with --mode sync");
   }
   return Status::Ok();
 }

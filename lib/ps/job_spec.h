@@ -36,7 +36,9 @@ struct JobSpec {
 #include "ps/job_fields.inc"
 #undef PSTRAIN_JOB_FIELD
 
-  int num_workers() const { return world_size - num_servers; }
+  int num_workers() const {
+    return world_size - num_servers;
+  }
 };
 
 // The vocabulary of the table's columns (ps/job_fields.inc).

@@ -6,13 +6,15 @@
 
 namespace pstrain::ps {
 
-MasterClient::MasterClient(std::chrono::milliseconds timeout, net::ConnectionOptions options,
+MasterClient::MasterClient(std::chrono::milliseconds timeout,
+                           net::ConnectionOptions options,
                            std::string auth_token)
     : timeout_(timeout), auth_token_(std::move(auth_token)), client_(options) {}
 
 Status MasterClient::Connect(const std::string& host, int port) {
   PS_RETURN_IF_ERROR(client_.Connect(host, port, timeout_));
-  if (auth_token_.empty()) return Status::Ok();
+  if (auth_token_.empty())
+    return Status::Ok();
   return net::Authenticate(&client_, auth_token_, timeout_);
 }
 
@@ -24,9 +26,10 @@ Status MasterClient::Call(net::FrameBuffers& request, wire::MsgType want) {
                          wire::MsgTypeName(request.type()));
   }
   PS_RETURN_IF_ERROR(s);
-  if (got == want) return Status::Ok();
-  return Corruption(std::string("rank 0 answered ") + wire::MsgTypeName(got) + ", expected " +
-                    wire::MsgTypeName(want));
+  if (got == want)
+    return Status::Ok();
+  return Corruption(std::string("rank 0 answered ") + wire::MsgTypeName(got) +
+                    ", expected " + wire::MsgTypeName(want));
 }
 
 Result<JobSpec> MasterClient::Handshake(int rank, int world_size) {
@@ -52,7 +55,8 @@ Status MasterClient::AnnounceServer(const std::string& address) {
   return Call(req, wire::MsgType::kAck);
 }
 
-Status MasterClient::SendShard(uint64_t version, const std::vector<at::Tensor>& slices,
+Status MasterClient::SendShard(uint64_t version,
+                               const std::vector<at::Tensor>& slices,
                                const std::string& optimizer_state) {
   wire::Shard shard;
   shard.version = version;
@@ -64,7 +68,8 @@ Status MasterClient::SendShard(uint64_t version, const std::vector<at::Tensor>& 
   wire::EncodeMeta(shard, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kShard, 0, meta_);
-  for (const auto& t : slices) req.AddData(t.data_ptr(), t.nbytes());
+  for (const auto& t : slices)
+    req.AddData(t.data_ptr(), t.nbytes());
   req.AddData(optimizer_state.data(), optimizer_state.size());
   Status s = Call(req, wire::MsgType::kAck);
   client_.Close();

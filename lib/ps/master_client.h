@@ -21,8 +21,8 @@ namespace pstrain::ps {
 class MasterClient {
  public:
   /// `auth_token`: the --auth_token_file token, "" for none.
-  MasterClient(std::chrono::milliseconds timeout, net::ConnectionOptions options,
-               std::string auth_token);
+  MasterClient(std::chrono::milliseconds timeout,
+               net::ConnectionOptions options, std::string auth_token);
 
   /// Connects to rank 0, retrying until the timeout (it may start later),
   /// then authenticates when there is a token.

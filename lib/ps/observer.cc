@@ -16,13 +16,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 }  // namespace
 
-Observer::Observer(ObserverOptions options, const JobSpec& spec, const ShardPlan* plan,
-                   models::NamedTensors named_params, ScoreFn score, Service* service,
-                   asio::io_context* io, report::EventLog* log, uint64_t start)
+Observer::Observer(ObserverOptions options, const JobSpec& spec,
+                   const ShardPlan* plan, models::NamedTensors named_params,
+                   ScoreFn score, Service* service, asio::io_context* io,
+                   report::EventLog* log, uint64_t start)
     : options_(std::move(options)),
       spec_(spec),
       plan_(plan),
@@ -40,29 +43,39 @@ Observer::Observer(ObserverOptions options, const JobSpec& spec, const ShardPlan
   }
 }
 
-Observer::~Observer() { Finish(); }
+Observer::~Observer() {
+  Finish();
+}
 
 void Observer::OnVersion(uint64_t version) {
-  if (!gather_thread_.joinable() || service_->training_stopped()) return;
+  if (!gather_thread_.joinable() || service_->training_stopped())
+    return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (under_way_ >= kMaxPlans) return;
+    if (under_way_ >= kMaxPlans)
+      return;
   }
   const auto now = Clock::now();
   uint64_t lead = 0;
-  if (spec_.num_servers > 1) lead = spec_.mode == Mode::kSync ? kSyncLead : 1;
+  if (spec_.num_servers > 1)
+    lead = spec_.mode == Mode::kSync ? kSyncLead : 1;
   const auto eval = eval_schedule_.Due(version, lead, now);
   const auto checkpoint = checkpoint_schedule_.Due(version, lead, now);
-  if (!eval && !checkpoint) return;
+  if (!eval && !checkpoint)
+    return;
   auto plan = std::make_shared<Plan>();
-  plan->version = std::min(eval.value_or(UINT64_MAX), checkpoint.value_or(UINT64_MAX));
+  plan->version =
+      std::min(eval.value_or(UINT64_MAX), checkpoint.value_or(UINT64_MAX));
   plan->eval = eval.has_value();
   plan->checkpoint = checkpoint.has_value();
   plan->optimizer_states = plan->checkpoint || spec_.target_accuracy > 0;
   plan->addresses.resize(spec_.num_servers);
-  for (int s = 1; s < spec_.num_servers; ++s) plan->addresses[s] = service_->server_address(s);
-  if (plan->eval) eval_schedule_.Done(plan->version, now);
-  if (plan->checkpoint) checkpoint_schedule_.Done(plan->version, now);
+  for (int s = 1; s < spec_.num_servers; ++s)
+    plan->addresses[s] = service_->server_address(s);
+  if (plan->eval)
+    eval_schedule_.Done(plan->version, now);
+  if (plan->checkpoint)
+    checkpoint_schedule_.Done(plan->version, now);
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++under_way_;
@@ -70,15 +83,16 @@ void Observer::OnVersion(uint64_t version) {
   }
   cv_.notify_all();
   // May answer at once, so not under mu_.
-  service_->RequestSnapshot(plan->version, plan->optimizer_states,
-                            [this, plan](std::shared_ptr<const Snapshot> snapshot) {
-                              {
-                                std::lock_guard<std::mutex> lock(mu_);
-                                plan->local = std::move(snapshot);
-                                plan->local_in = true;
-                              }
-                              cv_.notify_all();
-                            });
+  service_->RequestSnapshot(
+      plan->version, plan->optimizer_states,
+      [this, plan](std::shared_ptr<const Snapshot> snapshot) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          plan->local = std::move(snapshot);
+          plan->local_in = true;
+        }
+        cv_.notify_all();
+      });
 }
 
 void Observer::Finish() {
@@ -87,8 +101,10 @@ void Observer::Finish() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (gather_thread_.joinable()) gather_thread_.join();
-  if (work_thread_.joinable()) work_thread_.join();
+  if (gather_thread_.joinable())
+    gather_thread_.join();
+  if (work_thread_.joinable())
+    work_thread_.join();
 }
 
 // Waits for the other servers' answers and rank 0's own snapshot, and
@@ -99,15 +115,18 @@ void Observer::GatherLoop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return !to_gather_.empty() || stopping_; });
-      if (to_gather_.empty()) break;
+      if (to_gather_.empty())
+        break;
       plan = to_gather_.front();
       to_gather_.pop_front();
     }
     std::shared_ptr<WholeSnapshot> whole = Gather(*plan);
     // Saving is mostly I/O and must not starve behind training: here, at
     // normal priority, rather than with the scoring.
-    if (whole && plan->checkpoint) SaveCheckpoint(*whole);
-    if (whole && !plan->eval) whole = nullptr;
+    if (whole && plan->checkpoint)
+      SaveCheckpoint(*whole);
+    if (whole && !plan->eval)
+      whole = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (whole) {
@@ -128,7 +147,8 @@ void Observer::GatherLoop() {
 // Scores in order, on cores training leaves idle; once training has ended,
 // with every core.
 void Observer::WorkLoop() {
-  if (options_.low_priority) models::LowerThisThreadsPriority();
+  if (options_.low_priority)
+    models::LowerThisThreadsPriority();
   models::SetComputeThreads(options_.threads);
   bool all_cores = false;
   for (;;) {
@@ -136,16 +156,19 @@ void Observer::WorkLoop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return !to_work_.empty() || gathered_; });
-      if (to_work_.empty()) return;
+      if (to_work_.empty())
+        return;
       work = std::move(to_work_.front());
       to_work_.pop_front();
       if (stopping_ && !all_cores) {
         all_cores = true;
-        models::SetComputeThreads(
-            static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+        models::SetComputeThreads(static_cast<int>(
+            std::max(1u, std::thread::hardware_concurrency())));
       }
     }
-    if (!target_) Evaluate(work.whole);  // after the target, the run's model is that version
+    if (!target_)
+      Evaluate(
+          work.whole);  // after the target, the run's model is that version
     std::lock_guard<std::mutex> lock(mu_);
     --under_way_;
   }
@@ -169,8 +192,8 @@ std::shared_ptr<WholeSnapshot> Observer::Gather(Plan& plan) {
   std::shared_ptr<const Snapshot> local = AwaitLocal(plan);
   if (!fetched.ok() || !local) {
     if (!fetched.ok()) {
-      log_->Info("no snapshot of version " + std::to_string(plan.version) + ": " +
-                 fetched.message());
+      log_->Info("no snapshot of version " + std::to_string(plan.version) +
+                 ": " + fetched.message());
     }
     return nullptr;
   }
@@ -179,7 +202,8 @@ std::shared_ptr<WholeSnapshot> Observer::Gather(Plan& plan) {
       std::any_of(versions.begin(), versions.end(),
                   [&](uint64_t v) { return v != versions[0]; })) {
     std::string seen;
-    for (uint64_t v : versions) seen += (seen.empty() ? "" : ", ") + std::to_string(v);
+    for (uint64_t v : versions)
+      seen += (seen.empty() ? "" : ", ") + std::to_string(v);
     log_->Info("snapshot of version " + std::to_string(plan.version) +
                " skipped: the servers answered versions " + seen);
     return nullptr;
@@ -200,8 +224,9 @@ Status Observer::FetchRemote(const Plan& plan, int s, WholeSnapshot* whole,
                              uint64_t* version) {
   auto& client = clients_[s];
   if (!client || !client->connected()) {
-    client = std::make_unique<SnapshotClient>(s, spec_.world_size, options_.timeout,
-                                              options_.connection, options_.auth_token);
+    client = std::make_unique<SnapshotClient>(
+        s, spec_.world_size, options_.timeout, options_.connection,
+        options_.auth_token);
     Status c = client->Connect(plan.addresses[s]);
     if (!c.ok()) {
       client.reset();
@@ -209,9 +234,11 @@ Status Observer::FetchRemote(const Plan& plan, int s, WholeSnapshot* whole,
     }
   }
   std::vector<at::Tensor> tensors;
-  for (const auto& [name, t] : whole->state) tensors.push_back(t);
-  auto v = client->Fetch(plan.version, SliceViews(*plan_, s, tensors),
-                         plan.optimizer_states ? &whole->optimizer_states[s] : nullptr);
+  for (const auto& [name, t] : whole->state)
+    tensors.push_back(t);
+  auto v = client->Fetch(
+      plan.version, SliceViews(*plan_, s, tensors),
+      plan.optimizer_states ? &whole->optimizer_states[s] : nullptr);
   if (!v.ok()) {
     client.reset();
     return v.status().WithContext("rank " + std::to_string(s));
@@ -241,7 +268,9 @@ void Observer::Evaluate(const std::shared_ptr<WholeSnapshot>& whole) {
                       {"samples", r->samples},
                       {"seconds", Seconds(Clock::now() - start)}});
   best_accuracy_ = std::max(best_accuracy_, r->accuracy);
-  if (spec_.target_accuracy <= 0 || r->accuracy < spec_.target_accuracy || target_) return;
+  if (spec_.target_accuracy <= 0 || r->accuracy < spec_.target_accuracy ||
+      target_)
+    return;
   target_ = TargetReached{whole->version, *r, whole};
   log_->Info("test accuracy " + std::to_string(r->accuracy) + " at version " +
              std::to_string(whole->version) + " reached --target_accuracy " +
@@ -250,14 +279,16 @@ void Observer::Evaluate(const std::shared_ptr<WholeSnapshot>& whole) {
 }
 
 void Observer::SaveCheckpoint(const WholeSnapshot& whole) {
-  const std::string path = VersionedCheckpointPath(options_.checkpoint, whole.version);
+  const std::string path =
+      VersionedCheckpointPath(options_.checkpoint, whole.version);
   const nlohmann::json meta = {{"job", ToJson(spec_)},
                                {"version", whole.version},
                                {"step", whole.version},
                                {"model", spec_.model},
                                {"dataset", spec_.dataset}};
   Status s = SaveJobCheckpoint(path, whole.state, whole.optimizer_states, meta);
-  if (s.ok()) s = RemoveOldCheckpoints(options_.checkpoint, options_.keep);
+  if (s.ok())
+    s = RemoveOldCheckpoints(options_.checkpoint, options_.keep);
   if (!s.ok()) {
     log_->Info("checkpoint of version " + std::to_string(whole.version) +
                " failed: " + s.message());

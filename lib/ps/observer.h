@@ -52,13 +52,15 @@ namespace pstrain::ps {
 
 /// Scores a whole model's state (every parameter and buffer by name): the
 /// evaluator, or a test's stand-in. Called on one thread at a time.
-using ScoreFn = std::function<Result<models::EvalResult>(const models::NamedTensors&)>;
+using ScoreFn =
+    std::function<Result<models::EvalResult>(const models::NamedTensors&)>;
 
 struct ObserverOptions {
   /// When to evaluate: the job's --eval_interval. Empty: never during
   /// training.
   Interval eval;
-  /// When to save a versioned checkpoint beside `checkpoint` (--checkpoint_every,
+  /// When to save a versioned checkpoint beside `checkpoint`
+  /// (--checkpoint_every,
   /// --keep). Empty: never.
   Interval checkpoint_every;
   std::string checkpoint;
@@ -136,7 +138,7 @@ class Observer {
     bool checkpoint = false;
     bool optimizer_states = false;
     std::vector<std::string> addresses;  // by server; [0] unused
-    bool local_in = false;               // rank 0's snapshot came (guarded by mu_)
+    bool local_in = false;  // rank 0's snapshot came (guarded by mu_)
     std::shared_ptr<const Snapshot> local;
   };
   struct Work {

@@ -18,14 +18,16 @@ namespace {
 
 // The whole of `text` as a number; false on anything else.
 bool ParseDouble(const std::string& text, double* out) {
-  if (text.empty()) return false;
+  if (text.empty())
+    return false;
   char* end = nullptr;
   *out = std::strtod(text.c_str(), &end);
   return end == text.c_str() + text.size() && std::isfinite(*out);
 }
 
 bool ParseInt(const std::string& text, int64_t* out) {
-  if (text.empty()) return false;
+  if (text.empty())
+    return false;
   char* end = nullptr;
   *out = std::strtoll(text.c_str(), &end, 10);
   return end == text.c_str() + text.size();
@@ -34,8 +36,8 @@ bool ParseInt(const std::string& text, int64_t* out) {
 }  // namespace
 
 const std::vector<std::string>& OptimizerNames() {
-  static const std::vector<std::string> names = {"sgd", "adam", "adamw", "adagrad",
-                                                 "rmsprop"};
+  static const std::vector<std::string> names = {"sgd", "adam", "adamw",
+                                                 "adagrad", "rmsprop"};
   return names;
 }
 
@@ -43,11 +45,15 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
     const JobSpec& spec, const std::vector<at::Tensor>& params) {
   namespace optim = torch::optim;
   // spec.eps 0: the class's own default.
-  auto eps = [&](double fallback) { return spec.eps > 0 ? spec.eps : fallback; };
+  auto eps = [&](double fallback) {
+    return spec.eps > 0 ? spec.eps : fallback;
+  };
   const auto betas = std::make_tuple(spec.betas[0], spec.betas[1]);
   if (spec.optimizer == "sgd") {
     optim::SGDOptions o(spec.lr);
-    o.momentum(spec.momentum).nesterov(spec.nesterov).weight_decay(spec.weight_decay);
+    o.momentum(spec.momentum)
+        .nesterov(spec.nesterov)
+        .weight_decay(spec.weight_decay);
     return std::make_unique<optim::SGD>(params, o);
   }
   if (spec.optimizer == "adam") {
@@ -65,7 +71,8 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
     o.eps(eps(1e-10)).weight_decay(spec.weight_decay);
     return std::make_unique<optim::Adagrad>(params, o);
   }
-  PS_CHECK(spec.optimizer == "rmsprop") << "unknown optimizer " << spec.optimizer;
+  PS_CHECK(spec.optimizer == "rmsprop")
+      << "unknown optimizer " << spec.optimizer;
   optim::RMSpropOptions o(spec.lr);
   o.eps(eps(1e-8)).momentum(spec.momentum).weight_decay(spec.weight_decay);
   return std::make_unique<optim::RMSprop>(params, o);
@@ -73,12 +80,14 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
 
 void SetLr(torch::optim::Optimizer& optimizer, double lr) {
   // OptimizerOptions::set_lr is virtual in libtorch 1.13 and 2.x alike.
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+  for (auto& group : optimizer.param_groups())
+    group.options().set_lr(lr);
 }
 
 Result<LrSchedule> ParseLrSchedule(const std::string& text) {
   LrSchedule s;
-  if (text == "constant") return s;
+  if (text == "constant")
+    return s;
   if (text == "cosine") {
     s.kind = LrSchedule::Kind::kCosine;
     return s;
@@ -90,8 +99,9 @@ Result<LrSchedule> ParseLrSchedule(const std::string& text) {
     s.kind = LrSchedule::Kind::kStep;
     return s;
   }
-  return InvalidArgument("--lr_schedule '" + text +
-                         "': expected constant, step:N:GAMMA (N >= 1, GAMMA > 0) or cosine");
+  return InvalidArgument(
+      "--lr_schedule '" + text +
+      "': expected constant, step:N:GAMMA (N >= 1, GAMMA > 0) or cosine");
 }
 
 double ScheduledLr(const LrSchedule& s, double base_lr, uint64_t version,
@@ -100,26 +110,32 @@ double ScheduledLr(const LrSchedule& s, double base_lr, uint64_t version,
     case LrSchedule::Kind::kConstant:
       return base_lr;
     case LrSchedule::Kind::kStep:
-      return base_lr * std::pow(s.gamma, static_cast<double>(version / s.step_size));
+      return base_lr *
+             std::pow(s.gamma, static_cast<double>(version / s.step_size));
     case LrSchedule::Kind::kCosine: {
-      PS_CHECK(total_versions >= 1) << "cosine schedule over " << total_versions;
+      PS_CHECK(total_versions >= 1)
+          << "cosine schedule over " << total_versions;
       const double t = static_cast<double>(
           std::min<uint64_t>(version, static_cast<uint64_t>(total_versions)));
-      return 0.5 * base_lr * (1 + std::cos(M_PI * t / static_cast<double>(total_versions)));
+      return 0.5 * base_lr *
+             (1 + std::cos(M_PI * t / static_cast<double>(total_versions)));
     }
   }
   return base_lr;
 }
 
 int64_t ScheduleVersions(const JobSpec& spec) {
-  if (spec.total_steps > 0) return spec.total_steps;
-  if (spec.mode == Mode::kSync) return spec.max_steps;
+  if (spec.total_steps > 0)
+    return spec.total_steps;
+  if (spec.mode == Mode::kSync)
+    return spec.max_steps;
   return spec.max_steps * std::max(1, spec.num_workers());
 }
 
 Result<StalenessLr> ParseStalenessLr(const std::string& text) {
   StalenessLr r;
-  if (text == "none") return r;
+  if (text == "none")
+    return r;
   if (text == "inverse") {
     r.kind = StalenessLr::Kind::kInverse;
     return r;
@@ -129,16 +145,20 @@ Result<StalenessLr> ParseStalenessLr(const std::string& text) {
     r.kind = StalenessLr::Kind::kLinear;
     return r;
   }
-  return InvalidArgument("--staleness_lr '" + text +
-                         "': expected none, inverse or linear:ALPHA (ALPHA >= 0)");
+  return InvalidArgument(
+      "--staleness_lr '" + text +
+      "': expected none, inverse or linear:ALPHA (ALPHA >= 0)");
 }
 
 double StalenessScale(const StalenessLr& rule, uint64_t staleness) {
   const double s = static_cast<double>(staleness);
   switch (rule.kind) {
-    case StalenessLr::Kind::kNone: return 1;
-    case StalenessLr::Kind::kInverse: return 1 / std::max(1.0, s);
-    case StalenessLr::Kind::kLinear: return 1 / (1 + rule.alpha * s);
+    case StalenessLr::Kind::kNone:
+      return 1;
+    case StalenessLr::Kind::kInverse:
+      return 1 / std::max(1.0, s);
+    case StalenessLr::Kind::kLinear:
+      return 1 / (1 + rule.alpha * s);
   }
   return 1;
 }

@@ -41,7 +41,8 @@ struct LrSchedule {
   int64_t step_size = 1;  // kStep: versions per decay
   double gamma = 1;       // kStep: factor per step_size versions
 };
-/// kInvalidArgument "--lr_schedule 'x': expected constant, step:N:GAMMA or cosine".
+/// kInvalidArgument "--lr_schedule 'x': expected constant, step:N:GAMMA or
+/// cosine".
 Result<LrSchedule> ParseLrSchedule(const std::string& text);
 
 /// The lr at server version `version`: constant base_lr; step
@@ -63,7 +64,8 @@ struct StalenessLr {
   Kind kind = Kind::kNone;
   double alpha = 0;  // kLinear
 };
-/// kInvalidArgument "--staleness_lr 'x': expected none, inverse or linear:ALPHA".
+/// kInvalidArgument "--staleness_lr 'x': expected none, inverse or
+/// linear:ALPHA".
 Result<StalenessLr> ParseStalenessLr(const std::string& text);
 
 /// The factor on the lr of one step whose gradient is `staleness` versions

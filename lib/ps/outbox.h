@@ -60,7 +60,8 @@ class Outbox {
   /// The gate of `peer`'s frame being written may have opened further.
   virtual void ResumeWrite(PeerId peer) = 0;
   /// Sends an error frame answering `request_id`, then closes.
-  virtual void SendErrorAndClose(PeerId peer, uint64_t request_id, const Status& status) = 0;
+  virtual void SendErrorAndClose(PeerId peer, uint64_t request_id,
+                                 const Status& status) = 0;
   /// Closes without a word; Engine::OnClose follows with `why`.
   virtual void Close(PeerId peer, const Status& why) = 0;
   /// Asks for Engine::Continue soon, after other pending input: lets the

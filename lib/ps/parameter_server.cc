@@ -22,28 +22,34 @@ void Reduce(void* acc, const void* data, uint64_t n, int arrival, int count) {
   T* dst = static_cast<T*>(acc);
   const T* src = static_cast<const T*>(data);
   if (arrival == 0 && count == 1) {
-    for (uint64_t i = 0; i < n; ++i) dst[i] = (T(0) + src[i]) / T(count);
+    for (uint64_t i = 0; i < n; ++i)
+      dst[i] = (T(0) + src[i]) / T(count);
   } else if (arrival == 0) {
-    for (uint64_t i = 0; i < n; ++i) dst[i] = T(0) + src[i];
+    for (uint64_t i = 0; i < n; ++i)
+      dst[i] = T(0) + src[i];
   } else if (arrival + 1 < count) {
-    for (uint64_t i = 0; i < n; ++i) dst[i] += src[i];
+    for (uint64_t i = 0; i < n; ++i)
+      dst[i] += src[i];
   } else {
-    for (uint64_t i = 0; i < n; ++i) dst[i] = (dst[i] + src[i]) / T(count);
+    for (uint64_t i = 0; i < n; ++i)
+      dst[i] = (dst[i] + src[i]) / T(count);
   }
 }
 
 // --server_threads: whole keys in `groups` sets of about equal bytes, as
 // ShardPlan spreads keys over servers (largest first to the lightest set),
 // each set in key order.
-std::vector<std::vector<at::Tensor>> GroupKeys(const std::vector<at::Tensor>& params,
-                                               int groups) {
+std::vector<std::vector<at::Tensor>> GroupKeys(
+    const std::vector<at::Tensor>& params, int groups) {
   groups = std::max(1, std::min<int>(groups, static_cast<int>(params.size())));
   std::vector<wire::KeySpec> keys;
-  for (const auto& p : params) keys.push_back(KeySpecOf("", p));
+  for (const auto& p : params)
+    keys.push_back(KeySpecOf("", p));
   auto plan = PlanShards(keys, groups, std::numeric_limits<uint64_t>::max());
   PS_CHECK(plan.ok()) << plan.status().message();
   std::vector<std::vector<at::Tensor>> out;
-  for (int g = 0; g < groups; ++g) out.push_back(SliceViews(*plan, g, params));
+  for (int g = 0; g < groups; ++g)
+    out.push_back(SliceViews(*plan, g, params));
   return out;
 }
 
@@ -62,10 +68,11 @@ ParameterServer::ParameterServer(const JobSpec& spec,
     optimizers_.push_back(MakeOptimizer(spec, std::move(group)));
     optimizer_ptrs_.push_back(optimizers_.back().get());
   }
-  stepper_ = std::make_unique<Fanout>(static_cast<int>(optimizers_.size()), [this](int i) {
-    optimizers_[i]->step();
-    return Status::Ok();
-  });
+  stepper_ = std::make_unique<Fanout>(static_cast<int>(optimizers_.size()),
+                                      [this](int i) {
+                                        optimizers_[i]->step();
+                                        return Status::Ok();
+                                      });
   auto schedule = ParseLrSchedule(spec.lr_schedule);
   PS_CHECK(schedule.ok()) << schedule.status().message();
   schedule_ = *schedule;
@@ -76,12 +83,13 @@ ParameterServer::ParameterServer(const JobSpec& spec,
     PS_CHECK(p.scalar_type() == at::kFloat || p.scalar_type() == at::kDouble)
         << "parameters must be float32 or float64";
   }
-  const bool buffered = applies_each_push() || spec.backup_workers > 0 ||
-                        spec.step_timeout > 0;
+  const bool buffered =
+      applies_each_push() || spec.backup_workers > 0 || spec.step_timeout > 0;
   if (buffered) {
     grad_buffers_.resize(num_workers_);
     for (auto& buffers : grad_buffers_) {
-      for (const auto& p : params_) buffers.push_back(at::zeros_like(p));
+      for (const auto& p : params_)
+        buffers.push_back(at::zeros_like(p));
     }
   }
   if (!applies_each_push()) {
@@ -111,21 +119,24 @@ const std::vector<at::Tensor>& ParameterServer::grad_buffer(int w) const {
 
 Status ParameterServer::CheckPush(int w, uint64_t version) const {
   PS_CHECK(w >= 0 && w < num_workers_) << "worker index " << w;
-  if (!live_[w]) return InvalidArgument("push from a worker that is not a member");
-  if (applies_each_push()) return Status::Ok();
+  if (!live_[w])
+    return InvalidArgument("push from a worker that is not a member");
+  if (applies_each_push())
+    return Status::Ok();
   if (version != version_ && !(buffers_pushes() && version < version_)) {
     return InvalidArgument("push for version " + std::to_string(version) +
                            " while the server is at version " +
                            std::to_string(version_));
   }
   if (pushed_[w] && version == version_) {
-    return InvalidArgument("second push for version " + std::to_string(version));
+    return InvalidArgument("second push for version " +
+                           std::to_string(version));
   }
   return Status::Ok();
 }
 
-void ParameterServer::Accumulate(int w, int key, uint64_t offset, const void* data,
-                                 uint64_t bytes) {
+void ParameterServer::Accumulate(int w, int key, uint64_t offset,
+                                 const void* data, uint64_t bytes) {
   at::Tensor& acc = accumulators_.at(key);
   const size_t esize = acc.element_size();
   PS_CHECK(offset % esize == 0 && bytes % esize == 0 &&
@@ -171,21 +182,26 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
   }
   pushed_[w] = true;
   step_started_ = true;
-  if (buffers_pushes()) return ++push_count_ >= std::min(quorum_, needed_) && CloseStep();
-  if (++push_count_ < needed_) return false;
+  if (buffers_pushes())
+    return ++push_count_ >= std::min(quorum_, needed_) && CloseStep();
+  if (++push_count_ < needed_)
+    return false;
   // The last push's pieces already divided the sums by the worker count.
   FinishStep();
   return true;
 }
 
 bool ParameterServer::CloseStep() {
-  PS_CHECK(buffers_pushes() && !applies_each_push()) << "CloseStep: not buffered sync";
-  if (push_count_ == 0) return false;
+  PS_CHECK(buffers_pushes() && !applies_each_push())
+      << "CloseStep: not buffered sync";
+  if (push_count_ == 0)
+    return false;
   StepAllKeys();  // the accumulators are about to change
   for (size_t k = 0; k < params_.size(); ++k) {
     bool first = true;
     for (int w = 0; w < num_workers_; ++w) {
-      if (!pushed_[w]) continue;
+      if (!pushed_[w])
+        continue;
       if (first) {
         accumulators_[k].copy_(grad_buffers_[w][k]);
       } else {
@@ -216,7 +232,8 @@ void ParameterServer::FinishStep() {
   }
   std::fill(arrivals_.begin(), arrivals_.end(), 0);
   std::fill(extra_.begin(), extra_.end(), 0);
-  for (auto& c : contributed_) std::fill(c.begin(), c.end(), false);
+  for (auto& c : contributed_)
+    std::fill(c.begin(), c.end(), false);
   pushed_.assign(num_workers_, false);
   push_count_ = 0;
   needed_ = live_count_;
@@ -229,8 +246,10 @@ void ParameterServer::set_version(uint64_t version) {
 }
 
 void ParameterServer::Step(double lr_scale) {
-  const double lr = ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_) * lr_scale;
-  for (auto& o : optimizers_) SetLr(*o, lr);
+  const double lr =
+      ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_) * lr_scale;
+  for (auto& o : optimizers_)
+    SetLr(*o, lr);
   PS_CHECK(stepper_->Run().ok());
   ++version_;
 }
@@ -240,7 +259,8 @@ void ParameterServer::Step(double lr_scale) {
 // Adam's moments and step count) is per parameter, so key by key computes
 // exactly what one step over all keys does.
 int ParameterServer::StepNextKey() {
-  if (next_key_ >= num_keys()) return -1;
+  if (next_key_ >= num_keys())
+    return -1;
   const int k = next_key_++;
   for (int j = 0; j < num_keys(); ++j) {
     params_[j].mutable_grad() = j == k ? accumulators_[k] : at::Tensor();
@@ -253,7 +273,8 @@ int ParameterServer::StepNextKey() {
 std::vector<int> ParameterServer::MissingPushes() const {
   std::vector<int> missing;
   for (int w = 0; w < static_cast<int>(pushed_.size()); ++w) {
-    if (awaits_push(w)) missing.push_back(w);
+    if (awaits_push(w))
+      missing.push_back(w);
   }
   return missing;
 }

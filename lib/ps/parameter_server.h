@@ -26,7 +26,8 @@
 // The optimizer is libtorch's own (ps/optimizer.h), fed the (averaged)
 // gradient. With --server_threads T the keys are split into T groups of
 // about equal bytes, each with its own optimizer, stepped in parallel on T
-// threads: a key only ever by its group's thread, and no lock is shared. Before each step every param group's lr is set to the
+// threads: a key only ever by its group's thread, and no lock is shared. Before
+// each step every param group's lr is set to the
 // --lr_schedule's value at the current version, times (async, ssp) the
 // --staleness_lr factor of the push's staleness (version() minus the version
 // it was computed on).
@@ -87,13 +88,14 @@ class ParameterServer {
   /// piece of a key may be shorter).
   static constexpr uint64_t kPieceBytes = 512 * 1024;
 
-  /// Sync: adds one piece of worker `w`'s gradient (elements of key `key`'s dtype, bytes
-  /// [offset, offset + bytes) of the key) into the key's accumulator; the
-  /// last worker's piece also divides by the worker count. Allocates
-  /// nothing. REQUIRES: sync mode, not buffers_pushes(), CheckPush passed
-  /// for this push, a whole piece: offset a multiple of kPieceBytes, bytes =
-  /// min(kPieceBytes, rest of the key).
-  void Accumulate(int w, int key, uint64_t offset, const void* data, uint64_t bytes);
+  /// Sync: adds one piece of worker `w`'s gradient (elements of key `key`'s
+  /// dtype, bytes [offset, offset + bytes) of the key) into the key's
+  /// accumulator; the last worker's piece also divides by the worker count.
+  /// Allocates nothing. REQUIRES: sync mode, not buffers_pushes(), CheckPush
+  /// passed for this push, a whole piece: offset a multiple of kPieceBytes,
+  /// bytes = min(kPieceBytes, rest of the key).
+  void Accumulate(int w, int key, uint64_t offset, const void* data,
+                  uint64_t bytes);
 
   /// Worker `w`'s push of gradients computed on `version` is complete (sync:
   /// accumulated; otherwise in grad_buffer(w)). Returns true when a new
@@ -180,8 +182,8 @@ class ParameterServer {
   std::vector<torch::optim::Optimizer*> optimizer_ptrs_;
   std::unique_ptr<Fanout> stepper_;  // steps the optimizers in parallel
   bool step_by_key_ = false;
-  int next_key_ = 0;    // StepNextKey's next; num_keys(): none left
-  double key_lr_ = 0;   // the lr of the step being applied key by key
+  int next_key_ = 0;   // StepNextKey's next; num_keys(): none left
+  double key_lr_ = 0;  // the lr of the step being applied key by key
   LrSchedule schedule_;
   int64_t schedule_versions_;
   StalenessLr staleness_lr_;
@@ -190,16 +192,16 @@ class ParameterServer {
   std::vector<at::Tensor> accumulators_;               // sync only
   // Sync pieces: key k's pieces are piece_base_[k] onward, in offset order.
   std::vector<size_t> piece_base_;
-  std::vector<uint16_t> arrivals_;                // adds so far, per piece
-  std::vector<uint16_t> extra_;                   // of those, by lost workers
-  std::vector<std::vector<bool>> contributed_;    // per worker, per piece
-  std::vector<bool> live_;    // members: not lost
+  std::vector<uint16_t> arrivals_;              // adds so far, per piece
+  std::vector<uint16_t> extra_;                 // of those, by lost workers
+  std::vector<std::vector<bool>> contributed_;  // per worker, per piece
+  std::vector<bool> live_;                      // members: not lost
   int live_count_ = 0;
-  int needed_ = 0;            // sync: complete pushes that close this step
-  bool step_started_ = false; // sync: a push or piece of this step is in
-  std::vector<bool> pushed_;  // sync: per worker, this step
+  int needed_ = 0;             // sync: complete pushes that close this step
+  bool step_started_ = false;  // sync: a push or piece of this step is in
+  std::vector<bool> pushed_;   // sync: per worker, this step
   int push_count_ = 0;
-  int quorum_;                // buffered sync: pushes that close a step
+  int quorum_;  // buffered sync: pushes that close a step
   uint64_t dropped_ = 0;
   bool discard_step_ = false;  // sync: see DiscardStep
   uint64_t discarded_steps_ = 0;

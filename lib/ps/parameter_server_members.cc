@@ -13,7 +13,8 @@ namespace {
 template <typename T>
 void Divide(void* acc, uint64_t n, int count) {
   T* dst = static_cast<T*>(acc);
-  for (uint64_t i = 0; i < n; ++i) dst[i] /= T(count);
+  for (uint64_t i = 0; i < n; ++i)
+    dst[i] /= T(count);
 }
 
 }  // namespace
@@ -23,14 +24,17 @@ void Divide(void* acc, uint64_t n, int count) {
 // piece is the mean of the gradients that reached it), and the pieces that
 // only waited for it are done now.
 bool ParameterServer::RemoveWorker(int w) {
-  PS_CHECK(w >= 0 && w < num_workers_ && live_[w]) << "RemoveWorker(" << w << ")";
+  PS_CHECK(w >= 0 && w < num_workers_ && live_[w])
+      << "RemoveWorker(" << w << ")";
   StepAllKeys();  // the accumulators may change
   live_[w] = false;
   --live_count_;
-  if (applies_each_push() || pushed_[w]) return false;
+  if (applies_each_push() || pushed_[w])
+    return false;
   --needed_;
   if (buffers_pushes()) {
-    return push_count_ > 0 && push_count_ >= std::min(quorum_, needed_) && CloseStep();
+    return push_count_ > 0 && push_count_ >= std::min(quorum_, needed_) &&
+           CloseStep();
   }
   for (int k = 0; k < num_keys(); ++k) {
     at::Tensor& acc = accumulators_[k];
@@ -42,9 +46,11 @@ bool ParameterServer::RemoveWorker(int w) {
         continue;
       }
       const int arrivals = arrivals_[piece];
-      if (arrivals == 0 || arrivals != needed_ + extra_[piece]) continue;
+      if (arrivals == 0 || arrivals != needed_ + extra_[piece])
+        continue;
       char* base = static_cast<char*>(acc.data_ptr()) + off;
-      const uint64_t n = std::min(kPieceBytes, nbytes - off) / acc.element_size();
+      const uint64_t n =
+          std::min(kPieceBytes, nbytes - off) / acc.element_size();
       if (acc.scalar_type() == at::kFloat) {
         Divide<float>(base, n, arrivals);
       } else {
@@ -52,7 +58,8 @@ bool ParameterServer::RemoveWorker(int w) {
       }
     }
   }
-  if (needed_ == 0 || push_count_ < needed_) return false;
+  if (needed_ == 0 || push_count_ < needed_)
+    return false;
   FinishStep();
   return true;
 }
@@ -61,7 +68,8 @@ bool ParameterServer::AddWorker(int w) {
   PS_CHECK(w >= 0 && w < num_workers_ && !live_[w]) << "AddWorker(" << w << ")";
   live_[w] = true;
   ++live_count_;
-  if (applies_each_push() || step_started_) return false;
+  if (applies_each_push() || step_started_)
+    return false;
   needed_ = live_count_;
   return true;
 }

@@ -11,7 +11,8 @@ namespace {
 
 uint64_t KeyBytes(const wire::KeySpec& k) {
   uint64_t n = wire::DTypeSize(k.dtype);
-  for (int64_t d : k.shape) n *= static_cast<uint64_t>(d);
+  for (int64_t d : k.shape)
+    n *= static_cast<uint64_t>(d);
   return n;
 }
 
@@ -47,8 +48,10 @@ std::vector<Slice> SplitKeys(const std::vector<wire::KeySpec>& keys,
 double ShardPlan::imbalance() const {
   const uint64_t total =
       std::accumulate(server_bytes.begin(), server_bytes.end(), uint64_t{0});
-  if (total == 0) return 1.0;
-  const uint64_t max = *std::max_element(server_bytes.begin(), server_bytes.end());
+  if (total == 0)
+    return 1.0;
+  const uint64_t max =
+      *std::max_element(server_bytes.begin(), server_bytes.end());
   return static_cast<double>(max) * num_servers / static_cast<double>(total);
 }
 
@@ -58,7 +61,8 @@ Result<ShardPlan> PlanShards(const std::vector<wire::KeySpec>& keys,
     return InvalidArgument("--num_servers " + std::to_string(num_servers) +
                            ": expected >= 1");
   }
-  if (slice_bytes == 0) return InvalidArgument("--slice_bytes 0: expected > 0");
+  if (slice_bytes == 0)
+    return InvalidArgument("--slice_bytes 0: expected > 0");
   ShardPlan plan;
   plan.num_servers = num_servers;
   plan.slices = SplitKeys(keys, num_servers, slice_bytes);
@@ -71,7 +75,8 @@ Result<ShardPlan> PlanShards(const std::vector<wire::KeySpec>& keys,
     return plan.slices[a].bytes > plan.slices[b].bytes;
   });
   for (int i : order) {
-    auto least = std::min_element(plan.server_bytes.begin(), plan.server_bytes.end());
+    auto least =
+        std::min_element(plan.server_bytes.begin(), plan.server_bytes.end());
     plan.slices[i].server = static_cast<int>(least - plan.server_bytes.begin());
     *least += plan.slices[i].bytes;
   }
@@ -88,7 +93,8 @@ std::vector<at::Tensor> SliceViews(const ShardPlan& plan, int server,
   for (int i : plan.by_server.at(server)) {
     const Slice& s = plan.slices[i];
     const at::Tensor& t = tensors.at(s.key);
-    views.push_back(s.whole ? t : t.narrow(0, s.row_begin, s.row_end - s.row_begin));
+    views.push_back(
+        s.whole ? t : t.narrow(0, s.row_begin, s.row_end - s.row_begin));
   }
   return views;
 }

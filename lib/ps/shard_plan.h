@@ -31,14 +31,14 @@ struct Slice {
   int64_t row_end = 0;    // rank-0 keys: 0, 1
   uint64_t bytes = 0;
   int server = 0;
-  bool whole = true;      // the slice is the entire key
+  bool whole = true;  // the slice is the entire key
 };
 
 struct ShardPlan {
   int num_servers = 1;
-  std::vector<Slice> slices;                 // in (key, row_begin) order
-  std::vector<std::vector<int>> by_server;   // indices into slices, in order
-  std::vector<uint64_t> server_bytes;        // bytes per server
+  std::vector<Slice> slices;                // in (key, row_begin) order
+  std::vector<std::vector<int>> by_server;  // indices into slices, in order
+  std::vector<uint64_t> server_bytes;       // bytes per server
 
   /// Largest server's bytes over the mean (1.0 = perfectly balanced).
   double imbalance() const;

@@ -9,7 +9,8 @@ namespace pstrain::ps {
 
 SnapshotClient::SnapshotClient(int server_rank, int world_size,
                                std::chrono::milliseconds timeout,
-                               net::ConnectionOptions options, std::string auth_token)
+                               net::ConnectionOptions options,
+                               std::string auth_token)
     : server_rank_(server_rank),
       world_size_(world_size),
       timeout_(timeout),
@@ -24,15 +25,16 @@ Status SnapshotClient::Connect(const std::string& address) {
   if (!auth_token_.empty()) {
     PS_RETURN_IF_ERROR(net::Authenticate(&client_, auth_token_, timeout_));
   }
-  wire::EncodeMeta(wire::Hello{wire::Role::kTool, 0, static_cast<uint32_t>(world_size_)},
-                   &meta_);
+  wire::EncodeMeta(
+      wire::Hello{wire::Role::kTool, 0, static_cast<uint32_t>(world_size_)},
+      &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kHello, 0, meta_);
   wire::MsgType got;
   PS_RETURN_IF_ERROR(client_.Call(req, nullptr, timeout_, &got));
   if (got != wire::MsgType::kHello) {
-    return Corruption("rank " + std::to_string(server_rank_) + " answered hello with " +
-                      wire::MsgTypeName(got));
+    return Corruption("rank " + std::to_string(server_rank_) +
+                      " answered hello with " + wire::MsgTypeName(got));
   }
   return Status::Ok();
 }
@@ -42,7 +44,8 @@ Result<uint64_t> SnapshotClient::Fetch(uint64_t min_version,
                                        std::string* optimizer_state) {
   slices_ = &slices;
   optimizer_state_ = optimizer_state;
-  wire::EncodeMeta(wire::Snapshot{min_version, optimizer_state != nullptr}, &meta_);
+  wire::EncodeMeta(wire::Snapshot{min_version, optimizer_state != nullptr},
+                   &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kSnapshot, 0, meta_);
   wire::MsgType got;
@@ -57,11 +60,12 @@ Result<uint64_t> SnapshotClient::Fetch(uint64_t min_version,
   return version_;
 }
 
-Status SnapshotClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
-                              uint64_t, std::vector<asio::mutable_buffer>* dst) {
+Status SnapshotClient::OnMeta(const wire::FrameHeader& header,
+                              std::string_view meta, uint64_t,
+                              std::vector<asio::mutable_buffer>* dst) {
   if (header.type != wire::MsgType::kShard) {
-    return Corruption(std::string("server answered ") + wire::MsgTypeName(header.type) +
-                      ", expected shard");
+    return Corruption(std::string("server answered ") +
+                      wire::MsgTypeName(header.type) + ", expected shard");
   }
   wire::Shard shard;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &shard));
@@ -72,11 +76,13 @@ Status SnapshotClient::OnMeta(const wire::FrameHeader& header, std::string_view 
                       " tensors, expected " + std::to_string(want));
   }
   for (size_t k = 0; k < n; ++k) {
-    PS_RETURN_IF_ERROR(CheckDescMatches(shard.params[k], k, (*slices_)[k], "shard"));
+    PS_RETURN_IF_ERROR(
+        CheckDescMatches(shard.params[k], k, (*slices_)[k], "shard"));
     dst->emplace_back((*slices_)[k].data_ptr(), (*slices_)[k].nbytes());
   }
   if (optimizer_state_) {
-    PS_RETURN_IF_ERROR(CheckBytesDesc(shard.params[n], static_cast<uint32_t>(n), "shard"));
+    PS_RETURN_IF_ERROR(
+        CheckBytesDesc(shard.params[n], static_cast<uint32_t>(n), "shard"));
     optimizer_state_->resize(shard.params[n].nbytes);
     dst->emplace_back(optimizer_state_->data(), optimizer_state_->size());
   }

@@ -22,7 +22,8 @@ class SnapshotClient : private net::ReplySink {
  public:
   /// `server_rank`: the rank asked (for messages); `world_size`: the job's.
   /// `auth_token`: the --auth_token_file token, "" for none.
-  SnapshotClient(int server_rank, int world_size, std::chrono::milliseconds timeout,
+  SnapshotClient(int server_rank, int world_size,
+                 std::chrono::milliseconds timeout,
                  net::ConnectionOptions options, std::string auth_token);
 
   /// Connects to `address` ("host:port"), authenticates and says hello.
@@ -37,12 +38,14 @@ class SnapshotClient : private net::ReplySink {
   /// `optimizer_state`, also its optimizer state. Returns the version.
   /// kCorruption for a reply that does not fit; the server's error (e.g.
   /// kUnavailable when its run ended first).
-  Result<uint64_t> Fetch(uint64_t min_version, const std::vector<at::Tensor>& slices,
+  Result<uint64_t> Fetch(uint64_t min_version,
+                         const std::vector<at::Tensor>& slices,
                          std::string* optimizer_state);
 
  private:
   Status OnMeta(const wire::FrameHeader& header, std::string_view meta,
-                uint64_t data_bytes, std::vector<asio::mutable_buffer>* dst) override;
+                uint64_t data_bytes,
+                std::vector<asio::mutable_buffer>* dst) override;
 
   int server_rank_;
   int world_size_;

@@ -5,7 +5,9 @@
 namespace pstrain::ps {
 
 SspGate::SspGate(int num_workers, uint64_t staleness)
-    : staleness_(staleness), clocks_(num_workers, 0), training_(num_workers, true) {}
+    : staleness_(staleness),
+      clocks_(num_workers, 0),
+      training_(num_workers, true) {}
 
 void SspGate::NotePush(int w) {
   const uint64_t computed_at = clocks_[w]++;
@@ -22,7 +24,8 @@ bool SspGate::Allows(int w) const {
 
 void SspGate::SetTraining(int w, bool training) {
   if (training && !training_[w]) {
-    if (auto slowest = SlowestOther(w)) clocks_[w] = *slowest;
+    if (auto slowest = SlowestOther(w))
+      clocks_[w] = *slowest;
   }
   training_[w] = training;
 }
@@ -30,8 +33,10 @@ void SspGate::SetTraining(int w, bool training) {
 std::optional<uint64_t> SspGate::SlowestOther(int w) const {
   std::optional<uint64_t> slowest;
   for (size_t i = 0; i < clocks_.size(); ++i) {
-    if (static_cast<int>(i) == w || !training_[i]) continue;
-    if (!slowest || clocks_[i] < *slowest) slowest = clocks_[i];
+    if (static_cast<int>(i) == w || !training_[i])
+      continue;
+    if (!slowest || clocks_[i] < *slowest)
+      slowest = clocks_[i];
   }
   return slowest;
 }

@@ -16,12 +16,14 @@ class StreamingSync : public UpdateRule {
   explicit StreamingSync(ParameterServer* server)
       : server_(server), chunks_(server->num_workers()) {
     uint64_t total = 0;
-    for (const auto& p : server->params()) total += p.nbytes();
+    for (const auto& p : server->params())
+      total += p.nbytes();
     chunk_bytes_ = std::min(total, ParameterServer::kPieceBytes);
   }
 
   char* PieceBuffer(int w, int, uint64_t) override {
-    if (chunks_[w].size() < chunk_bytes_) chunks_[w].resize(chunk_bytes_);  // once
+    if (chunks_[w].size() < chunk_bytes_)
+      chunks_[w].resize(chunk_bytes_);  // once
     return chunks_[w].data();
   }
 
@@ -32,7 +34,8 @@ class StreamingSync : public UpdateRule {
   // A refused push still counts so that the step closes, but its earlier
   // finite pieces are in the sums already: the whole step is skipped.
   Result<bool> Push(int w, uint64_t version, bool refused) override {
-    if (refused) server_->DiscardStep();
+    if (refused)
+      server_->DiscardStep();
     return server_->Push(w, version);
   }
 

@@ -8,14 +8,22 @@ namespace pstrain::ps {
 
 Result<wire::DType> ToWireDType(c10::ScalarType type) {
   switch (type) {
-    case c10::ScalarType::Float: return wire::DType::kFloat32;
-    case c10::ScalarType::Double: return wire::DType::kFloat64;
-    case c10::ScalarType::Half: return wire::DType::kFloat16;
-    case c10::ScalarType::BFloat16: return wire::DType::kBFloat16;
-    case c10::ScalarType::Long: return wire::DType::kInt64;
-    case c10::ScalarType::Int: return wire::DType::kInt32;
-    case c10::ScalarType::Char: return wire::DType::kInt8;
-    case c10::ScalarType::Byte: return wire::DType::kUInt8;
+    case c10::ScalarType::Float:
+      return wire::DType::kFloat32;
+    case c10::ScalarType::Double:
+      return wire::DType::kFloat64;
+    case c10::ScalarType::Half:
+      return wire::DType::kFloat16;
+    case c10::ScalarType::BFloat16:
+      return wire::DType::kBFloat16;
+    case c10::ScalarType::Long:
+      return wire::DType::kInt64;
+    case c10::ScalarType::Int:
+      return wire::DType::kInt32;
+    case c10::ScalarType::Char:
+      return wire::DType::kInt8;
+    case c10::ScalarType::Byte:
+      return wire::DType::kUInt8;
     default:
       return InvalidArgument(std::string("dtype ") + c10::toString(type) +
                              " cannot travel on the wire");
@@ -24,14 +32,22 @@ Result<wire::DType> ToWireDType(c10::ScalarType type) {
 
 c10::ScalarType ToScalarType(wire::DType dtype) {
   switch (dtype) {
-    case wire::DType::kFloat32: return c10::ScalarType::Float;
-    case wire::DType::kFloat64: return c10::ScalarType::Double;
-    case wire::DType::kFloat16: return c10::ScalarType::Half;
-    case wire::DType::kBFloat16: return c10::ScalarType::BFloat16;
-    case wire::DType::kInt64: return c10::ScalarType::Long;
-    case wire::DType::kInt32: return c10::ScalarType::Int;
-    case wire::DType::kInt8: return c10::ScalarType::Char;
-    case wire::DType::kUInt8: return c10::ScalarType::Byte;
+    case wire::DType::kFloat32:
+      return c10::ScalarType::Float;
+    case wire::DType::kFloat64:
+      return c10::ScalarType::Double;
+    case wire::DType::kFloat16:
+      return c10::ScalarType::Half;
+    case wire::DType::kBFloat16:
+      return c10::ScalarType::BFloat16;
+    case wire::DType::kInt64:
+      return c10::ScalarType::Long;
+    case wire::DType::kInt32:
+      return c10::ScalarType::Int;
+    case wire::DType::kInt8:
+      return c10::ScalarType::Char;
+    case wire::DType::kUInt8:
+      return c10::ScalarType::Byte;
   }
   PS_CHECK(false) << "invalid wire dtype " << static_cast<int>(dtype);
   return c10::ScalarType::Float;
@@ -45,7 +61,8 @@ wire::TensorDesc DescribeTensor(uint32_t key, const at::Tensor& t) {
   d.key = key;
   d.dtype = *dtype;
   d.ndim = static_cast<uint8_t>(t.dim());
-  for (int64_t i = 0; i < t.dim(); ++i) d.dims[i] = t.size(i);
+  for (int64_t i = 0; i < t.dim(); ++i)
+    d.dims[i] = t.size(i);
   d.nbytes = t.nbytes();
   return d;
 }
@@ -65,7 +82,8 @@ namespace {
 std::string Shape(const int64_t* dims, size_t n) {
   std::ostringstream s;
   s << "[";
-  for (size_t i = 0; i < n; ++i) s << (i ? "," : "") << dims[i];
+  for (size_t i = 0; i < n; ++i)
+    s << (i ? "," : "") << dims[i];
   s << "]";
   return s.str();
 }
@@ -77,8 +95,10 @@ Status CheckDescMatches(const wire::TensorDesc& desc, uint32_t key,
   wire::TensorDesc want = DescribeTensor(key, t);
   bool same = desc.key == want.key && desc.dtype == want.dtype &&
               desc.ndim == want.ndim && desc.codec == wire::Codec::kRaw;
-  for (int i = 0; same && i < desc.ndim; ++i) same = desc.dims[i] == want.dims[i];
-  if (same) return Status::Ok();
+  for (int i = 0; same && i < desc.ndim; ++i)
+    same = desc.dims[i] == want.dims[i];
+  if (same)
+    return Status::Ok();
   return Corruption(std::string(what) + ": tensor " + std::to_string(key) +
                     " is key " + std::to_string(desc.key) + " " +
                     wire::DTypeName(desc.dtype) + " " +
@@ -87,13 +107,15 @@ Status CheckDescMatches(const wire::TensorDesc& desc, uint32_t key,
                     " " + Shape(want.dims.data(), want.ndim));
 }
 
-Status CheckBytesDesc(const wire::TensorDesc& desc, uint32_t key, const char* what) {
+Status CheckBytesDesc(const wire::TensorDesc& desc, uint32_t key,
+                      const char* what) {
   if (desc.key == key && desc.dtype == wire::DType::kUInt8 && desc.ndim == 1 &&
       desc.codec == wire::Codec::kRaw) {
     return Status::Ok();
   }
-  return Corruption(std::string(what) + ": tensor " + std::to_string(key) + " is key " +
-                    std::to_string(desc.key) + " " + wire::DTypeName(desc.dtype) + " " +
+  return Corruption(std::string(what) + ": tensor " + std::to_string(key) +
+                    " is key " + std::to_string(desc.key) + " " +
+                    wire::DTypeName(desc.dtype) + " " +
                     Shape(desc.dims.data(), desc.ndim) + ", expected key " +
                     std::to_string(key) + " uint8 [n]");
 }
@@ -121,19 +143,20 @@ Status CompareFingerprints(const std::vector<wire::KeySpec>& server,
                            const std::vector<wire::KeySpec>& worker) {
   size_t n = std::min(server.size(), worker.size());
   for (size_t i = 0; i < n; ++i) {
-    if (server[i] == worker[i]) continue;
-    std::string name = server[i].name == worker[i].name
-                           ? "'" + server[i].name + "'"
-                           : "'" + server[i].name + "' (worker: '" +
-                                 worker[i].name + "')";
+    if (server[i] == worker[i])
+      continue;
+    std::string name =
+        server[i].name == worker[i].name
+            ? "'" + server[i].name + "'"
+            : "'" + server[i].name + "' (worker: '" + worker[i].name + "')";
     return Incompatible("model differs at key " + std::to_string(i) + " " +
                         name + ": server has " + DescribeKeySpec(server[i]) +
                         ", worker has " + DescribeKeySpec(worker[i]));
   }
   if (server.size() != worker.size()) {
-    return Incompatible("model differs: server has " +
-                        std::to_string(server.size()) + " parameters, worker has " +
-                        std::to_string(worker.size()));
+    return Incompatible(
+        "model differs: server has " + std::to_string(server.size()) +
+        " parameters, worker has " + std::to_string(worker.size()));
   }
   return Status::Ok();
 }

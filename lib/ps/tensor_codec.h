@@ -31,7 +31,8 @@ wire::TensorDesc DescribeBytes(uint32_t key, uint64_t nbytes);
 
 /// kCorruption unless `desc` names key `key` as uint8 of rank 1 (any length):
 /// "shard: tensor 4 is float32 [3], expected uint8 [n]".
-Status CheckBytesDesc(const wire::TensorDesc& desc, uint32_t key, const char* what);
+Status CheckBytesDesc(const wire::TensorDesc& desc, uint32_t key,
+                      const char* what);
 
 /// kCorruption unless `desc` names key `key` with exactly t's dtype and shape:
 /// "push_pull: tensor 2 is float32 [64,32,3,3], expected float32 [64,32,3]".

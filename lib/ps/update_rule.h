@@ -48,10 +48,12 @@ class UpdateRule {
 
 /// The rule of `spec.mode` (and --backup_workers, --step_timeout) over
 /// `server`, which must outlive it.
-std::unique_ptr<UpdateRule> MakeUpdateRule(const JobSpec& spec, ParameterServer* server);
+std::unique_ptr<UpdateRule> MakeUpdateRule(const JobSpec& spec,
+                                           ParameterServer* server);
 
 std::unique_ptr<UpdateRule> MakeStreamingSync(ParameterServer* server);
-std::unique_ptr<UpdateRule> MakeBufferedSync(ParameterServer* server, double step_timeout);
+std::unique_ptr<UpdateRule> MakeBufferedSync(ParameterServer* server,
+                                             double step_timeout);
 std::unique_ptr<UpdateRule> MakeAsyncUpdate(ParameterServer* server, bool ssp);
 
 }  // namespace pstrain::ps

@@ -18,7 +18,8 @@ class WholePushRule : public UpdateRule {
   }
   void AddPiece(int, int, uint64_t, uint64_t) override {}
   Result<bool> Push(int w, uint64_t version, bool refused) override {
-    if (refused) return false;
+    if (refused)
+      return false;
     return server_->Push(w, version);
   }
 

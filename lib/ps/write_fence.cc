@@ -7,7 +7,8 @@
 namespace pstrain::ps {
 
 bool WriteFence::Holds(const Work& work) {
-  if (in_flight_ == 0) return false;
+  if (in_flight_ == 0)
+    return false;
   waiting_.push_back(work);
   return true;
 }
@@ -19,7 +20,8 @@ void WriteFence::Sent(PeerId peer) {
 
 bool WriteFence::Written(PeerId peer) {
   auto it = per_peer_.find(peer);
-  if (it == per_peer_.end() || it->second == 0) return false;
+  if (it == per_peer_.end() || it->second == 0)
+    return false;
   --it->second;
   return --in_flight_ == 0 && !waiting_.empty();
 }
@@ -32,7 +34,8 @@ bool WriteFence::Closed(PeerId peer) {
   }
   waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(),
                                 [peer](const Work& w) {
-                                  return w.kind == Work::Kind::kPush && w.peer == peer;
+                                  return w.kind == Work::Kind::kPush &&
+                                         w.peer == peer;
                                 }),
                  waiting_.end());
   return in_flight_ == 0 && !waiting_.empty();

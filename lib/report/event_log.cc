@@ -28,8 +28,9 @@ EventLog::EventLog(EventLogOptions options) : options_(std::move(options)) {
     RankBoardOptions board;
     board.out = options_.err;
     board.width = options_.live_width;
-    board_ = std::make_unique<RankBoard>(board, std::vector<std::string>{
-                                                    "rank " + std::to_string(options_.rank)});
+    board_ = std::make_unique<RankBoard>(
+        board,
+        std::vector<std::string>{"rank " + std::to_string(options_.rank)});
   }
 }
 

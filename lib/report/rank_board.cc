@@ -29,7 +29,8 @@ std::string Clock(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
   char buf[32];
   if (s >= 3600) {
-    std::snprintf(buf, sizeof(buf), "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    std::snprintf(buf, sizeof(buf), "%ld:%02ld:%02ld", s / 3600, s / 60 % 60,
+                  s % 60);
   } else {
     std::snprintf(buf, sizeof(buf), "%ld:%02ld", s / 60, s % 60);
   }
@@ -42,8 +43,10 @@ nlohmann::json Fields(const nlohmann::json& event) {
   nlohmann::json fields = nlohmann::json::object();
   for (auto it = event.begin(); it != event.end(); ++it) {
     const std::string& k = it.key();
-    if (k == "event" || k == "rank" || k == "role" || k == "time") continue;
-    if (!it->is_structured()) fields[k] = *it;
+    if (k == "event" || k == "rank" || k == "role" || k == "time")
+      continue;
+    if (!it->is_structured())
+      fields[k] = *it;
   }
   return fields;
 }
@@ -53,8 +56,10 @@ nlohmann::json Fields(const nlohmann::json& event) {
 RankBoard::RankBoard(RankBoardOptions options, std::vector<std::string> labels)
     : options_(std::move(options)) {
   PS_CHECK(options_.out != nullptr);
-  if (!options_.now) options_.now = SteadySeconds;
-  for (std::string& label : labels) rows_.push_back(Row{std::move(label)});
+  if (!options_.now)
+    options_.now = SteadySeconds;
+  for (std::string& label : labels)
+    rows_.push_back(Row{std::move(label)});
 }
 
 std::string RankBoard::Bar(double step, double total, double loss,
@@ -62,10 +67,11 @@ std::string RankBoard::Bar(double step, double total, double loss,
   const double done = total > 0 ? std::min(1.0, step / total) : 0;
   const int cells = static_cast<int>(done * kBarCells);
   char buf[160];
-  std::snprintf(buf, sizeof(buf), "[%s%s] %.0f/%.0f loss %.4f %.0f samples/s ETA %s",
-                std::string(cells, '#').c_str(),
-                std::string(kBarCells - cells, '-').c_str(), step, total, loss,
-                samples_per_second, eta_seconds < 0 ? "?" : Clock(eta_seconds).c_str());
+  std::snprintf(
+      buf, sizeof(buf), "[%s%s] %.0f/%.0f loss %.4f %.0f samples/s ETA %s",
+      std::string(cells, '#').c_str(),
+      std::string(kBarCells - cells, '-').c_str(), step, total, loss,
+      samples_per_second, eta_seconds < 0 ? "?" : Clock(eta_seconds).c_str());
   return buf;
 }
 
@@ -103,7 +109,8 @@ void RankBoard::Event(size_t row_index, const nlohmann::json& event) {
     Redraw("");
     return;
   }
-  if (!row.stepped) row.text = human;
+  if (!row.stepped)
+    row.text = human;
   Redraw("[" + row.label + "] " + human);
 }
 
@@ -121,9 +128,12 @@ std::string RankBoard::Fit(const std::string& line) const {
 // `above` (if any) where the rows were, and draws the rows below it.
 void RankBoard::Redraw(const std::string& above) {
   std::ostream& out = *options_.out;
-  if (drawn_) out << "\r\033[" << rows_.size() << "A\033[J";
-  if (!above.empty()) out << above << "\n";
-  for (const Row& row : rows_) out << Fit("[" + row.label + "] " + row.text) << "\n";
+  if (drawn_)
+    out << "\r\033[" << rows_.size() << "A\033[J";
+  if (!above.empty())
+    out << above << "\n";
+  for (const Row& row : rows_)
+    out << Fit("[" + row.label + "] " + row.text) << "\n";
   out.flush();
   drawn_ = true;
 }

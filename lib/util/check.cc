@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-
 namespace pstrain::internal {
 
 CheckFailure::CheckFailure(const char* file, int line, const char* cond) {

@@ -19,7 +19,7 @@ class CheckFailure {
 
 }  // namespace pstrain::internal
 
-#define PS_CHECK(cond)                                                  \
-  if (cond) {                                                           \
-  } else                                                                \
+#define PS_CHECK(cond) \
+  if (cond) {          \
+  } else               \
     ::pstrain::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()

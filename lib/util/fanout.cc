@@ -6,7 +6,8 @@ namespace pstrain {
 
 Fanout::Fanout(int n, Task task) : n_(n), task_(std::move(task)), results_(n) {
   PS_CHECK(n >= 1) << "Fanout of " << n;
-  for (int i = 1; i < n; ++i) threads_.emplace_back([this, i] { Loop(i); });
+  for (int i = 1; i < n; ++i)
+    threads_.emplace_back([this, i] { Loop(i); });
 }
 
 Fanout::~Fanout() {
@@ -15,7 +16,8 @@ Fanout::~Fanout() {
     stop_ = true;
   }
   start_.notify_all();
-  for (auto& t : threads_) t.join();
+  for (auto& t : threads_)
+    t.join();
 }
 
 Status Fanout::Run() {
@@ -39,7 +41,8 @@ Status Fanout::Wait() {
     std::unique_lock<std::mutex> lock(mu_);
     finished_.wait(lock, [this] { return pending_ == 0; });
   }
-  for (int i = 1; i < n_; ++i) PS_RETURN_IF_ERROR(results_[i]);
+  for (int i = 1; i < n_; ++i)
+    PS_RETURN_IF_ERROR(results_[i]);
   return Status::Ok();
 }
 
@@ -49,13 +52,15 @@ void Fanout::Loop(int i) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
+      if (stop_)
+        return;
       seen = generation_;
     }
     Status s = task_(i);
     std::lock_guard<std::mutex> lock(mu_);
     results_[i] = std::move(s);
-    if (--pending_ == 0) finished_.notify_one();
+    if (--pending_ == 0)
+      finished_.notify_one();
   }
 }
 

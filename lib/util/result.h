@@ -48,18 +48,20 @@ class [[nodiscard]] Result {
 /// its Status with kCorruption made kInvalidArgument.
 template <typename T>
 Result<T> CorruptionAsInvalidArgument(Result<T> result) {
-  if (result.ok()) return result;
+  if (result.ok())
+    return result;
   return CorruptionAsInvalidArgument(result.status());
 }
 
 }  // namespace pstrain
 
 /// Assigns the value of a Result expression to `lhs`, or returns its Status.
-#define PS_ASSIGN_OR_RETURN(lhs, expr)                    \
+#define PS_ASSIGN_OR_RETURN(lhs, expr) \
   PS_ASSIGN_OR_RETURN_IMPL(PS_CONCAT(ps_result_, __LINE__), lhs, expr)
 #define PS_CONCAT_INNER(a, b) a##b
 #define PS_CONCAT(a, b) PS_CONCAT_INNER(a, b)
 #define PS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \
-  if (!tmp.ok()) return tmp.status();            \
+  if (!tmp.ok())                                 \
+    return tmp.status();                         \
   lhs = std::move(tmp).value()

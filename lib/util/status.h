@@ -76,8 +76,9 @@ Status CorruptionAsInvalidArgument(Status s);
 }  // namespace pstrain
 
 /// Returns `expr`'s Status from the enclosing function when it is not ok.
-#define PS_RETURN_IF_ERROR(expr)          \
-  do {                                    \
+#define PS_RETURN_IF_ERROR(expr)           \
+  do {                                     \
     ::pstrain::Status ps_status_ = (expr); \
-    if (!ps_status_.ok()) return ps_status_; \
+    if (!ps_status_.ok())                  \
+      return ps_status_;                   \
   } while (0)

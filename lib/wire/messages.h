@@ -3,7 +3,8 @@
 // frame's meta section (see frame.h for the frame, tensor_desc.h for the
 // descriptors); tensor bytes travel in the data section and are never copied
 // here. Decode checks every bound and returns kCorruption naming the message
-// and field; it never crashes and never reads past its input. Thread-compatible.
+// and field; it never crashes and never reads past its input.
+// Thread-compatible.
 //
 // Each struct's comment gives its meta layout (little-endian; str = u32
 // length + bytes); share/doc/wire-format.md has the same, with the checks.

@@ -43,9 +43,9 @@ struct TensorDesc {
   uint32_t key = 0;
   DType dtype = DType::kFloat32;
   Codec codec = Codec::kRaw;
-  uint8_t ndim = 0;                          // 0..kMaxTensorRank; 0 = scalar
+  uint8_t ndim = 0;                            // 0..kMaxTensorRank; 0 = scalar
   std::array<int64_t, kMaxTensorRank> dims{};  // dims[0..ndim), each >= 0
-  uint64_t nbytes = 0;                       // bytes of data that follow
+  uint64_t nbytes = 0;                         // bytes of data that follow
 
   /// Product of dims (1 for a scalar, 0 if any dim is 0).
   int64_t numel() const;

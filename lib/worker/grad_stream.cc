@@ -13,7 +13,8 @@ namespace {
 
 std::vector<uint32_t> MarksOf(const std::vector<int>& order) {
   std::vector<uint32_t> marks(order.size());
-  for (size_t i = 0; i < order.size(); ++i) marks[order[i]] = static_cast<uint32_t>(i + 1);
+  for (size_t i = 0; i < order.size(); ++i)
+    marks[order[i]] = static_cast<uint32_t>(i + 1);
   return marks;
 }
 
@@ -24,7 +25,8 @@ GradStream::GradStream(const std::vector<at::Tensor>& params, bool hook)
   std::iota(order_.rbegin(), order_.rend(), 0);
   marks_ = MarksOf(order_);
   seen_.reserve(params.size());
-  if (!hook) return;
+  if (!hook)
+    return;
   for (size_t k = 0; k < params.size(); ++k) {
     // Held here: a parameter keeps only a weak reference to its
     // accumulator, which would otherwise be made anew, without the hook.
@@ -40,7 +42,8 @@ GradStream::GradStream(const std::vector<at::Tensor>& params, bool hook)
 }
 
 GradStream::~GradStream() {
-  for (size_t k = 0; k < hooks_.size(); ++k) accumulators_[k]->del_post_hook(hooks_[k]);
+  for (size_t k = 0; k < hooks_.size(); ++k)
+    accumulators_[k]->del_post_hook(hooks_[k]);
 }
 
 void GradStream::Begin() {
@@ -52,12 +55,15 @@ void GradStream::Begin() {
 
 // Runs after the accumulator has added into the key's .grad.
 void GradStream::OnReady(int key) {
-  if (ready_[key]) return;
+  if (ready_[key])
+    return;
   ready_[key] = true;
   seen_.push_back(key);
   const size_t before = prefix_;
-  while (prefix_ < order_.size() && ready_[order_[prefix_]]) ++prefix_;
-  if (prefix_ > before) gate_.OpenTo(static_cast<uint32_t>(prefix_));
+  while (prefix_ < order_.size() && ready_[order_[prefix_]])
+    ++prefix_;
+  if (prefix_ > before)
+    gate_.OpenTo(static_cast<uint32_t>(prefix_));
 }
 
 bool GradStream::End() {
@@ -67,7 +73,8 @@ bool GradStream::End() {
     return false;
   }
   for (int k : order_) {
-    if (!ready_[k]) seen_.push_back(k);
+    if (!ready_[k])
+      seen_.push_back(k);
   }
   order_ = seen_;
   marks_ = MarksOf(order_);

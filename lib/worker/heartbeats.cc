@@ -2,7 +2,8 @@
 
 namespace pstrain::worker {
 
-Heartbeats::Heartbeats(std::chrono::milliseconds interval, std::function<void()> beat)
+Heartbeats::Heartbeats(std::chrono::milliseconds interval,
+                       std::function<void()> beat)
     : thread_([this, interval, beat = std::move(beat)] {
         std::unique_lock<std::mutex> lock(mu_);
         while (!stop_cv_.wait_for(lock, interval, [this] { return stop_; })) {

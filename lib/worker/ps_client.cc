@@ -24,17 +24,20 @@ PsClient::PsClient(std::chrono::milliseconds timeout,
 void PsClient::Heartbeat() {
   std::unique_lock<std::mutex> lock(call_mu_, std::try_to_lock);
   // A failed write shows again, with its reason, in the next call.
-  if (lock.owns_lock()) (void)client_.WriteNow(heartbeat_);
+  if (lock.owns_lock())
+    (void)client_.WriteNow(heartbeat_);
 }
 
 Status PsClient::Connect(const std::string& host, int port) {
   PS_RETURN_IF_ERROR(client_.Connect(host, port, connect_timeout_));
-  if (auth_token_.empty()) return Status::Ok();
+  if (auth_token_.empty())
+    return Status::Ok();
   return net::Authenticate(&client_, auth_token_, timeout_);
 }
 
 Status PsClient::Expect(wire::MsgType got, wire::MsgType want) const {
-  if (got == want) return Status::Ok();
+  if (got == want)
+    return Status::Ok();
   return Corruption(std::string("server answered ") + wire::MsgTypeName(got) +
                     ", expected " + wire::MsgTypeName(want));
 }
@@ -45,9 +48,11 @@ Status PsClient::Call(net::FrameBuffers& request, net::ReplySink* sink,
   wire::MsgType got;
   Status s = client_.Call(request, sink, timeout_, &got);
   if (!s.ok() && !client_.error_from_peer()) {
-    // Our own wait failed (not an error the server sent): say whom we waited on.
+    // Our own wait failed (not an error the server sent): say whom we waited
+    // on.
     return s.WithContext("waiting for rank " + std::to_string(server_rank_) +
-                         " (server) to answer " + wire::MsgTypeName(request.type()));
+                         " (server) to answer " +
+                         wire::MsgTypeName(request.type()));
   }
   PS_RETURN_IF_ERROR(s);
   return Expect(got, want);
@@ -120,20 +125,23 @@ void PsClient::SetSendGate(net::SendGate* gate, std::vector<uint32_t> marks) {
   DescribePush();
 }
 
-void PsClient::SetArrivals(ParamArrivals* arrivals, std::vector<int> slice_keys) {
+void PsClient::SetArrivals(ParamArrivals* arrivals,
+                           std::vector<int> slice_keys) {
   arrivals_ = arrivals;
   slice_keys_ = std::move(slice_keys);
 }
 
 void PsClient::OnPiece(size_t index) {
-  if (arrivals_ != nullptr && index < slice_keys_.size()) arrivals_->OnSlice(slice_keys_[index]);
+  if (arrivals_ != nullptr && index < slice_keys_.size())
+    arrivals_->OnSlice(slice_keys_[index]);
 }
 
 void PsClient::DescribePush() {
   push_order_.resize(grads_.size());
   std::iota(push_order_.begin(), push_order_.end(), 0);
-  std::stable_sort(push_order_.begin(), push_order_.end(),
-                   [this](uint32_t a, uint32_t b) { return marks_[a] < marks_[b]; });
+  std::stable_sort(
+      push_order_.begin(), push_order_.end(),
+      [this](uint32_t a, uint32_t b) { return marks_[a] < marks_[b]; });
   push_msg_.grads.clear();
   for (uint32_t k : push_order_) {
     push_msg_.grads.push_back(ps::DescribeTensor(k, grads_[k]));
@@ -161,7 +169,8 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
         ps::CheckDescMatches(reply_.params[k], k, params_[k], "params"));
     dst->emplace_back(params_[k].data_ptr(), params_[k].nbytes());
   }
-  if (arrivals_ != nullptr) arrivals_->OnMeta();
+  if (arrivals_ != nullptr)
+    arrivals_->OnMeta();
   return Status::Ok();
 }
 

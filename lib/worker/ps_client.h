@@ -84,7 +84,9 @@ class PsClient : private net::ReplySink {
 
   /// Whether the connection was lost without an error from the server (a
   /// restarted or killed server), so reconnecting may help.
-  bool lost() const { return !client_.connected() && !client_.error_from_peer(); }
+  bool lost() const {
+    return !client_.connected() && !client_.error_from_peer();
+  }
 
   /// The address of this end of the connection ("" when not connected).
   std::string local_address() const { return client_.local_address(); }
@@ -124,13 +126,13 @@ class PsClient : private net::ReplySink {
   std::vector<uint32_t> marks_;       // by key
   std::vector<uint32_t> push_order_;  // keys by ascending mark
   ParamArrivals* arrivals_ = nullptr;
-  std::vector<int> slice_keys_;       // by attached tensor
-  wire::PushPull push_msg_;  // descriptors built once
+  std::vector<int> slice_keys_;  // by attached tensor
+  wire::PushPull push_msg_;      // descriptors built once
   wire::Push push_only_msg_;
-  wire::Params reply_;       // reused
-  std::string meta_;         // reused
-  std::mutex call_mu_;       // held by Call; Heartbeat only tries it
-  std::string heartbeat_;    // the encoded frame
+  wire::Params reply_;     // reused
+  std::string meta_;       // reused
+  std::mutex call_mu_;     // held by Call; Heartbeat only tries it
+  std::string heartbeat_;  // the encoded frame
   std::string auth_token_;
 };
 

@@ -11,8 +11,9 @@ if [ "${1:-}" = "--test" ]; then
   # python3-torch: a test reads our checkpoints with Python's torch.load.
   # zsh, fish: syntax checks of the completions; mandoc, groff: of the man
   # pages; tmux: the progress bars on a real terminal; clang,
-  # libclang-rt-14-dev: tests/fuzz/run.sh (libFuzzer, ASan, UBSan).
-  packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev"
+  # libclang-rt-14-dev: tests/fuzz/run.sh (libFuzzer, ASan, UBSan);
+  # clang-format: every C++ file is formatted by the root .clang-format.
+  packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev clang-format"
 fi
 missing=""
 for p in $packages; do

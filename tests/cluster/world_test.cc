@@ -102,8 +102,10 @@ TEST(ApplyLauncherEnvTest, OpenMpiVariables) {
 // only Open MPI's variables tell the processes apart.
 TEST(ApplyLauncherEnvTest, OpenMpiWinsOverSlurmAndTorchrunOverBoth) {
   World world;
-  Env env = {{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-             {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}};
+  Env env = {{"OMPI_COMM_WORLD_RANK", "2"},
+             {"OMPI_COMM_WORLD_SIZE", "4"},
+             {"SLURM_PROCID", "0"},
+             {"SLURM_NTASKS", "1"}};
   ASSERT_TRUE(ApplyLauncherEnv(env, GivenFlags(), &world).ok());
   EXPECT_EQ(world.rank, 2);
   EXPECT_EQ(world.world_size, 4);

@@ -115,10 +115,12 @@ TEST(ShardSamplerDeathTest, BadArgumentsAbort) {
 // every worker, in order, whatever the number of parts.
 TEST(ShardSamplerTest, GlobalBatchPartsCoverTheGlobalBatch) {
   ShardSampler w0(100, 3, 0, 4, 9), w1(100, 3, 1, 4, 9), w2(100, 3, 2, 4, 9);
-  auto global = torch::cat({w0.BatchIndices(1, 2), w1.BatchIndices(1, 2), w2.BatchIndices(1, 2)});
+  auto global = torch::cat(
+      {w0.BatchIndices(1, 2), w1.BatchIndices(1, 2), w2.BatchIndices(1, 2)});
   for (int parts : {1, 2, 3, 5}) {
     std::vector<torch::Tensor> pieces;
-    for (int p = 0; p < parts; ++p) pieces.push_back(w1.GlobalBatchPart(1, 2, p, parts));
+    for (int p = 0; p < parts; ++p)
+      pieces.push_back(w1.GlobalBatchPart(1, 2, p, parts));
     EXPECT_TRUE(torch::equal(torch::cat(pieces), global)) << parts << " parts";
   }
   EXPECT_EQ(w0.GlobalBatchPart(1, 2, 1, 2).size(0), 6);

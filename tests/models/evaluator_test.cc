@@ -32,7 +32,8 @@ struct Set {
 
 Set RandomSet(int64_t n) {
   torch::manual_seed(7);
-  return {torch::randn({n, 1, 28, 28}), torch::randint(0, 10, {n}, torch::kInt64)};
+  return {torch::randn({n, 1, 28, 28}),
+          torch::randint(0, 10, {n}, torch::kInt64)};
 }
 
 // The reference: the whole set in one forward, NCHW, autograd off.
@@ -82,7 +83,8 @@ TEST(EvaluatorTest, ChannelsLastKeepsTheValues) {
   for (const auto& item : model->named_parameters()) {
     EXPECT_TRUE(torch::equal(item.value(), before[i++].second)) << item.key();
     if (item.value().dim() == 4) {
-      EXPECT_TRUE(item.value().is_contiguous(at::MemoryFormat::ChannelsLast)) << item.key();
+      EXPECT_TRUE(item.value().is_contiguous(at::MemoryFormat::ChannelsLast))
+          << item.key();
     }
   }
 }

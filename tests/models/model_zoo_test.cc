@@ -82,11 +82,13 @@ TEST_P(ModelZooTest, ForwardAwaitsEachLayerBeforeUsingIt) {
   const auto want = reference->parameters();
   auto params = model->parameters();
   torch::NoGradGuard no_grad;
-  for (auto& p : params) p.fill_(std::numeric_limits<float>::quiet_NaN());
+  for (auto& p : params)
+    p.fill_(std::numeric_limits<float>::quiet_NaN());
   std::vector<size_t> asked;
   model->set_await([&](size_t n) {
     asked.push_back(n);
-    for (size_t k = 0; k < n && k < params.size(); ++k) params[k].copy_(want[k]);
+    for (size_t k = 0; k < n && k < params.size(); ++k)
+      params[k].copy_(want[k]);
   });
   model->eval();
   reference->eval();
@@ -94,7 +96,8 @@ TEST_P(ModelZooTest, ForwardAwaitsEachLayerBeforeUsingIt) {
   EXPECT_TRUE(model->forward(x).equal(reference->forward(x)));
   ASSERT_GE(asked.size(), 2u);
   EXPECT_TRUE(std::is_sorted(asked.begin(), asked.end()));
-  EXPECT_LT(asked.front(), params.size()) << "the first layer waits only for its own keys";
+  EXPECT_LT(asked.front(), params.size())
+      << "the first layer waits only for its own keys";
   EXPECT_EQ(asked.back(), params.size());
 }
 

@@ -40,14 +40,17 @@ Status RunExchange(AuthGate* gate, const std::string& token) {
   const std::string mine = NewNonce();
   std::string meta;
   wire::EncodeMeta(wire::AuthHello{mine}, &meta);
-  PS_RETURN_IF_ERROR(gate->CheckFrame(wire::MsgType::kAuthHello, 4 + meta.size(), 0));
-  PS_RETURN_IF_ERROR(gate->OnFrame(wire::MsgType::kAuthHello, meta, &type, &reply));
+  PS_RETURN_IF_ERROR(
+      gate->CheckFrame(wire::MsgType::kAuthHello, 4 + meta.size(), 0));
+  PS_RETURN_IF_ERROR(
+      gate->OnFrame(wire::MsgType::kAuthHello, meta, &type, &reply));
   EXPECT_EQ(type, wire::MsgType::kChallenge);
   EXPECT_FALSE(gate->open());
   wire::Challenge challenge;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(reply, &challenge));
   wire::EncodeMeta(
-      wire::Auth{AuthProof(token, kClientProofLabel, challenge.nonce, mine)}, &meta);
+      wire::Auth{AuthProof(token, kClientProofLabel, challenge.nonce, mine)},
+      &meta);
   PS_RETURN_IF_ERROR(gate->OnFrame(wire::MsgType::kAuth, meta, &type, &reply));
   EXPECT_EQ(type, wire::MsgType::kAck);
   return Status::Ok();
@@ -61,7 +64,8 @@ TEST(AuthGateTest, OpensOnlyForTheRightToken) {
   AuthGate wrong("s3cret");
   Status s = RunExchange(&wrong, "guess");
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "authentication failed: wrong proof of the auth token");
+  EXPECT_EQ(s.message(),
+            "authentication failed: wrong proof of the auth token");
   EXPECT_FALSE(wrong.open());
 }
 

@@ -1,9 +1,9 @@
 #include "net/client.h"
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "net/listener.h"
 #include "wire/messages.h"
@@ -17,16 +17,19 @@ using std::chrono::milliseconds;
 // hello, pull with a 1 MiB params frame, and never answers get_job.
 class TestServer : public Connection::Handler {
  public:
-  TestServer() : listener_(&io_, this, {}, [this](auto c) { conns_.push_back(c); }) {
+  TestServer()
+      : listener_(&io_, this, {}, [this](auto c) { conns_.push_back(c); }) {
     EXPECT_TRUE(listener_.Listen("127.0.0.1", 0).ok());
     data_.resize(1 << 20);
-    for (size_t i = 0; i < data_.size(); ++i) data_[i] = static_cast<char>(i * 31);
+    for (size_t i = 0; i < data_.size(); ++i)
+      data_[i] = static_cast<char>(i * 31);
     thread_ = std::thread([this] { io_.run(); });
   }
   ~TestServer() override {
     asio::post(io_, [this] {
       listener_.Close();
-      for (auto& c : conns_) c->Close();
+      for (auto& c : conns_)
+        c->Close();
     });
     thread_.join();
   }
@@ -93,7 +96,8 @@ Status Send(Client& client, const Request& request, ReplySink* sink,
 TEST(ClientTest, HelloRoundTrip) {
   TestServer server;
   Client client;
-  ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  ASSERT_TRUE(
+      client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
   std::string meta;
   wire::EncodeMeta(wire::Hello{wire::Role::kWorker, 1, 3}, &meta);
   FrameBuffers& f = client.NewRequest();
@@ -110,7 +114,8 @@ TEST(ClientTest, HelloRoundTrip) {
 TEST(ClientTest, DataLandsInTheSinkBuffer) {
   TestServer server;
   Client client;
-  ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  ASSERT_TRUE(
+      client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
   BufferSink sink;
   wire::MsgType reply;
   for (int i = 0; i < 3; ++i) {
@@ -124,7 +129,8 @@ TEST(ClientTest, DataLandsInTheSinkBuffer) {
 TEST(ClientTest, ErrorReplyBecomesItsStatus) {
   TestServer server;
   Client client;
-  ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  ASSERT_TRUE(
+      client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
   wire::MsgType reply;
   Status s =
       Send(client, wire::Register{}, nullptr, milliseconds(2000), &reply);
@@ -135,7 +141,8 @@ TEST(ClientTest, ErrorReplyBecomesItsStatus) {
 TEST(ClientTest, SilentServerTimesOut) {
   TestServer server;
   Client client;
-  ASSERT_TRUE(client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  ASSERT_TRUE(
+      client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
   auto start = std::chrono::steady_clock::now();
   wire::MsgType reply;
   Status s = Send(client, wire::GetJob{}, nullptr, milliseconds(300), &reply);
@@ -154,7 +161,8 @@ TEST(ClientTest, NoServerTimesOutNamingTheAddress) {
   Client client;
   Status s = client.Connect("127.0.0.1", port, milliseconds(300));
   EXPECT_EQ(s.code(), StatusCode::kTimeout);
-  EXPECT_NE(s.message().find("127.0.0.1:" + std::to_string(port)), std::string::npos)
+  EXPECT_NE(s.message().find("127.0.0.1:" + std::to_string(port)),
+            std::string::npos)
       << s.message();
 }
 

@@ -1,10 +1,9 @@
 #include "ps/checkpoint_rotation.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "ps/checkpoint.h"
@@ -14,7 +13,8 @@ namespace pstrain::ps {
 namespace {
 
 TEST(CheckpointRotationTest, VersionedPaths) {
-  EXPECT_EQ(VersionedCheckpointPath("d/model.pt", 120), "d/model-v000000120.pt");
+  EXPECT_EQ(VersionedCheckpointPath("d/model.pt", 120),
+            "d/model-v000000120.pt");
   EXPECT_EQ(VersionedCheckpointPath("model.pth", 7), "model-v000000007.pth");
   EXPECT_EQ(VersionedCheckpointPath("model", 7), "model-v000000007.pt");
 }
@@ -29,7 +29,8 @@ TEST(CheckpointRotationTest, KeepsTheNewestCompleteOnes) {
   torch::optim::SGD sgd({torch::zeros({2}, torch::requires_grad())}, 0.1);
   for (uint64_t v = 1; v <= 5; ++v) {
     const std::string path = path_for(v);
-    ASSERT_TRUE(SaveCheckpoint(path, {{"w", w * double(v)}}, {{"version", v}}).ok());
+    ASSERT_TRUE(
+        SaveCheckpoint(path, {{"w", w * double(v)}}, {{"version", v}}).ok());
     ASSERT_TRUE(SaveOptimizerState(path, {&sgd}).ok());
     ASSERT_TRUE(RemoveOldCheckpoints(base, 2).ok());
   }
@@ -54,7 +55,9 @@ TEST(CheckpointRotationTest, SeveralServersCompleteOnlyWithEveryPart) {
   const std::string base = dir.File("m.pt");
   const std::string path = VersionedCheckpointPath(base, 7);
   const nlohmann::json meta = {{"version", 7}, {"job", {{"num_servers", 2}}}};
-  ASSERT_TRUE(SaveJobCheckpoint(path, {{"w", torch::ones({2})}}, {"a", "b"}, meta).ok());
+  ASSERT_TRUE(
+      SaveJobCheckpoint(path, {{"w", torch::ones({2})}}, {"a", "b"}, meta)
+          .ok());
   EXPECT_TRUE(std::filesystem::exists(OptimizerStatePath(path, 0, 2)));
   EXPECT_TRUE(std::filesystem::exists(OptimizerStatePath(path, 1, 2)));
   ASSERT_EQ(CompleteCheckpoints(base).size(), 1u);

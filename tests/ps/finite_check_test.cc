@@ -1,9 +1,8 @@
 #include "ps/finite_check.h"
 
-#include <gtest/gtest.h>
-
 #include <limits>
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 namespace pstrain::ps {
@@ -22,8 +21,9 @@ TEST(FiniteCheckTest, FindsNanAndInfAnywhereInFloatAndDouble) {
         EXPECT_FALSE(AllFinite(u.data_ptr(), u.nbytes(), u.scalar_type()))
             << bad << " at " << at;
         // Only the bytes asked about count.
-        EXPECT_EQ(AllFinite(u.data_ptr(), at * u.element_size(), u.scalar_type()),
-                  true);
+        EXPECT_EQ(
+            AllFinite(u.data_ptr(), at * u.element_size(), u.scalar_type()),
+            true);
       }
     }
   }

@@ -56,7 +56,8 @@ TEST(JobSpecTest, ValidationNamesTheFlag) {
   s = JobSpec{};
   s.batch_size = 0;
   EXPECT_EQ(ValidateJobSpec(s).message(), "--batch_size 0: expected >= 1");
-  EXPECT_EQ(ParseMode("bsp").status().message(), "--mode 'bsp': expected sync, async or ssp");
+  EXPECT_EQ(ParseMode("bsp").status().message(),
+            "--mode 'bsp': expected sync, async or ssp");
   EXPECT_EQ(*ParseMode("ssp"), Mode::kSsp);
 }
 
@@ -69,22 +70,33 @@ TEST(JobSpecTest, OptimizerFlagsAreValidated) {
   };
   EXPECT_EQ(message([](JobSpec& s) { s.optimizer = "lbfgs"; }),
             "--optimizer lbfgs: expected sgd, adam, adamw, adagrad or rmsprop");
-  EXPECT_EQ(message([](JobSpec& s) { s.optimizer = "adam"; s.nesterov = true; }),
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.optimizer = "adam";
+              s.nesterov = true;
+            }),
             "--nesterov: only with --optimizer sgd");
-  EXPECT_EQ(message([](JobSpec& s) { s.momentum = 0; s.nesterov = true; }),
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.momentum = 0;
+              s.nesterov = true;
+            }),
             "--nesterov: needs --momentum > 0");
-  EXPECT_EQ(message([](JobSpec& s) { s.betas = {0.9, 1.0}; }),
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.betas = {0.9, 1.0};
+            }),
             "--betas 0.900000,1.000000: expected two values in [0, 1)");
   EXPECT_EQ(message([](JobSpec& s) { s.eps = -1; }),
             "--eps -1.000000: expected >= 0 (0: the optimizer's default)");
   EXPECT_EQ(message([](JobSpec& s) { s.lr_schedule = "step:0:0.5"; }),
-            "--lr_schedule 'step:0:0.5': expected constant, step:N:GAMMA (N >= 1, GAMMA > 0) "
+            "--lr_schedule 'step:0:0.5': expected constant, step:N:GAMMA (N >= "
+            "1, GAMMA > 0) "
             "or cosine");
   EXPECT_EQ(message([](JobSpec& s) { s.lr_schedule = "cosine"; }),
             "--lr_schedule cosine needs --max_steps");
   EXPECT_EQ(message([](JobSpec& s) { s.staleness_lr = "linear:x"; }),
-            "--staleness_lr 'linear:x': expected none, inverse or linear:ALPHA (ALPHA >= 0)");
-  EXPECT_EQ(message([](JobSpec& s) { s.staleness = -1; }), "--staleness -1: expected >= 0");
+            "--staleness_lr 'linear:x': expected none, inverse or linear:ALPHA "
+            "(ALPHA >= 0)");
+  EXPECT_EQ(message([](JobSpec& s) { s.staleness = -1; }),
+            "--staleness -1: expected >= 0");
   for (const auto& name : {"sgd", "adam", "adamw", "adagrad", "rmsprop"}) {
     EXPECT_EQ(message([&](JobSpec& s) { s.optimizer = name; }), "") << name;
   }

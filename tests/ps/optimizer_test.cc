@@ -1,10 +1,9 @@
 #include "ps/optimizer.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <functional>
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "ps/parameter_server.h"
@@ -34,7 +33,8 @@ at::Tensor Grad(int step, int key) {
                   : torch::tensor({{0.1f * step, -0.4f}});
 }
 
-using MakeRef = std::function<std::unique_ptr<torch::optim::Optimizer>(std::vector<at::Tensor>)>;
+using MakeRef = std::function<std::unique_ptr<torch::optim::Optimizer>(
+    std::vector<at::Tensor>)>;
 
 // Steps a ParameterServer with `spec` and libtorch's own optimizer from
 // `make_ref` on the same gradients: the parameters must match bit for bit.
@@ -52,8 +52,10 @@ void ExpectSameAsLibtorch(const JobSpec& spec, const MakeRef& make_ref) {
     opt->step();
   }
   for (int k = 0; k < 2; ++k) {
-    EXPECT_TRUE(torch::equal(params[k], ref[k])) << spec.optimizer << " key " << k << "\n"
-                                                 << params[k] << "\n" << ref[k];
+    EXPECT_TRUE(torch::equal(params[k], ref[k]))
+        << spec.optimizer << " key " << k << "\n"
+        << params[k] << "\n"
+        << ref[k];
   }
   EXPECT_FALSE(torch::equal(params[0], Params()[0])) << "nothing moved";
 }
@@ -63,14 +65,17 @@ TEST(OptimizerTest, SgdNesterovIsLibtorchs) {
   spec.nesterov = true;
   ExpectSameAsLibtorch(spec, [](std::vector<at::Tensor> p) {
     return std::make_unique<torch::optim::SGD>(
-        p, torch::optim::SGDOptions(0.1).momentum(0.5).nesterov(true).weight_decay(0.01));
+        p,
+        torch::optim::SGDOptions(0.1).momentum(0.5).nesterov(true).weight_decay(
+            0.01));
   });
 }
 
 TEST(OptimizerTest, AdamIsLibtorchs) {
   ExpectSameAsLibtorch(Spec("adam"), [](std::vector<at::Tensor> p) {
     return std::make_unique<torch::optim::Adam>(
-        p, torch::optim::AdamOptions(0.1).betas({0.8, 0.99}).weight_decay(0.01));
+        p,
+        torch::optim::AdamOptions(0.1).betas({0.8, 0.99}).weight_decay(0.01));
   });
 }
 
@@ -78,8 +83,11 @@ TEST(OptimizerTest, AdamWIsLibtorchs) {
   auto spec = Spec("adamw");
   spec.eps = 1e-6;
   ExpectSameAsLibtorch(spec, [](std::vector<at::Tensor> p) {
-    return std::make_unique<torch::optim::AdamW>(
-        p, torch::optim::AdamWOptions(0.1).betas({0.8, 0.99}).eps(1e-6).weight_decay(0.01));
+    return std::make_unique<torch::optim::AdamW>(p,
+                                                 torch::optim::AdamWOptions(0.1)
+                                                     .betas({0.8, 0.99})
+                                                     .eps(1e-6)
+                                                     .weight_decay(0.01));
   });
 }
 
@@ -93,7 +101,9 @@ TEST(OptimizerTest, AdagradIsLibtorchs) {
 TEST(OptimizerTest, RmspropIsLibtorchs) {
   ExpectSameAsLibtorch(Spec("rmsprop"), [](std::vector<at::Tensor> p) {
     return std::make_unique<torch::optim::RMSprop>(
-        p, torch::optim::RMSpropOptions(0.1).momentum(0.5).eps(1e-8).weight_decay(0.01));
+        p,
+        torch::optim::RMSpropOptions(0.1).momentum(0.5).eps(1e-8).weight_decay(
+            0.01));
   });
 }
 
@@ -113,11 +123,14 @@ TEST(OptimizerTest, SchedulesValues) {
   ASSERT_TRUE(cosine.ok());
   EXPECT_DOUBLE_EQ(ScheduledLr(*cosine, 0.8, 0, 100), 0.8);
   EXPECT_DOUBLE_EQ(ScheduledLr(*cosine, 0.8, 50, 100), 0.4);
-  EXPECT_DOUBLE_EQ(ScheduledLr(*cosine, 0.8, 25, 100), 0.4 * (1 + std::cos(M_PI / 4)));
+  EXPECT_DOUBLE_EQ(ScheduledLr(*cosine, 0.8, 25, 100),
+                   0.4 * (1 + std::cos(M_PI / 4)));
   EXPECT_NEAR(ScheduledLr(*cosine, 0.8, 100, 100), 0.0, 1e-15);
-  EXPECT_NEAR(ScheduledLr(*cosine, 0.8, 150, 100), 0.0, 1e-15);  // stays at the end
+  EXPECT_NEAR(ScheduledLr(*cosine, 0.8, 150, 100), 0.0,
+              1e-15);  // stays at the end
 
-  for (const auto& bad : {"", "step", "step:10", "step:x:0.5", "step:10:0", "cos"}) {
+  for (const auto& bad :
+       {"", "step", "step:10", "step:x:0.5", "step:10:0", "cos"}) {
     EXPECT_FALSE(ParseLrSchedule(bad).ok()) << bad;
   }
 }
@@ -179,7 +192,8 @@ TEST(OptimizerTest, StalePushStepIsScaledAndCounted) {
   spec.world_size = 3;  // two workers
   auto params = std::vector<at::Tensor>{torch::zeros({2}).requires_grad_()};
   ParameterServer ps(spec, params);
-  ASSERT_EQ(ps.staleness_histogram().size(), ParameterServer::kMaxStaleness + 1);
+  ASSERT_EQ(ps.staleness_histogram().size(),
+            ParameterServer::kMaxStaleness + 1);
   for (int v = 0; v < 4; ++v) {  // worker 0, always fresh: versions 1..4
     ps.grad_buffer(0)[0].zero_();
     ASSERT_TRUE(ps.Push(0, v).ok());
@@ -189,9 +203,10 @@ TEST(OptimizerTest, StalePushStepIsScaledAndCounted) {
   EXPECT_EQ(ps.version(), 5u);
   EXPECT_EQ(params[0][0].item<float>(), -0.5f / 4 * 2);
   ps.grad_buffer(1)[0].zero_();
-  ASSERT_TRUE(ps.Push(1, 0).ok());  // staleness 5
+  ASSERT_TRUE(ps.Push(1, 0).ok());     // staleness 5
   ASSERT_TRUE(ps.Push(1, 1000).ok());  // from the future: counted as 0
-  for (uint64_t v = 7; v < 77; ++v) ASSERT_TRUE(ps.Push(0, v).ok());  // fresh, zero grads
+  for (uint64_t v = 7; v < 77; ++v)
+    ASSERT_TRUE(ps.Push(0, v).ok());  // fresh, zero grads
   ps.grad_buffer(1)[0].fill_(1);
   ASSERT_TRUE(ps.Push(1, 1).ok());  // staleness 76: the last bucket
   EXPECT_NEAR(params[0][0].item<float>(), -0.25f - 0.5f / 76, 1e-7);
@@ -201,7 +216,8 @@ TEST(OptimizerTest, StalePushStepIsScaledAndCounted) {
   EXPECT_EQ(h[5], 1u);
   EXPECT_EQ(h[ParameterServer::kMaxStaleness], 1u);
   uint64_t total = 0;
-  for (auto n : h) total += n;
+  for (auto n : h)
+    total += n;
   EXPECT_EQ(total, ps.pushes());
 }
 

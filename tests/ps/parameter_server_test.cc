@@ -1,7 +1,6 @@
 #include "ps/parameter_server.h"
 
 #include <gtest/gtest.h>
-
 #include <torch/torch.h>
 
 namespace pstrain::ps {
@@ -55,11 +54,13 @@ TEST(ParameterServerTest, SyncStepByKeyComputesWhatOneStepDoes) {
       EXPECT_EQ(keyed.first_unstepped_key(), 0);
       EXPECT_FALSE(keyed_params[0].equal(whole_params[0])) << optimizer;
       EXPECT_EQ(keyed.StepNextKey(), 0);
-      EXPECT_TRUE(keyed_params[0].equal(whole_params[0])) << optimizer << " step " << v;
+      EXPECT_TRUE(keyed_params[0].equal(whole_params[0]))
+          << optimizer << " step " << v;
       EXPECT_FALSE(keyed_params[1].equal(whole_params[1])) << optimizer;
       EXPECT_EQ(keyed.StepNextKey(), 1);
       EXPECT_EQ(keyed.StepNextKey(), -1);
-      EXPECT_TRUE(keyed_params[1].equal(whole_params[1])) << optimizer << " step " << v;
+      EXPECT_TRUE(keyed_params[1].equal(whole_params[1]))
+          << optimizer << " step " << v;
     }
   }
 }
@@ -126,7 +127,8 @@ TEST(ParameterServerTest, SyncReducesInterleavedPiecesOfManyWorkers) {
   spec.lr = 1.0;
   ParameterServer ps(spec, params);
   std::vector<at::Tensor> grads;
-  for (int w = 0; w < 3; ++w) grads.push_back(torch::randn({n}));
+  for (int w = 0; w < 3; ++w)
+    grads.push_back(torch::randn({n}));
   const uint64_t piece = ParameterServer::kPieceBytes, bytes = n * 4;
   // Piece p of worker w, in an order where first and last differ by piece.
   const int order[9][2] = {{0, 0}, {1, 1}, {2, 2}, {1, 0}, {2, 1},
@@ -136,7 +138,8 @@ TEST(ParameterServerTest, SyncReducesInterleavedPiecesOfManyWorkers) {
     ps.Accumulate(w, 0, off, static_cast<char*>(grads[w].data_ptr()) + off,
                   std::min(piece, bytes - off));
   }
-  for (int w = 0; w < 3; ++w) ASSERT_TRUE(ps.Push(w, 0).ok());
+  for (int w = 0; w < 3; ++w)
+    ASSERT_TRUE(ps.Push(w, 0).ok());
   auto expected = -((torch::zeros({n}) + grads[0] + grads[1] + grads[2]) / 3);
   EXPECT_TRUE(torch::allclose(params[0].detach(), expected, 0, 1e-6));
   EXPECT_GT(expected.abs().max().item<float>(), 0.1);
@@ -163,7 +166,8 @@ TEST(ParameterServerTest, SyncRefusesStaleAndDoublePushes) {
   EXPECT_EQ(twice.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(twice.message(), "second push for version 0");
   Status stale = ps.Push(1, 5).status();
-  EXPECT_EQ(stale.message(), "push for version 5 while the server is at version 0");
+  EXPECT_EQ(stale.message(),
+            "push for version 5 while the server is at version 0");
 }
 
 TEST(ParameterServerTest, AsyncAppliesEachPushAtOnce) {
@@ -243,7 +247,7 @@ TEST(ParameterServerTest, CloseStepAveragesThePushesIn) {
   EXPECT_EQ(ps.MissingPushes(), (std::vector<int>{0, 2}));
   EXPECT_TRUE(ps.CloseStep());
   EXPECT_EQ(ps.version(), 1u);
-  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 0.0f);   // 1 - 0.5 * 2
+  EXPECT_FLOAT_EQ(params[0][0].item<float>(), 0.0f);     // 1 - 0.5 * 2
   EXPECT_FLOAT_EQ(params[1][0][0].item<float>(), 7.0f);  // 10 - 0.5 * 6
 }
 
@@ -261,7 +265,8 @@ TEST(ParameterServerTest, ServerThreadsStepTheSameAsOneThread) {
     spec.lr = 0.01;
     spec.server_threads = threads;
     ParameterServer ps(spec, params);
-    EXPECT_EQ(ps.optimizers().size(), static_cast<size_t>(std::min(threads, 4)));
+    EXPECT_EQ(ps.optimizers().size(),
+              static_cast<size_t>(std::min(threads, 4)));
     for (int step = 0; step < 5; ++step) {
       for (size_t k = 0; k < params.size(); ++k) {
         ps.grad_buffer(0)[k].copy_(torch::randn(params[k].sizes()));
@@ -274,7 +279,8 @@ TEST(ParameterServerTest, ServerThreadsStepTheSameAsOneThread) {
   for (int threads : {2, 3, 8}) {
     auto many = run(threads);
     for (size_t k = 0; k < one.size(); ++k) {
-      EXPECT_TRUE(torch::equal(one[k], many[k])) << threads << " threads, key " << k;
+      EXPECT_TRUE(torch::equal(one[k], many[k]))
+          << threads << " threads, key " << k;
     }
   }
   torch::manual_seed(7);

@@ -3,14 +3,13 @@
 // whatever the order of each worker, and refuses a push that names a key
 // twice.
 
-#include <gtest/gtest.h>
-
 #include <future>
 #include <sstream>
 #include <thread>
 
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "net/client.h"
@@ -35,7 +34,8 @@ JobSpec Spec() {
 class OrderTest : public ::testing::Test {
  protected:
   OrderTest()
-      : params_({torch::zeros({600, 500}).requires_grad_(), torch::zeros({500}).requires_grad_(),
+      : params_({torch::zeros({600, 500}).requires_grad_(),
+                 torch::zeros({500}).requires_grad_(),
                  torch::zeros({7}).requires_grad_()}),
         keys_({KeySpecOf("a", params_[0]), KeySpecOf("b", params_[1]),
                KeySpecOf("c", params_[2])}),
@@ -94,14 +94,16 @@ TEST_F(OrderTest, WorkersInDifferentKeyOrdersReduceByKey) {
   Worker forward(service_.port(), 2, keys_, params_, 3.0f);
   reverse.client.SetSendGate(nullptr, {3, 2, 1});  // keys c, b, a
   for (int step = 0; step < 2; ++step) {
-    auto other = std::async(std::launch::async, [&] { return forward.client.PushPull(step); });
+    auto other = std::async(std::launch::async,
+                            [&] { return forward.client.PushPull(step); });
     auto v = reverse.client.PushPull(step);
     ASSERT_TRUE(v.ok()) << v.status().ToString();
     ASSERT_TRUE(other.get().ok());
     EXPECT_EQ(*v, static_cast<uint64_t>(step + 1));
     // Each step: p -= 0.5 * mean(1, 3), on every key.
     for (size_t k = 0; k < params_.size(); ++k) {
-      EXPECT_TRUE(reverse.params[k].equal(torch::full_like(params_[k], -1.0f * (step + 1))))
+      EXPECT_TRUE(reverse.params[k].equal(
+          torch::full_like(params_[k], -1.0f * (step + 1))))
           << "key " << k << " step " << step;
       EXPECT_TRUE(forward.params[k].equal(reverse.params[k])) << "key " << k;
     }
@@ -111,13 +113,16 @@ TEST_F(OrderTest, WorkersInDifferentKeyOrdersReduceByKey) {
 TEST_F(OrderTest, AKeyNamedTwiceIsRefused) {
   Worker good(service_.port(), 1, keys_, params_, 1.0f);  // takes rank 1
   net::Client raw;
-  ASSERT_TRUE(raw.Connect("127.0.0.1", service_.port(), std::chrono::milliseconds(2000)).ok());
+  ASSERT_TRUE(
+      raw.Connect("127.0.0.1", service_.port(), std::chrono::milliseconds(2000))
+          .ok());
   std::string meta;
   std::vector<at::Tensor> data;  // the bytes the descriptors announce
   auto call = [&](wire::MsgType type) {
     net::FrameBuffers& f = raw.NewRequest();
     f.Reset(type, 0, meta);
-    for (const at::Tensor& t : data) f.AddData(t.data_ptr(), t.nbytes());
+    for (const at::Tensor& t : data)
+      f.AddData(t.data_ptr(), t.nbytes());
     wire::MsgType reply;
     return raw.Call(f, nullptr, std::chrono::milliseconds(5000), &reply);
   };
@@ -136,7 +141,8 @@ TEST_F(OrderTest, AKeyNamedTwiceIsRefused) {
   wire::EncodeMeta(push, &meta);
   Status s = call(wire::MsgType::kPushPull);
   EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
-  EXPECT_EQ(s.message(), "push_pull: tensor 2 is key 1, which an earlier tensor was");
+  EXPECT_EQ(s.message(),
+            "push_pull: tensor 2 is key 1, which an earlier tensor was");
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "ps/shard_plan.h"
 
 #include <gtest/gtest.h>
-
 #include <torch/torch.h>
 
 #include "models/model_zoo.h"
@@ -10,7 +9,8 @@
 namespace pstrain::ps {
 namespace {
 
-std::vector<wire::KeySpec> Keys(const std::vector<std::vector<int64_t>>& shapes) {
+std::vector<wire::KeySpec> Keys(
+    const std::vector<std::vector<int64_t>>& shapes) {
   std::vector<wire::KeySpec> keys;
   for (size_t i = 0; i < shapes.size(); ++i) {
     keys.push_back({"k" + std::to_string(i), wire::DType::kFloat32, shapes[i]});
@@ -30,26 +30,31 @@ TEST(ShardPlanTest, OneServerKeepsEveryKeyWhole) {
 
 TEST(ShardPlanTest, SplitsLargeKeysByRowsAndBalancesBytes) {
   // 128 x 9216 float32 (Net's fc1, 4.5 MiB) over 2 servers in 512 KiB slices.
-  auto plan = PlanShards(Keys({{32, 1, 3, 3}, {128, 9216}, {10}}), 2, 512 * 1024);
+  auto plan =
+      PlanShards(Keys({{32, 1, 3, 3}, {128, 9216}, {10}}), 2, 512 * 1024);
   ASSERT_TRUE(plan.ok());
   int fc1_slices = 0;
   int64_t next_row = 0;
   for (const Slice& s : plan->slices) {
-    if (s.key != 1) continue;
+    if (s.key != 1)
+      continue;
     ++fc1_slices;
     EXPECT_FALSE(s.whole);
     EXPECT_EQ(s.row_begin, next_row);  // in order, no gap, no overlap
     next_row = s.row_end;
     EXPECT_LE(s.bytes, 512u * 1024);
-    EXPECT_EQ(s.bytes, static_cast<uint64_t>(s.row_end - s.row_begin) * 9216 * 4);
+    EXPECT_EQ(s.bytes,
+              static_cast<uint64_t>(s.row_end - s.row_begin) * 9216 * 4);
   }
-  EXPECT_EQ(fc1_slices, 10);  // 14 rows of 36864 bytes fit in 512 KiB: ceil(128 / 14)
+  EXPECT_EQ(fc1_slices,
+            10);  // 14 rows of 36864 bytes fit in 512 KiB: ceil(128 / 14)
   EXPECT_EQ(next_row, 128);
   EXPECT_LT(plan->imbalance(), 1.12);
   uint64_t total = 0;
   for (int s = 0; s < 2; ++s) {
     uint64_t bytes = 0;
-    for (int i : plan->by_server[s]) bytes += plan->slices[i].bytes;
+    for (int i : plan->by_server[s])
+      bytes += plan->slices[i].bytes;
     EXPECT_EQ(bytes, plan->server_bytes[s]);
     total += bytes;
   }
@@ -100,7 +105,8 @@ TEST(ShardPlanTest, SlicesShareTheParametersStorage) {
   EXPECT_EQ(seen, plan->slices.size());
   // Every element now holds its server's mark, through the whole tensors.
   for (const Slice& sl : plan->slices) {
-    auto rows = params[sl.key].detach().narrow(0, sl.row_begin, sl.row_end - sl.row_begin);
+    auto rows = params[sl.key].detach().narrow(0, sl.row_begin,
+                                               sl.row_end - sl.row_begin);
     EXPECT_TRUE(rows.eq(static_cast<float>(sl.server + 1)).all().item<bool>());
   }
 }

@@ -1,7 +1,6 @@
 #include "ps/tensor_codec.h"
 
 #include <gtest/gtest.h>
-
 #include <torch/torch.h>
 
 namespace pstrain::ps {
@@ -16,14 +15,18 @@ TEST(TensorCodecTest, DescribesShapeDtypeAndBytes) {
   EXPECT_EQ(d.dims[1], 4);
   EXPECT_EQ(d.nbytes, 96u);
   EXPECT_TRUE(CheckDescMatches(d, 5, t, "push_pull").ok());
-  Status s = CheckDescMatches(d, 5, torch::zeros({3, 5}, torch::kFloat64), "push_pull");
+  Status s = CheckDescMatches(d, 5, torch::zeros({3, 5}, torch::kFloat64),
+                              "push_pull");
   EXPECT_EQ(s.code(), StatusCode::kCorruption);
-  EXPECT_EQ(s.message(), "push_pull: tensor 5 is key 5 float64 [3,4], expected key 5 float64 [3,5]");
+  EXPECT_EQ(s.message(),
+            "push_pull: tensor 5 is key 5 float64 [3,4], expected key 5 "
+            "float64 [3,5]");
 }
 
 TEST(TensorCodecTest, EveryWireDtypeMapsBack) {
-  for (auto type : {torch::kFloat32, torch::kFloat64, torch::kFloat16, torch::kBFloat16,
-                    torch::kInt64, torch::kInt32, torch::kInt8, torch::kUInt8}) {
+  for (auto type :
+       {torch::kFloat32, torch::kFloat64, torch::kFloat16, torch::kBFloat16,
+        torch::kInt64, torch::kInt32, torch::kInt8, torch::kUInt8}) {
     auto d = ToWireDType(type);
     ASSERT_TRUE(d.ok());
     EXPECT_EQ(ToScalarType(*d), type);
@@ -32,15 +35,17 @@ TEST(TensorCodecTest, EveryWireDtypeMapsBack) {
 }
 
 TEST(TensorCodecTest, FingerprintMismatchNamesFirstDifferingKey) {
-  std::vector<wire::KeySpec> server = {KeySpecOf("fc1.weight", torch::zeros({256, 784})),
-                                       KeySpecOf("fc1.bias", torch::zeros({256}))};
+  std::vector<wire::KeySpec> server = {
+      KeySpecOf("fc1.weight", torch::zeros({256, 784})),
+      KeySpecOf("fc1.bias", torch::zeros({256}))};
   auto worker = server;
   EXPECT_TRUE(CompareFingerprints(server, worker).ok());
   worker[1] = KeySpecOf("fc1.bias", torch::zeros({128}));
   Status s = CompareFingerprints(server, worker);
   EXPECT_EQ(s.code(), StatusCode::kIncompatible);
   EXPECT_EQ(s.message(),
-            "model differs at key 1 'fc1.bias': server has float32 [256], worker has float32 [128]");
+            "model differs at key 1 'fc1.bias': server has float32 [256], "
+            "worker has float32 [128]");
   worker.pop_back();
   EXPECT_EQ(CompareFingerprints(server, worker).message(),
             "model differs: server has 2 parameters, worker has 1");

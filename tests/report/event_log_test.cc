@@ -180,8 +180,14 @@ TEST(EventLogLiveTest, TerminalRedrawsOneRowInPlace) {
   o.err = &err;
   o.live_width = 100;
   EventLog log(o);
-  log.Emit("step", {{"step", 10}, {"total_steps", 40}, {"loss", 0.5}, {"samples_per_second", 100.0}});
-  log.Emit("step", {{"step", 20}, {"total_steps", 40}, {"loss", 0.25}, {"samples_per_second", 100.0}});
+  log.Emit("step", {{"step", 10},
+                    {"total_steps", 40},
+                    {"loss", 0.5},
+                    {"samples_per_second", 100.0}});
+  log.Emit("step", {{"step", 20},
+                    {"total_steps", 40},
+                    {"loss", 0.25},
+                    {"samples_per_second", 100.0}});
   log.Info("rank 2 joined");
   log.Emit("summary", {{"steps", 40}, {"samples", 1280}});
   const std::string text = err.str();
@@ -189,7 +195,9 @@ TEST(EventLogLiveTest, TerminalRedrawsOneRowInPlace) {
   EXPECT_NE(text.find("20/40 loss 0.2500"), std::string::npos) << text;
   // Every redraw moves up over the one row drawn before: three of them.
   size_t ups = 0;
-  for (size_t at = 0; (at = text.find("\r\033[1A\033[J", at)) != std::string::npos; ++at) ++ups;
+  for (size_t at = 0;
+       (at = text.find("\r\033[1A\033[J", at)) != std::string::npos; ++at)
+    ++ups;
   EXPECT_EQ(ups, 3u) << text;
   EXPECT_NE(text.find("[rank 1] rank 2 joined\n"), std::string::npos) << text;
   const std::string last = text.substr(text.rfind("\033[J") + 3);

@@ -36,10 +36,20 @@ void* operator new(std::size_t n) {
 
 namespace pstrain::testing {
 
-AllocCounter::AllocCounter() { t_alloc = AllocStats{true, 0, 0}; }
-AllocCounter::~AllocCounter() { Stop(); }
-void AllocCounter::Stop() { t_alloc.on = false; }
-size_t AllocCounter::count() const { return t_alloc.count; }
-size_t AllocCounter::largest() const { return t_alloc.largest; }
+AllocCounter::AllocCounter() {
+  t_alloc = AllocStats{true, 0, 0};
+}
+AllocCounter::~AllocCounter() {
+  Stop();
+}
+void AllocCounter::Stop() {
+  t_alloc.on = false;
+}
+size_t AllocCounter::count() const {
+  return t_alloc.count;
+}
+size_t AllocCounter::largest() const {
+  return t_alloc.largest;
+}
 
 }  // namespace pstrain::testing

@@ -16,12 +16,14 @@ namespace pstrain::testing {
 /// The bytes of `bytes` (each 0..255, or a negative for two's complement).
 inline std::string Bytes(std::initializer_list<int> bytes) {
   std::string s;
-  for (int b : bytes) s.push_back(static_cast<char>(b));
+  for (int b : bytes)
+    s.push_back(static_cast<char>(b));
   return s;
 }
 
 /// A raw descriptor of key `key`, `dtype` and `dims`, nbytes to match.
-inline wire::TensorDesc Desc(uint32_t key, wire::DType dtype, std::vector<int64_t> dims) {
+inline wire::TensorDesc Desc(uint32_t key, wire::DType dtype,
+                             std::vector<int64_t> dims) {
   wire::TensorDesc d;
   d.key = key;
   d.dtype = dtype;

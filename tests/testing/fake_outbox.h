@@ -29,10 +29,12 @@ class FakeOutbox : public ps::Outbox {
   };
 
   void Send(ps::PeerId peer, const ps::OutFrame& f) override {
-    sent.push_back({peer, f.type, f.request_id, std::string(f.meta), f.data, f.gate != nullptr});
+    sent.push_back({peer, f.type, f.request_id, std::string(f.meta), f.data,
+                    f.gate != nullptr});
   }
   void ResumeWrite(ps::PeerId) override { ++resumed; }
-  void SendErrorAndClose(ps::PeerId peer, uint64_t request_id, const Status& s) override {
+  void SendErrorAndClose(ps::PeerId peer, uint64_t request_id,
+                         const Status& s) override {
     closed.push_back({peer, request_id, s, true});
   }
   void Close(ps::PeerId peer, const Status& why) override {

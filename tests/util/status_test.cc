@@ -8,7 +8,8 @@ namespace pstrain {
 namespace {
 
 Result<int> Half(int x) {
-  if (x % 2 != 0) return InvalidArgument("odd: " + std::to_string(x));
+  if (x % 2 != 0)
+    return InvalidArgument("odd: " + std::to_string(x));
   return x / 2;
 }
 
@@ -38,7 +39,8 @@ TEST(StatusTest, CorruptionAsInvalidArgumentRemapsOnlyCorruption) {
   Status s = CorruptionAsInvalidArgument(Corruption("x.idx: bad magic"));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "x.idx: bad magic");
-  EXPECT_EQ(CorruptionAsInvalidArgument(NotFound("x")).code(), StatusCode::kNotFound);
+  EXPECT_EQ(CorruptionAsInvalidArgument(NotFound("x")).code(),
+            StatusCode::kNotFound);
   EXPECT_TRUE(CorruptionAsInvalidArgument(Status::Ok()).ok());
   Result<int> bad = CorruptionAsInvalidArgument(Result<int>(Corruption("y")));
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);

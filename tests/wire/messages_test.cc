@@ -77,14 +77,14 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
                    12, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
   EXPECT_EQ(Meta(Params{2, {Desc(1, DType::kBFloat16, {})}, {}}),
             Bytes({2, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
-                   1, 0, 0, 0, 0x04, 0x00, 0,        // key, bf16, ndim 0
-                   2, 0, 0, 0, 0,    0,    0, 0,     // nbytes
-                   0, 0, 0, 0,                       // members
-                   0}));                             // flags
+                   1, 0, 0, 0, 0x04, 0x00, 0,     // key, bf16, ndim 0
+                   2, 0, 0, 0, 0,    0,    0, 0,  // nbytes
+                   0, 0, 0, 0,                    // members
+                   0}));                          // flags
   EXPECT_EQ(Meta(Params{2, {}, {0, 2}, true}),
-            Bytes({2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,     // version, count
-                   2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,     // 2 members: 0, 2
-                   1}));                                   // flags: stop
+            Bytes({2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // version, count
+                   2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,  // 2 members: 0, 2
+                   1}));                                // flags: stop
   EXPECT_EQ(Meta(Snapshot{0x0102030405060708ull, true}),
             Bytes({8, 7, 6, 5, 4, 3, 2, 1, 1}));  // min_version, flags
   EXPECT_EQ(Meta(Done{"ok"}), Bytes({2, 0, 0, 0}) + "ok");
@@ -95,14 +95,16 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
                    4, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
   const std::string a(32, 'a'), b(32, 'b');
   EXPECT_EQ(Meta(AuthHello{a}), Bytes({32, 0, 0, 0}) + a);
-  EXPECT_EQ(Meta(Challenge{a, b}), Bytes({32, 0, 0, 0}) + a + Bytes({32, 0, 0, 0}) + b);
+  EXPECT_EQ(Meta(Challenge{a, b}),
+            Bytes({32, 0, 0, 0}) + a + Bytes({32, 0, 0, 0}) + b);
   EXPECT_EQ(Meta(Auth{b}), Bytes({32, 0, 0, 0}) + b);
 }
 
 TEST(MessagesTest, AuthFieldsMustBe32Bytes) {
   AuthHello hello;
-  EXPECT_EQ(DecodeMeta(Bytes({31, 0, 0, 0}) + std::string(31, 'a'), &hello).message(),
-            "auth_hello: nonce of 31 bytes, expected 32");
+  EXPECT_EQ(
+      DecodeMeta(Bytes({31, 0, 0, 0}) + std::string(31, 'a'), &hello).message(),
+      "auth_hello: nonce of 31 bytes, expected 32");
   Challenge challenge;
   EXPECT_EQ(DecodeMeta(Bytes({32, 0, 0, 0}) + std::string(32, 'a') +
                            Bytes({0xFF, 0xFF, 0xFF, 0xFF}),
@@ -359,7 +361,8 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   ok(MsgType::kDone, Meta(Done{"{}"}), 0);
   ok(MsgType::kPush, Meta(Push{1, descs}), 24);
   ok(MsgType::kAuthHello, Meta(AuthHello{std::string(32, 'n')}), 0);
-  ok(MsgType::kChallenge, Meta(Challenge{std::string(32, 'n'), std::string(32, 'p')}), 0);
+  ok(MsgType::kChallenge,
+     Meta(Challenge{std::string(32, 'n'), std::string(32, 'p')}), 0);
   ok(MsgType::kAuth, Meta(Auth{std::string(32, 'p')}), 0);
   ok(MsgType::kServerInfo, Meta(ServerInfo{"h:1"}), 0);
   ok(MsgType::kShard, Meta(Shard{1, descs}), 24);
@@ -370,9 +373,11 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
 TEST(MessagesTest, RefusesUnknownFlagBits) {
   std::string params = Meta(Params{1, {}, {}});
   params.back() = 2;
-  ExpectCorrupt<Params>(params, "params: flags 2 has unknown bits, expected 0 or 1");
-  ExpectCorrupt<Snapshot>(U64(3) + Bytes({3}),
-                          "snapshot: flags 3 has unknown bits, expected 0 or 1");
+  ExpectCorrupt<Params>(params,
+                        "params: flags 2 has unknown bits, expected 0 or 1");
+  ExpectCorrupt<Snapshot>(
+      U64(3) + Bytes({3}),
+      "snapshot: flags 3 has unknown bits, expected 0 or 1");
   Params decoded;
   ASSERT_TRUE(DecodeMeta(Meta(Params{1, {}, {}, true}), &decoded).ok());
   EXPECT_TRUE(decoded.stop);

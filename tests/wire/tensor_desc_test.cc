@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "testing/bytes.h"
-
 #include "wire/frame.h"
 
 namespace pstrain::wire {

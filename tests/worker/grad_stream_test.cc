@@ -4,10 +4,9 @@
 
 #include "worker/grad_stream.h"
 
-#include <gtest/gtest.h>
-
 #include <map>
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 namespace pstrain::worker {
@@ -20,9 +19,12 @@ struct TwoLayers {
   std::vector<at::Tensor> params = net->parameters();
   TwoLayers() {
     torch::manual_seed(3);
-    for (auto& p : params) p.mutable_grad() = torch::zeros_like(p);
+    for (auto& p : params)
+      p.mutable_grad() = torch::zeros_like(p);
   }
-  at::Tensor Loss() { return net->forward(torch::randn({32, 64})).pow(2).sum(); }
+  at::Tensor Loss() {
+    return net->forward(torch::randn({32, 64})).pow(2).sum();
+  }
 };
 
 TEST(GradStreamTest, OpensAKeyOnlyOnceItsGradientIsFinal) {
@@ -48,7 +50,8 @@ TEST(GradStreamTest, OpensAKeyOnlyOnceItsGradientIsFinal) {
     stream.Begin();
     EXPECT_EQ(stream.gate()->open(), 0u);
     loss.backward();
-    EXPECT_FALSE(stream.End()) << "a sequential net's order is reverse key order";
+    EXPECT_FALSE(stream.End())
+        << "a sequential net's order is reverse key order";
     ASSERT_EQ(at_open.size(), model.params.size());
     for (size_t k = 0; k < model.params.size(); ++k) {
       EXPECT_TRUE(at_open[k].equal(model.params[k].grad())) << "key " << k;

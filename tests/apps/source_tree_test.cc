@@ -2,17 +2,15 @@
 // .clang-format formats it (clang-format runs as a process), and no file
 // under lib/ or apps/ runs past 400 lines.
 
-#include <sys/wait.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "testing/process.h"
 
 namespace pstrain::testing {
 namespace {
@@ -37,20 +35,13 @@ std::vector<fs::path> CppFiles(const std::vector<std::string>& dirs) {
 TEST(SourceTreeTest, EveryCppFileIsClangFormatted) {
   const auto files = CppFiles({"lib", "apps", "tests", "bench"});
   ASSERT_GT(files.size(), 100u);
-  std::string cmd = "cd '" + std::string(PSTRAIN_SOURCE_DIR) +
-                    "' && clang-format --dry-run --Werror";
+  std::vector<std::string> argv = {"/usr/bin/clang-format", "--dry-run",
+                                   "--Werror"};
   for (const auto& f : files)
-    cmd += " '" + f.string() + "'";
-  cmd += " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  ASSERT_TRUE(pipe);
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), pipe.get()))
-    out.append(buf, n);
-  const int status = pclose(pipe.release());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << out.substr(0, 4000);
+    argv.push_back(f.string());
+  // clang-format finds the root .clang-format from each file's path.
+  auto r = Process(argv).Wait(300);
+  EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 4000);
 }
 
 TEST(SourceTreeTest, NoFileUnderLibOrAppsExceeds400Lines) {

@@ -30,6 +30,9 @@ struct Dataset {
 struct Batch {
   torch::Tensor images;  ///< float32 [b,1,28,28]
   torch::Tensor labels;  ///< int64 [b]
+  /// Samples asked for but left out because they could not be decoded
+  /// (Source::Get).
+  int64_t skipped = 0;
 };
 
 /// Data sets by name: "fashion-mnist" (mean 0.2860, std 0.3530) and

@@ -177,10 +177,20 @@ void AddWireFlags(CLI::App* sub, WireFlags* f) {
 
 void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
   auto& o = f->options;
-  sub->add_option("--model", o.model, "net, convnet or mlp")
+  sub->add_option("--model", o.model,
+                  "net, convnet, mlp, resnet18, resnet34 or resnet50")
       ->capture_default_str();
-  sub->add_option("--dataset", o.dataset, "fashion-mnist or mnist")
+  sub->add_option("--dataset", o.dataset,
+                  "fashion-mnist, mnist, cifar10 or imagefolder")
       ->capture_default_str();
+  sub->add_option("--image_size", o.image_size,
+                  "imagefolder: side of the crop, pixels")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--data_threads", o.data_threads,
+                  "Threads of each worker that read and augment batches")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--modes", o.modes, "Rows: single, sync, async")
       ->delimiter(',')
       ->capture_default_str()
@@ -196,7 +206,7 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_option("--data_dir", o.data_dir,
-                  "Directory of the data set's IDX files; default: Debian's");
+                  "Directory of the data set; default: Debian's");
   sub->add_option("--lr", o.lr, "SGD learning rate")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

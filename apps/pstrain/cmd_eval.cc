@@ -6,10 +6,11 @@
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
-#include "data/dataset.h"
+#include "data/source.h"
 #include "models/evaluator.h"
 #include "models/model_zoo.h"
 #include "ps/checkpoint.h"
+#include "ps/job_data.h"
 
 namespace pstrain::apps {
 
@@ -19,6 +20,7 @@ struct EvalFlags {
   std::string checkpoint = "pstrain-model.pt";
   std::string model;       // "" = from the checkpoint's JSON file
   std::string dataset;     // likewise
+  int64_t image_size = 0;  // likewise; 0 and none there: 224
   int64_t batch_size = 0;  // 0: the evaluator picks (models/evaluator.h)
   LocalFlags local;
 };
@@ -32,23 +34,32 @@ Status Evaluate(EvalFlags& f, report::EventLog& log) {
       f.model = meta->value("model", "");
     if (f.dataset.empty())
       f.dataset = meta->value("dataset", "");
+    if (f.image_size == 0 && meta->contains("job") &&
+        (*meta)["job"].is_object())
+      f.image_size = (*meta)["job"].value("image_size", int64_t{0});
   }
   if (f.model.empty()) {
     return InvalidArgument("--model is required: " + meta.status().message());
   }
   if (f.dataset.empty())
     f.dataset = "fashion-mnist";
+  data::SourceOptions source;
+  source.dataset = f.dataset;
+  source.data_dir = f.local.data_dir;
+  if (f.image_size > 0)
+    source.image_size = f.image_size;
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<const data::Source> test,
+                      data::OpenSource(source, data::Split::kTest));
+  const data::SourceShape shape = test->shape();
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
-                      models::MakeModel(f.model));
-  PS_ASSIGN_OR_RETURN(
-      data::Dataset test,
-      data::LoadDataset(f.dataset, f.local.data_dir, data::Split::kTest));
-  models::Evaluator evaluator(model, test.images, test.labels, {f.batch_size});
-  Status loaded = evaluator.Load(tensors);
+                      models::MakeModel(f.model, {shape.channels, shape.height,
+                                                  shape.num_classes}));
+  auto evaluator = ps::MakeEvaluator(model, test, {f.batch_size});
+  Status loaded = evaluator->Load(tensors);
   if (!loaded.ok())
     return InvalidArgument(f.checkpoint + ": " + loaded.message());
   const auto start = std::chrono::steady_clock::now();
-  const models::EvalResult r = evaluator.Score();
+  const models::EvalResult r = evaluator->Score();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -56,7 +67,7 @@ Status Evaluate(EvalFlags& f, report::EventLog& log) {
                     {"test_accuracy", r.accuracy},
                     {"test_loss", r.loss},
                     {"samples", r.samples},
-                    {"batch_size", evaluator.batch_size()},
+                    {"batch_size", evaluator->batch_size()},
                     {"seconds", seconds}});
   return Status::Ok();
 }
@@ -78,6 +89,10 @@ RunFn SetupEval(CLI::App* sub) {
                   "Model name; default: from the checkpoint's .json");
   sub->add_option("--dataset", f->dataset,
                   "Data set; default: from the checkpoint's .json");
+  sub->add_option("--image_size", f->image_size,
+                  "imagefolder: side of the center crop, pixels; default: "
+                  "from the checkpoint's .json, else 224")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--batch_size", f->batch_size,
                   "Test samples per forward; 0: as many as hold 64 28x28 "
                   "images, the fastest measured (pstrain bench eval)")

@@ -95,6 +95,8 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   l.model = o.model;
   l.dataset = o.dataset;
   l.data_dir = o.data_dir;
+  l.image_size = o.image_size;
+  l.data_threads = o.data_threads;
   l.steps = o.steps;
   l.batch_size = o.batch_size;
   l.lr = o.lr;
@@ -133,22 +135,25 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
                                     const std::string& checkpoint) {
   // --epochs = steps: every epoch has at least one step, so max_steps ends
   // the run even when the data set is small.
-  std::vector<std::string> a = {o.pstrain_exe,   "launch",
-                                "--world_size",  std::to_string(o.world_size),
-                                "--mode",        mode,
-                                "--model",       o.model,
-                                "--dataset",     o.dataset,
-                                "--max_steps",   std::to_string(o.steps),
-                                "--epochs",      std::to_string(o.steps),
-                                "--batch_size",  std::to_string(o.batch_size),
-                                "--lr",          Exact(o.lr),
-                                "--momentum",    Exact(o.momentum),
-                                "--seed",        std::to_string(o.seed),
-                                "--master_addr", "127.0.0.1",
-                                "--master_port", "0",
-                                "--timeout",     Exact(o.timeout_seconds),
-                                "--checkpoint",  checkpoint,
-                                "--json"};
+  std::vector<std::string> a = {
+      o.pstrain_exe,    "launch",
+      "--world_size",   std::to_string(o.world_size),
+      "--mode",         mode,
+      "--model",        o.model,
+      "--dataset",      o.dataset,
+      "--max_steps",    std::to_string(o.steps),
+      "--epochs",       std::to_string(o.steps),
+      "--batch_size",   std::to_string(o.batch_size),
+      "--image_size",   std::to_string(o.image_size),
+      "--data_threads", std::to_string(o.data_threads),
+      "--lr",           Exact(o.lr),
+      "--momentum",     Exact(o.momentum),
+      "--seed",         std::to_string(o.seed),
+      "--master_addr",  "127.0.0.1",
+      "--master_port",  "0",
+      "--timeout",      Exact(o.timeout_seconds),
+      "--checkpoint",   checkpoint,
+      "--json"};
   if (o.target_accuracy > 0) {
     a.insert(a.end(), {"--target_accuracy", Exact(o.target_accuracy),
                        "--eval_interval", std::to_string(o.eval_interval)});

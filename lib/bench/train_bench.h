@@ -35,8 +35,12 @@ struct TrainBenchOptions {
   int64_t steps = 200;
   /// Samples per worker per step. Default: 32.
   int64_t batch_size = 32;
-  /// Directory of the data set's IDX files; "" = Debian's place for it.
+  /// Directory of the data set; "" = Debian's place for it.
   std::string data_dir;
+  /// imagefolder: side of the crop, pixels. Default: 224.
+  int64_t image_size = 224;
+  /// Threads of each worker (and of single) reading batches. Default: 2.
+  int data_threads = 2;
   /// SGD's learning rate and momentum, and the seed. Defaults: 0.03, 0.9, 1.
   double lr = 0.03, momentum = 0.9;
   uint64_t seed = 1;

@@ -22,19 +22,42 @@ std::string ShapeOf(const torch::Tensor& t) {
 Evaluator::Evaluator(std::shared_ptr<Model> model, torch::Tensor images,
                      torch::Tensor labels, EvaluatorOptions options)
     : model_(std::move(model)),
-      images_(std::move(images)),
-      labels_(std::move(labels)),
+      num_samples_(labels.size(0)),
       options_(options) {
-  PS_CHECK(images_.size(0) == labels_.size(0)) << "images and labels differ";
+  PS_CHECK(images.size(0) == labels.size(0)) << "images and labels differ";
   PS_CHECK(options_.batch_size >= 0) << "batch_size " << options_.batch_size;
   if (options_.batch_size == 0)
-    options_.batch_size = AutoBatchSize(images_);
+    options_.batch_size = AutoBatchSize(images);
   // oneDNN's convolutions on channels-last (NHWC) tensors skip the reorders
-  // to and from its own layout: 25% faster for Net on one core. Score(state)
-  // copies into these tensors and keeps their layout.
+  // to and from its own layout: 25% faster for Net on one core.
+  if (images.dim() == 4)
+    images = images.contiguous(at::MemoryFormat::ChannelsLast);
+  read_ = [images, labels](int64_t begin, int64_t end) {
+    return std::make_pair(images.slice(0, begin, end),
+                          labels.slice(0, begin, end));
+  };
+  ChannelsLastModel();
+}
+
+Evaluator::Evaluator(std::shared_ptr<Model> model, int64_t num_samples,
+                     int64_t sample_elements, SampleReader read,
+                     EvaluatorOptions options)
+    : model_(std::move(model)),
+      num_samples_(num_samples),
+      read_(std::move(read)),
+      options_(options) {
+  PS_CHECK(num_samples_ >= 0) << "num_samples " << num_samples_;
+  PS_CHECK(options_.batch_size >= 0) << "batch_size " << options_.batch_size;
+  if (options_.batch_size == 0) {
+    options_.batch_size = std::max<int64_t>(
+        1, kEvalBatchElements / std::max<int64_t>(1, sample_elements));
+  }
+  ChannelsLastModel();
+}
+
+// Score(state) copies into these tensors and keeps their layout.
+void Evaluator::ChannelsLastModel() {
   torch::NoGradGuard no_grad;
-  if (images_.dim() == 4)
-    images_ = images_.contiguous(at::MemoryFormat::ChannelsLast);
   for (auto& p : model_->parameters()) {
     if (p.dim() == 4)
       p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
@@ -91,17 +114,20 @@ EvalResult Evaluator::Score() {
   c10::InferenceMode inference;
   model_->eval();
 
-  const int64_t n = labels_.size(0);
   const int64_t b = options_.batch_size;
   double loss_sum = 0;
   int64_t correct = 0;
-  for (int64_t begin = 0; begin < n; begin += b) {
-    const int64_t end = std::min(n, begin + b);
-    const auto x = images_.slice(0, begin, end);
-    const auto y = labels_.slice(0, begin, end);
+  int64_t n = 0;
+  for (int64_t begin = 0; begin < num_samples_; begin += b) {
+    auto [x, y] = read_(begin, std::min(num_samples_, begin + b));
+    if (y.size(0) == 0)
+      continue;
+    if (x.dim() == 4)
+      x = x.contiguous(at::MemoryFormat::ChannelsLast);
     const auto out = model_->forward(x);
     loss_sum += torch::nll_loss(out, y, {}, at::Reduction::Sum).item<double>();
     correct += out.argmax(1).eq(y).sum().item<int64_t>();
+    n += y.size(0);
   }
   EvalResult r;
   r.samples = n;

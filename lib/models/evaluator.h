@@ -10,6 +10,7 @@
 // are the calling thread's (the caller sets them).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -48,6 +49,12 @@ struct EvaluatorOptions {
   int64_t batch_size = 0;
 };
 
+/// Reads samples [begin, end) of a labelled set: images float32 [b, ...]
+/// and labels int64 [b], CPU, where b <= end - begin (samples that cannot
+/// be read are left out). Called with consecutive ranges from one thread.
+using SampleReader = std::function<std::pair<torch::Tensor, torch::Tensor>(
+    int64_t begin, int64_t end)>;
+
 class Evaluator {
  public:
   /// `model`: the network to score, on the CPU; Score(state) overwrites its
@@ -58,6 +65,13 @@ class Evaluator {
   /// REQUIRES: images.size(0) == labels.size(0).
   Evaluator(std::shared_ptr<Model> model, torch::Tensor images,
             torch::Tensor labels, EvaluatorOptions options = {});
+  /// A set read batch by batch (one not held in memory: an image folder).
+  /// `num_samples`: the set's size; `sample_elements`: input elements of
+  /// one sample (C*H*W), for the automatic batch size. Score() reports the
+  /// samples actually read. REQUIRES: num_samples >= 0.
+  Evaluator(std::shared_ptr<Model> model, int64_t num_samples,
+            int64_t sample_elements, SampleReader read,
+            EvaluatorOptions options = {});
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
 
@@ -74,12 +88,14 @@ class Evaluator {
   EvalResult Score();
 
   int64_t batch_size() const { return options_.batch_size; }
-  int64_t samples() const { return labels_.size(0); }
+  int64_t samples() const { return num_samples_; }
 
  private:
+  void ChannelsLastModel();
+
   std::shared_ptr<Model> model_;
-  torch::Tensor images_;
-  torch::Tensor labels_;
+  int64_t num_samples_ = 0;
+  SampleReader read_;
   EvaluatorOptions options_;
 };
 

@@ -2,15 +2,20 @@
 
 #include <algorithm>
 
+#include "models/model_state.h"
+
 namespace pstrain::models {
 
 void Model::set_await(std::function<void(size_t)> await) {
   await_ = std::move(await);
   key_ends_.clear();
-  const auto keys = parameters();
+  const auto keys = StateValues(*this);
   for (const auto& layer : modules(/*include_self=*/false)) {
     size_t end = 0;
-    for (const auto& p : layer->parameters()) {
+    auto state = layer->parameters();
+    for (const auto& b : layer->buffers())
+      state.push_back(b);
+    for (const auto& p : state) {
       auto it =
           std::find_if(keys.begin(), keys.end(), [&](const torch::Tensor& k) {
             return k.unsafeGetTensorImpl() == p.unsafeGetTensorImpl();

@@ -22,7 +22,8 @@ class Model : public torch::nn::Module {
   virtual torch::Tensor forward(torch::Tensor x) = 0;
 
   /// From now on forward calls `await(n)` before it first uses a layer,
-  /// where keys [0, n) (parameters() order) include all of that layer's, and
+  /// where keys [0, n) (ModelState order: parameters and buffers) include
+  /// all of that layer's, and
   /// computes on once it returns: parameters may still be arriving while
   /// forward starts (worker/param_arrivals.h). nullptr (the default): never.
   void set_await(std::function<void(size_t)> await);

@@ -29,6 +29,7 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
   double compute = 0, round_trips = 0;
   for (const auto& w : worker_stats_) {
     s.samples += w.samples;
+    s.skipped_samples += w.skipped_samples;
     compute += w.compute_seconds;
     round_trips += w.communication_seconds;
   }

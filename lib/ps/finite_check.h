@@ -12,7 +12,8 @@
 namespace pstrain::ps {
 
 /// Whether all `bytes / element size` elements at `data` are finite.
-/// REQUIRES: dtype kFloat or kDouble (what parameters may be), bytes a
+/// kLong (a buffer's count, num_batches_tracked) is always finite.
+/// REQUIRES: dtype kFloat, kDouble or kLong (what keys may be), bytes a
 /// multiple of the element size, data aligned for the dtype.
 bool AllFinite(const void* data, uint64_t bytes, at::ScalarType dtype);
 

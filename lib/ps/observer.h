@@ -82,7 +82,7 @@ struct ObserverOptions {
 /// The whole model at one version, from every server's snapshot.
 struct WholeSnapshot {
   uint64_t version = 0;
-  /// Every parameter, whole, by name (named_parameters() order).
+  /// Every parameter and buffer, whole, by name (models::ModelState order).
   models::NamedTensors state;
   /// Each server's optimizer state (SerializeOptimizerState bytes), by
   /// server; empty strings unless the plan saves or may stop at a target.

@@ -45,6 +45,8 @@ std::vector<std::vector<at::Tensor>> GroupKeys(
   std::vector<wire::KeySpec> keys;
   for (const auto& p : params)
     keys.push_back(KeySpecOf("", p));
+  if (keys.empty())
+    return {};
   auto plan = PlanShards(keys, groups, std::numeric_limits<uint64_t>::max());
   PS_CHECK(plan.ok()) << plan.status().message();
   std::vector<std::vector<at::Tensor>> out;
@@ -64,7 +66,13 @@ ParameterServer::ParameterServer(const JobSpec& spec,
       staleness_histogram_(kMaxStaleness + 1, 0),
       quorum_(spec.num_workers() - spec.backup_workers) {
   PS_CHECK(num_workers_ >= 1) << "no workers in world_size " << spec.world_size;
-  for (auto& group : GroupKeys(params_, spec.server_threads)) {
+  std::vector<at::Tensor> trained;
+  for (const auto& p : params_) {
+    is_buffer_.push_back(!p.requires_grad());
+    if (p.requires_grad())
+      trained.push_back(p);
+  }
+  for (auto& group : GroupKeys(trained, spec.server_threads)) {
     optimizers_.push_back(MakeOptimizer(spec, std::move(group)));
     optimizer_ptrs_.push_back(optimizers_.back().get());
   }
@@ -80,8 +88,9 @@ ParameterServer::ParameterServer(const JobSpec& spec,
   PS_CHECK(staleness_lr.ok()) << staleness_lr.status().message();
   staleness_lr_ = *staleness_lr;
   for (const auto& p : params_) {
-    PS_CHECK(p.scalar_type() == at::kFloat || p.scalar_type() == at::kDouble)
-        << "parameters must be float32 or float64";
+    PS_CHECK(p.scalar_type() == at::kFloat || p.scalar_type() == at::kDouble ||
+             (!p.requires_grad() && p.scalar_type() == at::kLong))
+        << "parameters must be float32 or float64, buffers also int64";
   }
   const bool buffered =
       applies_each_push() || spec.backup_workers > 0 || spec.step_timeout > 0;
@@ -154,8 +163,10 @@ void ParameterServer::Accumulate(int w, int key, uint64_t offset,
   char* base = static_cast<char*>(acc.data_ptr()) + offset;
   if (acc.scalar_type() == at::kFloat) {
     Reduce<float>(base, data, bytes / esize, arrivals, count);
-  } else {
+  } else if (acc.scalar_type() == at::kDouble) {
     Reduce<double>(base, data, bytes / esize, arrivals, count);
+  } else {
+    Reduce<int64_t>(base, data, bytes / esize, arrivals, count);
   }
   ++arrivals;
   contributed_[w][piece] = true;
@@ -170,9 +181,12 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
     const uint64_t staleness = version_ > version ? version_ - version : 0;
     ++staleness_histogram_[std::min<uint64_t>(staleness, kMaxStaleness)];
     for (size_t k = 0; k < params_.size(); ++k) {
-      params_[k].mutable_grad() = grad_buffers_[w][k];
+      if (!is_buffer_[k])
+        params_[k].mutable_grad() = grad_buffers_[w][k];
     }
     Step(StalenessScale(staleness_lr_, staleness));
+    // Buffers take each push's values, in the order pushes arrive.
+    CopyBuffers(grad_buffers_[w]);
     return true;
   }
   if (version < version_) {  // buffered sync: its step closed without it
@@ -209,7 +223,11 @@ bool ParameterServer::CloseStep() {
       }
       first = false;
     }
-    accumulators_[k].div_(push_count_);
+    if (accumulators_[k].is_floating_point()) {
+      accumulators_[k].div_(push_count_);
+    } else {
+      accumulators_[k].div_(push_count_, "trunc");
+    }
   }
   FinishStep();
   return true;
@@ -217,18 +235,21 @@ bool ParameterServer::CloseStep() {
 
 void ParameterServer::FinishStep() {
   for (size_t k = 0; k < params_.size(); ++k) {
-    params_[k].mutable_grad() = accumulators_[k];
+    if (!is_buffer_[k])
+      params_[k].mutable_grad() = accumulators_[k];
   }
   if (discard_step_) {
     ++version_;  // no optimizer step: the parameters stay as they are
     ++discarded_steps_;
     discard_step_ = false;
-  } else if (step_by_key_ && optimizers_.size() == 1) {
+  } else if (step_by_key_ && optimizers_.size() <= 1) {
     key_lr_ = ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_);
     next_key_ = 0;
     ++version_;
   } else {
     Step(1.0);
+    // Buffers become the mean of the workers' (the accumulators hold it).
+    CopyBuffers(accumulators_);
   }
   std::fill(arrivals_.begin(), arrivals_.end(), 0);
   std::fill(extra_.begin(), extra_.end(), 0);
@@ -250,7 +271,9 @@ void ParameterServer::Step(double lr_scale) {
       ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_) * lr_scale;
   for (auto& o : optimizers_)
     SetLr(*o, lr);
-  PS_CHECK(stepper_->Run().ok());
+  if (!optimizers_.empty()) {
+    PS_CHECK(stepper_->Run().ok());
+  }
   ++version_;
 }
 
@@ -262,12 +285,24 @@ int ParameterServer::StepNextKey() {
   if (next_key_ >= num_keys())
     return -1;
   const int k = next_key_++;
+  if (is_buffer_[k]) {
+    params_[k].copy_(accumulators_[k]);
+    return k;
+  }
   for (int j = 0; j < num_keys(); ++j) {
-    params_[j].mutable_grad() = j == k ? accumulators_[k] : at::Tensor();
+    if (!is_buffer_[j])
+      params_[j].mutable_grad() = j == k ? accumulators_[k] : at::Tensor();
   }
   SetLr(*optimizers_[0], key_lr_);
   optimizers_[0]->step();
   return k;
+}
+
+void ParameterServer::CopyBuffers(const std::vector<at::Tensor>& values) {
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (is_buffer_[k])
+      params_[k].copy_(values[k]);
+  }
 }
 
 std::vector<int> ParameterServer::MissingPushes() const {

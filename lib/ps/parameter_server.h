@@ -1,7 +1,8 @@
 #pragma once
 // ParameterServer: the server's training state and update rules, with no
 // sockets (the Service in ps/service.h puts it on the network). Holds the
-// parameters (one key per tensor, in named_parameters() order), the version,
+// parameters and buffers (one key per tensor, models::ModelState order), the
+// version,
 // and
 //   sync:  one accumulator per key; pushed bytes are added into it piece by
 //          piece as they arrive (Accumulate), so memory does not grow with
@@ -48,8 +49,15 @@ namespace pstrain::ps {
 
 class ParameterServer {
  public:
-  /// `params`: leaf tensors (requires_grad), contiguous, CPU, float32 or
-  /// float64; the caller's model keeps owning them and sees every update.
+  /// `params`: the keys, contiguous CPU tensors; the caller's model keeps
+  /// owning them and sees every update. A key that requires grad is a
+  /// parameter (float32 or float64, a leaf), trained by the optimizer. One
+  /// that does not is a buffer (float32, float64 or int64: BatchNorm's
+  /// running statistics and count, models/model_state.h), which the
+  /// optimizer never sees: pushes carry its values rather than gradients,
+  /// and it becomes the mean of a sync step's pushes (int64: truncated) or,
+  /// in async and ssp, each push's values in arrival order. A discarded
+  /// step leaves buffers as they are too.
   ParameterServer(const JobSpec& spec, std::vector<at::Tensor> params);
   ~ParameterServer();
   ParameterServer(const ParameterServer&) = delete;
@@ -174,10 +182,13 @@ class ParameterServer {
   void Step(double lr_scale);
   // Sync: steps on the averaged accumulators and opens the next step.
   void FinishStep();
+  // Buffer keys take `values` (one tensor per key, key order).
+  void CopyBuffers(const std::vector<at::Tensor>& values);
 
   JobSpec spec_;
   int num_workers_;
   std::vector<at::Tensor> params_;
+  std::vector<bool> is_buffer_;  // per key: not trained (see constructor)
   std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers_;
   std::vector<torch::optim::Optimizer*> optimizer_ptrs_;
   std::unique_ptr<Fanout> stepper_;  // steps the optimizers in parallel

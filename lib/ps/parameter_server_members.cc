@@ -53,8 +53,10 @@ bool ParameterServer::RemoveWorker(int w) {
           std::min(kPieceBytes, nbytes - off) / acc.element_size();
       if (acc.scalar_type() == at::kFloat) {
         Divide<float>(base, n, arrivals);
-      } else {
+      } else if (acc.scalar_type() == at::kDouble) {
         Divide<double>(base, n, arrivals);
+      } else {
+        Divide<int64_t>(base, n, arrivals);
       }
     }
   }

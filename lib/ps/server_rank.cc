@@ -6,11 +6,13 @@
 #include <asio/io_context.hpp>
 #include <torch/torch.h>
 
-#include "data/dataset.h"
+#include "data/source.h"
 #include "models/compute_threads.h"
+#include "models/model_state.h"
 #include "models/model_zoo.h"
 #include "ps/checkpoint.h"
 #include "ps/checkpoint_rotation.h"
+#include "ps/job_data.h"
 #include "ps/master_client.h"
 #include "ps/parameter_server.h"
 #include "ps/service.h"
@@ -29,25 +31,18 @@ double Seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-models::NamedTensors NamedParameters(models::Model& model) {
+// Parameters and buffers: what the servers hold and checkpoints keep.
+models::NamedTensors NamedState(models::Model& model) {
   models::NamedTensors tensors;
-  for (const auto& item : model.named_parameters()) {
-    tensors.emplace_back(item.key(), item.value());
-  }
+  for (auto& s : models::ModelState(model))
+    tensors.emplace_back(std::move(s.name), std::move(s.value));
   return tensors;
 }
 
 Result<ScoreFn> DefaultScorer(const JobSpec& spec,
-                              const std::string& data_dir) {
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
-                      models::MakeModel(spec.model));
-  // Bad data files are bad input.
-  auto test = CorruptionAsInvalidArgument(
-      data::LoadDataset(spec.dataset, data_dir, data::Split::kTest));
-  if (!test.ok())
-    return test.status();
-  auto evaluator =
-      std::make_shared<models::Evaluator>(model, test->images, test->labels);
+                              std::shared_ptr<const data::Source> test) {
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
+  auto evaluator = MakeEvaluator(model, std::move(test));
   return ScoreFn([evaluator](const models::NamedTensors& state) {
     return evaluator->Score(state);
   });
@@ -63,7 +58,7 @@ Status Resume(const std::string& path, models::Model& model,
   auto meta = LoadCheckpointMeta(path);
   Status s = tensors.ok() ? meta.status() : tensors.status();
   if (s.ok())
-    s = LoadIntoParameters(*tensors, NamedParameters(model), path);
+    s = LoadIntoParameters(*tensors, NamedState(model), path);
   if (s.ok())
     s = LoadOptimizerState(path, server.optimizers(), rank, num_servers);
   if (s.ok() &&
@@ -110,10 +105,10 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
   PS_ASSIGN_OR_RETURN(JobSpec spec, master.Handshake(o.rank, o.world_size));
   models::SetComputeThreads(o.threads);
   torch::manual_seed(spec.seed);
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
-                      models::MakeModel(spec.model));
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
   const ShardPlan plan = PlanOrDie(*model, spec);
-  ParameterServer server(spec, SliceLeaves(plan, o.rank, model->parameters()));
+  ParameterServer server(
+      spec, SliceLeaves(plan, o.rank, models::StateValues(*model)));
   std::string resume = o.resume;
   if (resume == "auto") {  // the version rank 0 resumed from, if any
     resume = spec.resume_version > 0
@@ -141,7 +136,8 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
   PS_ASSIGN_OR_RETURN(std::string state,
                       SerializeOptimizerState(server.optimizers()));
   PS_RETURN_IF_ERROR(master.SendShard(
-      server.version(), SliceViews(plan, o.rank, model->parameters()), state));
+      server.version(), SliceViews(plan, o.rank, models::StateValues(*model)),
+      state));
   log->Info("sent " + std::to_string(plan.server_bytes[o.rank]) +
             " bytes of parameters at version " +
             std::to_string(server.version()) + " to rank 0");
@@ -175,7 +171,7 @@ Result<Outcome> FinalOutcome(const JobSpec& spec, const Observer& observer,
     return out;
   }
   out.version = server.version();
-  out.state = NamedParameters(model);
+  out.state = NamedState(model);
   PS_ASSIGN_OR_RETURN(std::string own,
                       SerializeOptimizerState(server.optimizers()));
   out.optimizer_states.push_back(std::move(own));
@@ -231,14 +227,17 @@ std::string ResolveResume(const ServerRankOptions& o, report::EventLog* log) {
 Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   JobSpec spec = o.spec;
   models::SetComputeThreads(o.threads);
+  // The test set's shape builds the model, here and on every other rank.
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<const data::Source> test,
+                      OpenJobSource(spec, o.data_dir, data::Split::kTest));
+  SetInputShape(test->shape(), &spec);
   torch::manual_seed(spec.seed);
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
-                      models::MakeModel(spec.model));
-  PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer
-                                         ? o.make_scorer(spec)
-                                         : DefaultScorer(spec, o.data_dir));
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
+  PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer ? o.make_scorer(spec)
+                                                   : DefaultScorer(spec, test));
   const ShardPlan plan = PlanOrDie(*model, spec);
-  ParameterServer server(spec, SliceLeaves(plan, 0, model->parameters()));
+  ParameterServer server(spec,
+                         SliceLeaves(plan, 0, models::StateValues(*model)));
   const std::string resume = ResolveResume(o, log);
   if (!resume.empty()) {
     PS_RETURN_IF_ERROR(Resume(resume, *model, server, 0, spec.num_servers));
@@ -250,7 +249,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
       ServiceOptionsFor(o, o.master_addr, o.master_port);
   Service service(&io, spec, Fingerprint(*model), &server, log, options);
   if (spec.num_servers > 1)
-    service.ExpectServers(&plan, model->parameters());
+    service.ExpectServers(&plan, models::StateValues(*model));
   if (Status l = service.Listen(); !l.ok()) {
     return InvalidArgument(l.message() + " (--master_port)");
   }
@@ -274,8 +273,8 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.timeout = o.timeout;
   observe.connection = net::ConnectionOptions{o.max_frame_bytes};
   observe.auth_token = o.auth_token;
-  Observer observer(observe, spec, &plan, NamedParameters(*model), score,
-                    &service, &io, log, server.version());
+  Observer observer(observe, spec, &plan, NamedState(*model), score, &service,
+                    &io, log, server.version());
   service.set_on_version(
       [&observer](uint64_t version) { observer.OnVersion(version); });
   Status ran = service.Run();

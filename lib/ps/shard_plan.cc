@@ -113,7 +113,7 @@ std::vector<at::Tensor> SliceLeaves(const ShardPlan& plan, int server,
     // narrowed slice can be a leaf of its own.
     leaves.push_back(p.detach()
                          .narrow(0, s.row_begin, s.row_end - s.row_begin)
-                         .requires_grad_(true));
+                         .requires_grad_(p.requires_grad()));
   }
   return leaves;
 }

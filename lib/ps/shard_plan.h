@@ -26,7 +26,7 @@
 namespace pstrain::ps {
 
 struct Slice {
-  int key = 0;            // index in the model's named_parameters()
+  int key = 0;            // index in models::ModelState(model)
   int64_t row_begin = 0;  // rows [row_begin, row_end) of dim 0
   int64_t row_end = 0;    // rank-0 keys: 0, 1
   uint64_t bytes = 0;
@@ -54,9 +54,10 @@ Result<ShardPlan> PlanShards(const std::vector<wire::KeySpec>& keys,
 std::vector<at::Tensor> SliceViews(const ShardPlan& plan, int server,
                                    const std::vector<at::Tensor>& tensors);
 
-/// As SliceViews, but each partial slice is made a leaf that requires grad
-/// (for an optimizer) while still sharing the parameter's storage, so
-/// updates through the slice show in the whole parameter.
+/// As SliceViews, but each partial slice of a parameter is made a leaf that
+/// requires grad (for an optimizer) while still sharing the parameter's
+/// storage, so updates through the slice show in the whole parameter. A
+/// buffer's slices (requires no grad) stay buffers.
 std::vector<at::Tensor> SliceLeaves(const ShardPlan& plan, int server,
                                     const std::vector<at::Tensor>& params);
 

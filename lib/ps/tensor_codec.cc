@@ -4,6 +4,8 @@
 
 #include <torch/nn/module.h>
 
+#include "models/model_state.h"
+
 namespace pstrain::ps {
 
 Result<wire::DType> ToWireDType(c10::ScalarType type) {
@@ -128,9 +130,8 @@ wire::KeySpec KeySpecOf(const std::string& name, const at::Tensor& t) {
 
 std::vector<wire::KeySpec> Fingerprint(const torch::nn::Module& model) {
   std::vector<wire::KeySpec> keys;
-  for (const auto& item : model.named_parameters()) {
-    keys.push_back(KeySpecOf(item.key(), item.value()));
-  }
+  for (const auto& s : models::ModelState(model))
+    keys.push_back(KeySpecOf(s.name, s.value));
   return keys;
 }
 

@@ -42,8 +42,8 @@ Status CheckDescMatches(const wire::TensorDesc& desc, uint32_t key,
 /// Model fingerprint entry for a parameter.
 wire::KeySpec KeySpecOf(const std::string& name, const at::Tensor& t);
 
-/// A model's fingerprint: KeySpecOf each of its named_parameters(), in order
-/// (a parameter's index is its key).
+/// A model's fingerprint: KeySpecOf each tensor of models::ModelState (its
+/// parameters and buffers, state_dict order; a tensor's index is its key).
 std::vector<wire::KeySpec> Fingerprint(const torch::nn::Module& model);
 
 /// "float32 [128,9216]".

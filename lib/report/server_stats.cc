@@ -22,6 +22,7 @@ nlohmann::json ToJson(const ServerStats& s) {
                       {"num_servers", s.num_servers},
                       {"shard_imbalance", s.shard_imbalance},
                       {"samples", s.samples},
+                      {"skipped_samples", s.skipped_samples},
                       {"wall_seconds", s.wall_seconds},
                       {"samples_per_second", s.samples_per_second},
                       {"compute_seconds", s.compute_seconds},

@@ -24,6 +24,8 @@ struct ServerStats {
   double shard_imbalance = 1;
   /// Training samples of all workers.
   int64_t samples = 0;
+  /// Samples the workers left out as undecodable (sum of theirs).
+  int64_t skipped_samples = 0;
   /// Seconds from the first worker's register to the last one's done.
   double wall_seconds = 0;
   /// samples / wall_seconds; 0 when no time passed.

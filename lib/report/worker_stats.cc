@@ -5,11 +5,11 @@
 namespace pstrain::report {
 
 // The one list of the fields' JSON keys: to_json and from_json.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerStats, steps, samples, wall_seconds,
-                                   samples_per_second, compute_seconds,
-                                   communication_seconds, bytes_pushed,
-                                   bytes_pulled, version, reconnects,
-                                   stopped_early, peak_rss_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerStats, steps, samples, skipped_samples,
+                                   wall_seconds, samples_per_second,
+                                   compute_seconds, communication_seconds,
+                                   bytes_pushed, bytes_pulled, version,
+                                   reconnects, stopped_early, peak_rss_bytes)
 
 nlohmann::json ToJson(const WorkerStats& stats) {
   return stats;

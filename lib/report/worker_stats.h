@@ -19,6 +19,9 @@ struct WorkerStats {
   int64_t steps = 0;
   /// Training samples of those steps.
   int64_t samples = 0;
+  /// Samples of those steps' batches left out because their files could not
+  /// be decoded (a corrupt image; each time it was drawn).
+  int64_t skipped_samples = 0;
   /// Seconds from the first pull to the end of training.
   double wall_seconds = 0;
   /// samples / wall_seconds; 0 when no time passed.

@@ -66,7 +66,7 @@ struct KeySpec {
 /// A worker's model fingerprint. Meta: u32 count, count x { str name,
 /// u8 dtype, u8 ndim, i64 dims[ndim] }.
 struct Register {
-  std::vector<KeySpec> keys;  // in named_parameters() order; key = index
+  std::vector<KeySpec> keys;  // parameters and buffers, state_dict order
 };
 
 /// A reply with no content. Meta: empty.

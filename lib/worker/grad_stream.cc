@@ -25,9 +25,15 @@ GradStream::GradStream(const std::vector<at::Tensor>& params, bool hook)
   std::iota(order_.rbegin(), order_.rend(), 0);
   marks_ = MarksOf(order_);
   seen_.reserve(params.size());
+  for (size_t k = 0; k < params.size(); ++k) {
+    if (!params[k].requires_grad())
+      buffer_keys_.push_back(static_cast<int>(k));
+  }
   if (!hook)
     return;
   for (size_t k = 0; k < params.size(); ++k) {
+    if (!params[k].requires_grad())
+      continue;
     // Held here: a parameter keeps only a weak reference to its
     // accumulator, which would otherwise be made anew, without the hook.
     accumulators_.push_back(torch::autograd::impl::grad_accumulator(params[k]));
@@ -51,6 +57,11 @@ void GradStream::Begin() {
   seen_.clear();
   std::fill(ready_.begin(), ready_.end(), false);
   prefix_ = 0;
+  // Forward has written this step's buffers: they are final.
+  if (!accumulators_.empty()) {
+    for (int k : buffer_keys_)
+      OnReady(k);
+  }
 }
 
 // Runs after the accumulator has added into the key's .grad.

@@ -26,7 +26,9 @@ namespace pstrain::worker {
 
 class GradStream {
  public:
-  /// `params`: the model's parameters in key order. With `hook` false (a
+  /// `params`: the model's keys in key order (models/model_state.h): a
+  /// parameter is ready when its gradient is, a buffer (requires no grad) at
+  /// Begin, forward having written it. With `hook` false (a
   /// model on a GPU, whose gradients reach the host after backward), the
   /// gate opens only at End.
   GradStream(const std::vector<at::Tensor>& params, bool hook);
@@ -52,7 +54,8 @@ class GradStream {
 
   net::SendGate gate_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
-  std::vector<uintptr_t> hooks_;  // by key, on accumulators_
+  std::vector<uintptr_t> hooks_;  // one per accumulators_ entry
+  std::vector<int> buffer_keys_;  // keys that are buffers
   std::vector<int> order_;        // keys, expected order
   std::vector<uint32_t> marks_;   // by key
   std::vector<int> seen_;         // keys, this step's order

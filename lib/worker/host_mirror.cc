@@ -2,19 +2,27 @@
 
 #include <torch/torch.h>
 
+#include "models/model_state.h"
+
 namespace pstrain::worker {
 
 HostMirror::HostMirror(models::Model& model) {
-  for (auto& p : model.parameters()) {
-    model_params_.push_back(p);
+  for (auto& p : model.parameters())
     on_cpu_ = on_cpu_ && p.device().is_cpu();
+  for (auto& s : models::ModelState(model)) {
+    at::Tensor& p = s.value;
+    model_params_.push_back(p);
     // Gradients must exist before the first push; zeros keep shape/dtype.
-    p.mutable_grad() = torch::zeros_like(p);
+    // A buffer is pushed as it is: its "gradient" is the buffer itself.
+    if (!s.is_buffer)
+      p.mutable_grad() = torch::zeros_like(p);
+    const at::Tensor& push = s.is_buffer ? p : p.mutable_grad();
     params_.push_back(
         on_cpu_ ? p : torch::empty(p.sizes(), p.options().device(torch::kCPU)));
     grads_.push_back(
-        on_cpu_ ? p.mutable_grad()
+        on_cpu_ ? push
                 : torch::empty(p.sizes(), p.options().device(torch::kCPU)));
+    is_buffer_.push_back(s.is_buffer);
   }
 }
 
@@ -29,8 +37,9 @@ void HostMirror::ParamsToModel() {
 void HostMirror::GradsToHost() {
   if (on_cpu_)
     return;
-  for (size_t k = 0; k < grads_.size(); ++k)
-    grads_[k].copy_(model_params_[k].grad());
+  for (size_t k = 0; k < grads_.size(); ++k) {
+    grads_[k].copy_(is_buffer_[k] ? model_params_[k] : model_params_[k].grad());
+  }
 }
 
 }  // namespace pstrain::worker

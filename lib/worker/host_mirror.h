@@ -1,6 +1,8 @@
 #pragma once
 // HostMirror: the host-side tensors the wire reads parameters into and
-// writes gradients from, one per parameter in key order. On the CPU they are
+// writes gradients from, one per key (models/model_state.h: parameters and
+// buffers, state_dict order). A buffer key pushes the buffer's values where
+// a parameter pushes its gradient. On the CPU they are
 // the model's own parameters and gradients (no copy at all); on a GPU they
 // are CPU tensors of the same shapes, copied to and from the model. Not
 // thread-safe. The model must outlive the mirror.
@@ -16,28 +18,31 @@ namespace pstrain::worker {
 class HostMirror {
  public:
   /// Gives every parameter of `model` a zero gradient (a push needs one
-  /// before the first backward).
+  /// before the first backward). The model is on one device.
   explicit HostMirror(models::Model& model);
   HostMirror(const HostMirror&) = delete;
   HostMirror& operator=(const HostMirror&) = delete;
 
   /// Where pulled parameters land: contiguous CPU tensors, key order.
   const std::vector<at::Tensor>& params() const { return params_; }
-  /// Where pushed gradients come from: same shapes and dtypes.
+  /// Where pushed gradients (buffers: values) come from: same shapes and
+  /// dtypes.
   const std::vector<at::Tensor>& grads() const { return grads_; }
-  /// The model's own parameters, key order.
+  /// The model's own parameters and buffers, key order.
   const std::vector<at::Tensor>& model_params() const { return model_params_; }
   /// Whether the model is on the CPU (the mirror is then the model itself).
   bool on_cpu() const { return on_cpu_; }
 
   /// Copies the pulled parameters into a GPU model; nothing on the CPU.
   void ParamsToModel();
-  /// Copies a GPU model's gradients to the host; nothing on the CPU.
+  /// Copies a GPU model's gradients and buffers to the host; nothing on the
+  /// CPU.
   void GradsToHost();
 
  private:
   std::vector<at::Tensor> params_, grads_;
   std::vector<at::Tensor> model_params_;
+  std::vector<bool> is_buffer_;
   bool on_cpu_ = true;
 };
 

@@ -5,10 +5,11 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
-#include "data/dataset.h"
+#include "data/batch_loader.h"
 #include "data/sampler.h"
 #include "models/evaluator.h"
 #include "models/model_zoo.h"
+#include "ps/job_data.h"
 
 namespace pstrain::worker {
 
@@ -34,18 +35,37 @@ Status Validate(const LocalTrainOptions& o) {
   return Status::Ok();
 }
 
-Result<data::Dataset> Load(const LocalTrainOptions& o, data::Split split) {
+Result<std::shared_ptr<const data::Source>> Load(const LocalTrainOptions& o,
+                                                 data::Split split) {
+  data::SourceOptions source;
+  source.dataset = o.dataset;
+  source.data_dir = o.data_dir;
+  source.image_size = o.image_size;
+  source.seed = o.seed;
   // Bad data files are bad input (exit 2), as for the worker.
-  return CorruptionAsInvalidArgument(
-      data::LoadDataset(o.dataset, o.data_dir, split));
+  PS_ASSIGN_OR_RETURN(
+      std::shared_ptr<const data::Source> s,
+      CorruptionAsInvalidArgument(data::OpenSource(source, split)));
+  return s;
 }
 
 // `steps` SGD steps over as many epochs as they need, or fewer when an
 // evaluation reaches the target. Returns the training seconds.
-double RunSteps(models::Model& model, const data::Dataset& train,
-                const data::Dataset& test, const LocalTrainOptions& o,
-                LocalRunStats* stats) {
+double RunSteps(models::Model& model, const data::Source& train,
+                const std::shared_ptr<const data::Source>& test,
+                const LocalTrainOptions& o, LocalRunStats* stats) {
   data::ShardSampler sampler(train.size(), 1, 0, o.batch_size, o.seed);
+  data::BatchLoader loader(train, o.data_threads, o.data_threads + 1);
+  const int64_t per_epoch = sampler.steps_per_epoch();
+  int64_t requested = 0;
+  auto request = [&] {
+    while (loader.pending() <= o.data_threads && requested < o.steps) {
+      const int64_t epoch = requested / per_epoch;
+      loader.Request(requested,
+                     sampler.BatchIndices(epoch, requested % per_epoch), epoch);
+      ++requested;
+    }
+  };
   torch::optim::SGD sgd(model.parameters(),
                         torch::optim::SGDOptions(o.lr).momentum(o.momentum));
   const bool evaluate = o.target_accuracy > 0 && o.eval_interval > 0;
@@ -56,8 +76,10 @@ double RunSteps(models::Model& model, const data::Dataset& train,
   for (int64_t epoch = 0; done < o.steps; ++epoch) {
     for (int64_t step = 0; step < sampler.steps_per_epoch() && done < o.steps;
          ++step) {
-      data::Batch batch =
-          data::GetBatch(train, sampler.BatchIndices(epoch, step));
+      request();
+      data::Batch batch = loader.Take();
+      stats->samples += batch.labels.size(0);
+      stats->skipped_samples += batch.skipped;
       sgd.zero_grad();
       torch::nll_loss(model.forward(batch.images), batch.labels).backward();
       sgd.step();
@@ -65,10 +87,10 @@ double RunSteps(models::Model& model, const data::Dataset& train,
         continue;
       seconds += std::chrono::duration<double>(Clock::now() - start).count();
       const double accuracy =
-          models::Evaluator(
+          ps::MakeEvaluator(
               std::shared_ptr<models::Model>(&model, [](models::Model*) {}),
-              test.images, test.labels)
-              .Score()
+              test)
+              ->Score()
               .accuracy;
       model.train();
       if (accuracy >= o.target_accuracy) {
@@ -104,31 +126,31 @@ class ThreadCount {
 
 Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
   PS_RETURN_IF_ERROR(Validate(o));
-  torch::manual_seed(o.seed);
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
-                      models::MakeModel(o.model));
-  PS_ASSIGN_OR_RETURN(data::Dataset train, Load(o, data::Split::kTrain));
-  PS_ASSIGN_OR_RETURN(data::Dataset test, Load(o, data::Split::kTest));
-  if (o.batch_size > train.size()) {
+  PS_ASSIGN_OR_RETURN(auto train, Load(o, data::Split::kTrain));
+  PS_ASSIGN_OR_RETURN(auto test, Load(o, data::Split::kTest));
+  if (o.batch_size > train->size()) {
     return InvalidArgument("batch_size " + std::to_string(o.batch_size) +
-                           " exceeds the " + std::to_string(train.size()) +
+                           " exceeds the " + std::to_string(train->size()) +
                            " training samples");
   }
+  const data::SourceShape shape = test->shape();
+  torch::manual_seed(o.seed);
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
+                      models::MakeModel(o.model, {shape.channels, shape.height,
+                                                  shape.num_classes}));
   ThreadCount thread_count(o.threads);
   LocalRunStats stats;
   stats.threads = at::get_num_threads();
   try {
-    stats.wall_seconds = RunSteps(*model, train, test, o, &stats);
+    stats.wall_seconds = RunSteps(*model, *train, test, o, &stats);
   } catch (const c10::Error& e) {
     return InvalidArgument(std::string("training failed: ") +
                            e.what_without_backtrace());
   }
   stats.steps = stats.steps_to_target > 0 ? stats.steps_to_target : o.steps;
-  stats.samples = stats.steps * o.batch_size;
   stats.samples_per_second =
       stats.wall_seconds > 0 ? stats.samples / stats.wall_seconds : 0.0;
-  models::EvalResult eval =
-      models::Evaluator(model, test.images, test.labels).Score();
+  models::EvalResult eval = ps::MakeEvaluator(model, test)->Score();
   stats.test_accuracy = eval.accuracy;
   stats.test_loss = eval.loss;
   return stats;

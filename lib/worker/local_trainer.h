@@ -15,10 +15,14 @@ namespace pstrain::worker {
 struct LocalTrainOptions {
   /// Model of the zoo (models::MakeModel). Default: "net".
   std::string model = "net";
-  /// Data set by name (data::LoadDataset). Default: "fashion-mnist".
+  /// Data set by name (data::OpenSource). Default: "fashion-mnist".
   std::string dataset = "fashion-mnist";
-  /// Directory of the IDX files; "" = Debian's place for the data set.
+  /// Its directory; "" = Debian's place for the data set.
   std::string data_dir;
+  /// imagefolder: side of the crop, pixels. Default: 224.
+  int64_t image_size = 224;
+  /// Threads reading batches ahead (data::BatchLoader). Default: 2.
+  int data_threads = 2;
   /// Optimizer steps to run; epochs follow one another as needed.
   /// REQUIRES: >= 1. Default: 200.
   int64_t steps = 200;
@@ -43,8 +47,9 @@ struct LocalTrainOptions {
 
 struct LocalRunStats {
   int64_t steps = 0;
-  int threads = 0;      ///< libtorch intra-op threads the run used
-  int64_t samples = 0;  ///< steps * batch_size
+  int threads = 0;              ///< libtorch intra-op threads the run used
+  int64_t samples = 0;          ///< samples of those steps (less skipped ones)
+  int64_t skipped_samples = 0;  ///< left out as undecodable
   /// Seconds of the training loop only (not loading, not the evaluation).
   double wall_seconds = 0;
   double samples_per_second = 0;  ///< samples / wall_seconds
@@ -60,7 +65,7 @@ struct LocalRunStats {
 /// forward / nll_loss / backward / SGD step on batches drawn by
 /// data::ShardSampler(N, 1, 0, batch_size, seed), then evaluates.
 /// Errors: kInvalidArgument for an unknown model, a bad option or a
-/// batch larger than the training set; LoadDataset's errors (kNotFound for
+/// batch larger than the training set; OpenSource's errors (kNotFound for
 /// missing files, kInvalidArgument for bad ones).
 Result<LocalRunStats> TrainLocally(const LocalTrainOptions& options);
 

@@ -8,9 +8,10 @@
 
 #include <torch/torch.h>
 
-#include "data/dataset.h"
+#include "data/batch_loader.h"
 #include "data/sampler.h"
 #include "models/model_zoo.h"
+#include "ps/job_data.h"
 #include "ps/tensor_codec.h"
 #include "report/worker_stats.h"
 #include "util/resources.h"
@@ -45,17 +46,11 @@ Result<torch::Device> ParseDevice(const std::string& device) {
 struct Progress {
   int64_t steps = 0;
   int64_t samples = 0;
+  int64_t skipped = 0;
   double compute = 0;
   double communication = 0;
   Clock::time_point start = Clock::now();
 };
-
-Result<data::Dataset> LoadTrainSet(const ps::JobSpec& spec,
-                                   const std::string& data_dir) {
-  // Bad data files are bad input (exit 2), whatever the reason.
-  return CorruptionAsInvalidArgument(
-      data::LoadDataset(spec.dataset, data_dir, data::Split::kTrain));
-}
 
 // One worker's run, in the order it happens: join, train, report.
 class Trainer {
@@ -70,6 +65,8 @@ class Trainer {
  private:
   Status Step(int64_t epoch, int64_t step, double* loss, bool* done);
   torch::Tensor BatchIndices(int64_t epoch, int64_t step);
+  data::Batch NextBatch(int64_t epoch, int64_t step);
+  void RequestBatches();
   void LogStep(int64_t epoch, double loss);
   void LogEpoch(int64_t epoch, int64_t steps, double loss_sum);
   int64_t NextStep() const;
@@ -80,7 +77,13 @@ class Trainer {
   ps::JobSpec spec_;
   std::shared_ptr<models::Model> model_;
   torch::Device device_{torch::kCPU};
-  data::Dataset train_;
+  std::unique_ptr<data::Source> train_;
+  // Reads batches ahead on --data_threads threads; declared after train_,
+  // which it reads, so that it goes first.
+  std::unique_ptr<data::BatchLoader> loader_;
+  int loader_depth_ = 1;
+  int64_t next_request_ = 0;       // the global step to request next
+  std::vector<uint32_t> members_;  // those the requested batches assumed
   std::unique_ptr<HostMirror> mirror_;
   std::unique_ptr<GradStream> stream_;
   // Borrows model_, mirror_ and stream_: declared after them, so that it
@@ -116,16 +119,25 @@ Status Trainer::Join() {
   torch::manual_seed(spec_.seed);
   PS_ASSIGN_OR_RETURN(model_, options_.make_model
                                   ? options_.make_model(spec_.model)
-                                  : models::MakeModel(spec_.model));
+                                  : ps::MakeJobModel(spec_));
   // Check our own input before joining, so that bad input ends this worker
   // alone and does not look like a worker lost mid-job.
-  PS_ASSIGN_OR_RETURN(train_, LoadTrainSet(spec_, options_.data_dir));
-  if (spec_.batch_size > train_.size() / spec_.num_workers()) {
+  PS_ASSIGN_OR_RETURN(
+      train_, ps::OpenJobSource(spec_, options_.data_dir, data::Split::kTrain));
+  if (spec_.input_channels > 0) {
+    PS_RETURN_IF_ERROR(
+        ps::CheckInputShape(spec_, options_.data_dir, train_->shape()));
+  }
+  const int64_t num_samples = train_->size();
+  if (spec_.batch_size > num_samples / spec_.num_workers()) {
     return InvalidArgument("--batch_size " + std::to_string(spec_.batch_size) +
                            " x " + std::to_string(spec_.num_workers()) +
                            " workers exceeds the " +
-                           std::to_string(train_.size()) + " training samples");
+                           std::to_string(num_samples) + " training samples");
   }
+  loader_depth_ = spec_.data_threads + 1;
+  loader_ = std::make_unique<data::BatchLoader>(*train_, spec_.data_threads,
+                                                loader_depth_);
   PS_RETURN_IF_ERROR(servers_.JoinServers(ps::Fingerprint(*model_)));
   model_->to(device_);
   mirror_ = std::make_unique<HostMirror>(*model_);
@@ -135,7 +147,7 @@ Status Trainer::Join() {
   if (pipelined_)
     model_->set_await([this](size_t n) { servers_.arrivals().WaitKeys(n); });
   sampler_ = std::make_unique<data::ShardSampler>(
-      train_.size(), spec_.num_workers(), options_.rank - spec_.num_servers,
+      num_samples, spec_.num_workers(), options_.rank - spec_.num_servers,
       spec_.batch_size, spec_.seed);
   const int64_t per_epoch = sampler_->steps_per_epoch();
   total_steps_ = spec_.epochs > std::numeric_limits<int64_t>::max() / per_epoch
@@ -231,6 +243,36 @@ torch::Tensor Trainer::BatchIndices(int64_t epoch, int64_t step) {
                                    static_cast<int>(members.size()));
 }
 
+// The batch of global step epoch * per_epoch + step, read ahead: the loader
+// holds the next requests in step order, and is cleared when the step
+// differs from the one it expected (a sync worker jumped ahead, a step was
+// redone) or the members that share the batches changed.
+data::Batch Trainer::NextBatch(int64_t epoch, int64_t step) {
+  const int64_t global = epoch * sampler_->steps_per_epoch() + step;
+  const auto& members = servers_.master().members();
+  if ((spec_.reassign_shards && members != members_) ||
+      (loader_->pending() > 0 && loader_->front_tag() != global)) {
+    loader_->Clear();
+  }
+  members_ = members;
+  if (loader_->pending() == 0)
+    next_request_ = global;
+  RequestBatches();
+  data::Batch batch = loader_->Take();
+  RequestBatches();
+  return batch;
+}
+
+void Trainer::RequestBatches() {
+  const int64_t per_epoch = sampler_->steps_per_epoch();
+  while (loader_->pending() < loader_depth_ && next_request_ < total_steps_) {
+    const int64_t epoch = next_request_ / per_epoch;
+    loader_->Request(next_request_,
+                     BatchIndices(epoch, next_request_ % per_epoch), epoch);
+    ++next_request_;
+  }
+}
+
 // Forward and backward on this worker's batch, then one push-pull: the
 // push leaves during backward, and the step ends once the reply's version
 // is known; its parameters arrive during the next forward, which waits for
@@ -241,7 +283,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   const auto t0 = Clock::now();
   if (options_.before_step)
     options_.before_step();
-  data::Batch batch = data::GetBatch(train_, BatchIndices(epoch, step));
+  data::Batch batch = NextBatch(epoch, step);
   // The last push has left whole: its reply's meta is in.
   model_->zero_grad(/*set_to_none=*/false);
   auto out = model_->forward(batch.images.to(device_));
@@ -281,6 +323,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   progress_.compute += wall - communication;
   progress_.communication += communication;
   progress_.samples += batch.labels.size(0);
+  progress_.skipped += batch.skipped;
   ++progress_.steps;
   *done = true;
   return Status::Ok();
@@ -300,6 +343,7 @@ Status Trainer::Finish() {
   report::WorkerStats stats;
   stats.steps = progress_.steps;
   stats.samples = progress_.samples;
+  stats.skipped_samples = progress_.skipped;
   stats.wall_seconds = Seconds(Clock::now() - progress_.start);
   stats.samples_per_second =
       stats.wall_seconds > 0

@@ -51,7 +51,7 @@ TEST(ServerStatsTest, EveryFieldIsDocumented) {
   ServerStats s;
   s.target_accuracy = 0.5;
   const auto j = ToJson(s);
-  EXPECT_EQ(j.size(), 29u);
+  EXPECT_EQ(j.size(), 30u);
   for (const auto& item : j.items()) {
     EXPECT_NE(server.find("| `" + item.key() + "` |"), std::string::npos)
         << item.key();

@@ -103,5 +103,40 @@ TEST(GradStreamTest, AbortLeavesTheGateClosedAndAborted) {
   EXPECT_FALSE(stream.gate()->aborted());
 }
 
+// A BatchNorm's buffers are keys too: forward has written them, so they
+// are ready when backward starts, and the gate opens the prefix of the
+// expected order up to the first parameter whose gradient is not final.
+TEST(GradStreamTest, BuffersAreReadyAtBegin) {
+  torch::manual_seed(3);
+  torch::nn::Sequential net{torch::nn::Linear(8, 4),
+                            torch::nn::BatchNorm1d(4)};
+  // Keys, state_dict order: 0.weight, 0.bias, 1.weight, 1.bias,
+  // 1.running_mean, 1.running_var, 1.num_batches_tracked.
+  std::vector<at::Tensor> keys;
+  for (const auto& p : net[0]->parameters())
+    keys.push_back(p);
+  for (const auto& p : net[1]->parameters())
+    keys.push_back(p);
+  for (const auto& b : net[1]->buffers())
+    keys.push_back(b);
+  ASSERT_EQ(keys.size(), 7u);
+  for (auto& k : keys) {
+    if (k.requires_grad())
+      k.mutable_grad() = torch::zeros_like(k);
+  }
+  GradStream stream(keys, /*hook=*/true);
+  // The expected order at first is reverse key order: the three buffers
+  // lead it.
+  auto loss = net->forward(torch::randn({16, 8})).pow(2).sum();
+  stream.Begin();
+  EXPECT_EQ(stream.gate()->open(), 3u);
+  loss.backward();
+  // Backward showed the buffers first, then the parameters: a new order.
+  EXPECT_TRUE(stream.End());
+  EXPECT_EQ(stream.gate()->open(), net::SendGate::kAll);
+  for (int k = 4; k < 7; ++k)
+    EXPECT_LE(stream.marks()[k], 3u) << "buffer key " << k;
+}
+
 }  // namespace
 }  // namespace pstrain::worker

@@ -108,8 +108,7 @@ TEST(GradStreamTest, AbortLeavesTheGateClosedAndAborted) {
 // expected order up to the first parameter whose gradient is not final.
 TEST(GradStreamTest, BuffersAreReadyAtBegin) {
   torch::manual_seed(3);
-  torch::nn::Sequential net{torch::nn::Linear(8, 4),
-                            torch::nn::BatchNorm1d(4)};
+  torch::nn::Sequential net{torch::nn::Linear(8, 4), torch::nn::BatchNorm1d(4)};
   // Keys, state_dict order: 0.weight, 0.bias, 1.weight, 1.bias,
   // 1.running_mean, 1.running_var, 1.num_batches_tracked.
   std::vector<at::Tensor> keys;

@@ -35,7 +35,8 @@ std::string JoinedNames() {
 
 }  // namespace
 
-Result<std::shared_ptr<Model>> MakeModel(const std::string& name) {
+Result<std::shared_ptr<Model>> MakeModel(const std::string& name,
+                                         const InputShape&) {
   for (const ZooEntry& entry : kZoo) {
     if (name == entry.name)
       return entry.make();

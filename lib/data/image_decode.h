@@ -48,7 +48,8 @@ Result<ImageSize> PeekImageSize(const std::string& path,
 /// high byte; CMYK JPEGs (Adobe's inverted form) become R = C*K/255 etc.
 ///
 /// A JPEG is decoded with TurboJPEG's DCT-domain scaling by the smallest
-/// factor M/8 (libjpeg-turbo's factors <= 1) whose result is still at least
+/// factor of 1/2, 1/4 and 1/8 (the others, 3/8..7/8, decode slower than no
+/// scaling in libjpeg-turbo 2.1: no SIMD) whose result is still at least
 /// `need.width` x `need.height` (a field <= 0 sets no bound on its side;
 /// ImageSize{}, both zero, decodes at full size). A PNG is always
 /// decoded at full size. Image::full holds the stored size either way.

@@ -6,7 +6,13 @@
 // (case-insensitive) under its folder, subfolders included, sorted by
 // folder and then name. Holds the file list only; Get reads, decodes and
 // transforms each sample (data/transforms.h: RandomResizedCrop + flip for
-// train, Resize + CenterCrop for test, ImageNet's normalization).
+// train, Resize + CenterCrop for test, ImageNet's normalization). A JPEG is
+// decoded with DCT scaling (data/image_decode.h) only as far as the image
+// keeps at least the pixels the output needs: for train the crop, drawn
+// first from the header's size, keeps >= image_size per side
+// (NeededForCrop); for test the image keeps >= the Resize target. This is
+// stricter than "the shorter side stays >= image_size": a crop is never
+// resampled from fewer than image_size pixels per side.
 //
 // Thread-safe: Get may run on several threads at once. A file that fails to
 // read or decode is reported once (SourceOptions::on_corrupt), remembered,

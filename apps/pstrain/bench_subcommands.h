@@ -1,8 +1,8 @@
 #pragma once
 // The subcommands of `pstrain bench` that live in files of their own
-// (cmd_bench_eval.cc, cmd_bench_load.cc), and what every bench subcommand
-// shares. Each Setup adds its flags to `sub` and returns the function that
-// runs it, as Command::setup does (command.h).
+// (cmd_bench_data.cc, cmd_bench_eval.cc, cmd_bench_load.cc), and what every
+// bench subcommand shares. Each Setup adds its flags to `sub` and returns the
+// function that runs it, as Command::setup does (command.h).
 
 #include <memory>
 
@@ -13,6 +13,8 @@
 
 namespace pstrain::apps {
 
+/// `pstrain bench data`: read, decode and transform rates of a data set.
+RunFn SetupBenchData(CLI::App* sub);
 /// `pstrain bench eval`: the evaluator's speed at each batch size.
 RunFn SetupBenchEval(CLI::App* sub);
 /// `pstrain bench load`: many connections against one server.

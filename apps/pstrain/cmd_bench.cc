@@ -272,7 +272,14 @@ RunFn SetupBench(CLI::App* sub) {
       "Score a model's test set at each batch size and thread count with the "
       "evaluator serve, eval and launch use");
   RunFn run_eval = SetupBenchEval(eval_sub);
+  CLI::App* data_sub = sub->add_subcommand(
+      "data",
+      "Read, decode and transform a data set's samples (imagefolder, "
+      "cifar10, ...) on threads; images per second per thread");
+  RunFn run_data = SetupBenchData(data_sub);
   return [=] {
+    if (data_sub->parsed())
+      return run_data();
     if (eval_sub->parsed())
       return run_eval();
     if (load_sub->parsed())

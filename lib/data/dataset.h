@@ -28,7 +28,8 @@ struct Dataset {
 
 /// Rows of a Dataset picked by GetBatch.
 struct Batch {
-  torch::Tensor images;  ///< float32 [b,1,28,28]
+  /// float32 [b, C, H, W]: [b,1,28,28] from GetBatch; Source::shape() says.
+  torch::Tensor images;
   torch::Tensor labels;  ///< int64 [b]
   /// Samples asked for but left out because they could not be decoded
   /// (Source::Get).

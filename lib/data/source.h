@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,12 @@ struct SourceOptions {
   /// a generator seeded by (seed, e, i) alone, so a run repeats exactly
   /// whichever thread or worker reads it.
   uint64_t seed = 1;
+  /// Called once per file that cannot be read or decoded, the first time
+  /// that Get meets it, with the Status saying why ("PATH: reason"). It runs
+  /// on the thread that calls Get (a BatchLoader's), so it must be
+  /// thread-safe. Default (empty): one line on stderr, "pstrain: skipping
+  /// corrupt image PATH: reason".
+  std::function<void(const Status&)> on_corrupt;
 };
 
 /// The shape of what a Source yields.

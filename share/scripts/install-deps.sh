@@ -6,14 +6,18 @@ set -eu
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 packages="cmake g++ make libtorch-dev libasio-dev nlohmann-json3-dev libcli11-dev
-  zlib1g-dev libssl-dev libopenblas0-pthread dataset-fashion-mnist"
+  zlib1g-dev libssl-dev libopenblas0-pthread dataset-fashion-mnist
+  libturbojpeg0-dev libpng-dev pkg-config"
 if [ "${1:-}" = "--test" ]; then
   # python3-torch: a test reads our checkpoints with Python's torch.load.
   # zsh, fish: syntax checks of the completions; mandoc, groff: of the man
   # pages; tmux: the progress bars on a real terminal; clang,
   # libclang-rt-14-dev: tests/fuzz/run.sh (libFuzzer, ASan, UBSan);
   # clang-format: every C++ file is formatted by the root .clang-format.
-  packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev clang-format"
+  # python3-torchvision, python3-pil: a test compares our image transforms
+  # with torchvision's.
+  packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev clang-format
+    python3-torchvision python3-pil"
 fi
 missing=""
 for p in $packages; do

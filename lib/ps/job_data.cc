@@ -24,9 +24,15 @@ data::SourceOptions SourceOptionsOf(const JobSpec& spec,
 
 Result<std::unique_ptr<data::Source>> OpenJobSource(const JobSpec& spec,
                                                     const std::string& data_dir,
-                                                    data::Split split) {
-  return CorruptionAsInvalidArgument(
-      data::OpenSource(SourceOptionsOf(spec, data_dir), split));
+                                                    data::Split split,
+                                                    report::EventLog* log) {
+  data::SourceOptions options = SourceOptionsOf(spec, data_dir);
+  if (log != nullptr) {
+    options.on_corrupt = [log](const Status& s) {
+      log->Info("skipping corrupt image " + s.message());
+    };
+  }
+  return CorruptionAsInvalidArgument(data::OpenSource(options, split));
 }
 
 void SetInputShape(const data::SourceShape& shape, JobSpec* spec) {

@@ -12,6 +12,7 @@
 #include "models/model.h"
 #include "models/model_zoo.h"
 #include "ps/job_spec.h"
+#include "report/event_log.h"
 #include "util/result.h"
 
 namespace pstrain::ps {
@@ -23,9 +24,11 @@ data::SourceOptions SourceOptionsOf(const JobSpec& spec,
 
 /// Opens `split` of the job's data set. Bad data (a missing or malformed
 /// folder or file) is bad input: kInvalidArgument, one line naming the path.
-Result<std::unique_ptr<data::Source>> OpenJobSource(const JobSpec& spec,
-                                                    const std::string& data_dir,
-                                                    data::Split split);
+/// A corrupt image met while reading is logged once to `log` ("skipping
+/// corrupt image PATH: reason"); nullptr: to stderr.
+Result<std::unique_ptr<data::Source>> OpenJobSource(
+    const JobSpec& spec, const std::string& data_dir, data::Split split,
+    report::EventLog* log = nullptr);
 
 /// Stores `shape` (rank 0's test set) in spec's input_channels, input_size
 /// and num_classes.

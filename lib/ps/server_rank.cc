@@ -229,7 +229,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   models::SetComputeThreads(o.threads);
   // The test set's shape builds the model, here and on every other rank.
   PS_ASSIGN_OR_RETURN(std::shared_ptr<const data::Source> test,
-                      OpenJobSource(spec, o.data_dir, data::Split::kTest));
+                      OpenJobSource(spec, o.data_dir, data::Split::kTest, log));
   SetInputShape(test->shape(), &spec);
   torch::manual_seed(spec.seed);
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));

@@ -122,8 +122,8 @@ Status Trainer::Join() {
                                   : ps::MakeJobModel(spec_));
   // Check our own input before joining, so that bad input ends this worker
   // alone and does not look like a worker lost mid-job.
-  PS_ASSIGN_OR_RETURN(
-      train_, ps::OpenJobSource(spec_, options_.data_dir, data::Split::kTrain));
+  PS_ASSIGN_OR_RETURN(train_, ps::OpenJobSource(spec_, options_.data_dir,
+                                                data::Split::kTrain, log_));
   if (spec_.input_channels > 0) {
     PS_RETURN_IF_ERROR(
         ps::CheckInputShape(spec_, options_.data_dir, train_->shape()));

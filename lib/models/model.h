@@ -16,9 +16,12 @@ namespace pstrain::models {
 
 class Model : public torch::nn::Module {
  public:
-  /// x: float32 [B,1,28,28] (normalized images), on the model's device.
-  /// Returns log-probabilities, float32 [B,10]. Dropout is active only in
-  /// train() mode. libtorch throws c10::Error on a wrongly shaped input.
+  /// x: float32 [B,C,H,W] (normalized images of the InputShape the model
+  /// was built for, models/model_zoo.h), on the model's device. Returns
+  /// log-probabilities, float32 [B,num_classes]. Dropout is active, and
+  /// BatchNorm normalizes by the batch and updates its running statistics,
+  /// only in train() mode. libtorch throws c10::Error on a wrongly shaped
+  /// input.
   virtual torch::Tensor forward(torch::Tensor x) = 0;
 
   /// From now on forward calls `await(n)` before it first uses a layer,

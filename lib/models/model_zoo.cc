@@ -52,11 +52,11 @@ std::string JoinedNames() {
   return joined;
 }
 
-// "3x32x32 in 10"
+// "3x32x32 in 10 classes"
 std::string Describe(const InputShape& s) {
   const std::string size = std::to_string(s.image_size);
   return std::to_string(s.channels) + "x" + size + "x" + size + " in " +
-         std::to_string(s.num_classes);
+         std::to_string(s.num_classes) + " classes";
 }
 
 Status CheckShape(const ZooEntry& entry, const InputShape& input) {
@@ -66,8 +66,8 @@ Status CheckShape(const ZooEntry& entry, const InputShape& input) {
         input.num_classes == kMnistShape.num_classes)
       return Status::Ok();
     return InvalidArgument(std::string("model '") + entry.name + "' takes " +
-                           Describe(kMnistShape) +
-                           " classes; the data set has " + Describe(input) +
+                           Describe(kMnistShape) + "; the data set has " +
+                           Describe(input) +
                            " (use resnet18, resnet34 or resnet50)");
   }
   if (input.channels >= 1 && input.image_size >= 1 && input.num_classes >= 1)
@@ -75,7 +75,7 @@ Status CheckShape(const ZooEntry& entry, const InputShape& input) {
   return InvalidArgument(std::string("model '") + entry.name +
                          "' needs at least 1 channel, 1 pixel and 1 class; "
                          "got " +
-                         Describe(input) + " classes");
+                         Describe(input));
 }
 
 }  // namespace
@@ -90,8 +90,8 @@ Result<std::shared_ptr<Model>> MakeModel(const std::string& name,
       return entry.make(input);
     } catch (const c10::Error& e) {
       return InvalidArgument("cannot build model '" + name + "' for " +
-                             Describe(input) +
-                             " classes: " + e.what_without_backtrace());
+                             Describe(input) + ": " +
+                             e.what_without_backtrace());
     }
   }
   return InvalidArgument("unknown model '" + name +

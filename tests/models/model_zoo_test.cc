@@ -124,7 +124,9 @@ INSTANTIATE_TEST_SUITE_P(AllModels, ModelZooTest, ::testing::ValuesIn(Cases()),
                          });
 
 TEST(ModelZooNamesTest, ListsModelsDefaultFirst) {
-  EXPECT_EQ(ModelNames(), (std::vector<std::string>{"net", "convnet", "mlp"}));
+  EXPECT_EQ(ModelNames(),
+            (std::vector<std::string>{"net", "convnet", "mlp", "resnet18",
+                                      "resnet34", "resnet50"}));
 }
 
 TEST(ModelZooNamesTest, UnknownNameIsInvalidArgument) {
@@ -132,7 +134,36 @@ TEST(ModelZooNamesTest, UnknownNameIsInvalidArgument) {
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(model.status().message(),
-            "unknown model 'resnet'; expected one of: net, convnet, mlp");
+            "unknown model 'resnet'; expected one of: net, convnet, mlp, "
+            "resnet18, resnet34, resnet50");
+}
+
+TEST(ModelZooShapeTest, MnistModelsRefuseOtherShapes) {
+  for (const char* name : {"net", "convnet", "mlp"}) {
+    Result<std::shared_ptr<Model>> model = MakeModel(name, {3, 32, 10});
+    ASSERT_FALSE(model.ok()) << name;
+    EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(model.status().message(),
+              std::string("model '") + name +
+                  "' takes 1x28x28 in 10 classes; the data set has 3x32x32 "
+                  "in 10 classes (use resnet18, resnet34 or resnet50)");
+    EXPECT_FALSE(MakeModel(name, {1, 28, 100}).ok()) << name;
+    EXPECT_FALSE(MakeModel(name, {1, 32, 10}).ok()) << name;
+    EXPECT_TRUE(MakeModel(name, {1, 28, 10}).ok()) << name;
+  }
+}
+
+TEST(ModelZooShapeTest, ResNetsTakeAnyShapeButAnEmptyOne) {
+  EXPECT_TRUE(MakeModel("resnet18", {3, 32, 100}).ok());
+  EXPECT_TRUE(MakeModel("resnet18", {1, 28, 10}).ok());
+  for (const InputShape& bad :
+       {InputShape{0, 32, 10}, InputShape{3, 0, 10}, InputShape{3, 32, 0}}) {
+    Result<std::shared_ptr<Model>> model = MakeModel("resnet18", bad);
+    ASSERT_FALSE(model.ok());
+    EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(model.status().message().find("resnet18"), std::string::npos)
+        << model.status().message();
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // A ResNet trained on an image folder by two workers: a corrupt file is
 // skipped and counted once, the server's BatchNorm buffers after a sync
 // step are the mean of the two workers', and `eval` of the checkpoint gives
-// the accuracy the run reported.
+// the accuracy the run reported; with one server and with two, where each
+// buffer lives on the server its key is planned to.
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -47,7 +48,10 @@ std::vector<models::StateTensor> WorkerState(const std::string& dir,
   return models::ModelState(**model);
 }
 
-TEST(ImageFolderJobTest, SkipsTheCorruptFileAndAveragesTheBuffers) {
+class ImageFolderJobTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ImageFolderJobTest, SkipsTheCorruptFileAndAveragesTheBuffers) {
+  const int servers = GetParam();
   ScratchDir dir;
   data::testing::WriteImageFolder(dir.path(), {"cat", "dog", "fox"}, 5, 32,
                                   /*with_corrupt=*/false);
@@ -56,7 +60,9 @@ TEST(ImageFolderJobTest, SkipsTheCorruptFileAndAveragesTheBuffers) {
   const std::string checkpoint = dir.File("resnet.pt");
   auto r = RunPstrain({"launch",
                        "--world_size",
-                       "3",
+                       std::to_string(servers + 2),
+                       "--num_servers",
+                       std::to_string(servers),
                        "--model",
                        "resnet18",
                        "--dataset",
@@ -122,6 +128,11 @@ TEST(ImageFolderJobTest, SkipsTheCorruptFileAndAveragesTheBuffers) {
   EXPECT_EQ(eval["test_loss"].get<double>(),
             summary["test_loss"].get<double>());
 }
+
+INSTANTIATE_TEST_SUITE_P(Servers, ImageFolderJobTest, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "_servers";
+                         });
 
 }  // namespace
 }  // namespace pstrain::testing

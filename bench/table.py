@@ -3,8 +3,8 @@
 
     bench/table.py [results directory]     (default: bench/results)
 
-Reads train.json (`pstrain bench train --json`) and wire.json (`pstrain bench
-wire --json`), whichever exist. Standard library only.
+Reads train.json and train_resnet18.json (`pstrain bench train --json`) and
+wire.json (`pstrain bench wire --json`), whichever exist. Standard library only.
 """
 import json
 import os
@@ -76,7 +76,9 @@ def main():
     results = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "results")
     printed = False
-    for name, table in (("train.json", train_table), ("wire.json", wire_table)):
+    for name, table in (("train.json", train_table),
+                        ("train_resnet18.json", train_table),
+                        ("wire.json", wire_table)):
         path = os.path.join(results, name)
         if not os.path.exists(path):
             continue

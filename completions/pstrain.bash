@@ -8,7 +8,7 @@ _pstrain() {
       pstrain_serve|pstrain_work|pstrain_launch|pstrain_eval|pstrain_bench|pstrain_bench_wire|pstrain_bench_train|pstrain_bench_load|pstrain_bench_eval|pstrain_bench_data|pstrain_run|pstrain_completions|pstrain_man) cmd=${cmd}_$w ;;
     esac
   done
-  case "  --rank --world_size --master_addr --master_port --num_servers --model --dataset --image_size --data_threads --mode --staleness --optimizer --lr --momentum --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --target_accuracy --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --max_frame_bytes --auth_token_file --checkpoint --resume --checkpoint_every --keep --bind_addr --config --device --reconnect_timeout --sizes --workers --op --seconds --modes --steps --connections --bytes --batch_sizes --repeats --samples --files " in
+  case "  --rank --world_size --master_addr --master_port --num_servers --model --dataset --image_size --data_threads --mode --staleness --optimizer --lr --momentum --weight_decay --betas --eps --lr_schedule --staleness_lr --batch_size --epochs --max_steps --seed --eval_interval --target_accuracy --log_interval --slice_bytes --backup_workers --server_threads --heartbeat --dead_after --step_timeout --data_dir --threads --timeout --max_frame_bytes --auth_token_file --checkpoint --resume --checkpoint_every --keep --bind_addr --config --device --reconnect_timeout --sizes --workers --op --seconds --modes --steps --single_batch_size --connections --bytes --batch_sizes --repeats --samples --files " in
     *" $prev "*) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case $cmd in
@@ -19,7 +19,7 @@ _pstrain() {
     pstrain_eval) words='--help --checkpoint --model --dataset --image_size --batch_size --data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet --config --print_config' ;;
     pstrain_bench) words='wire train load eval data --help' ;;
     pstrain_bench_wire) words='--help --sizes --workers --op --seconds --json --config --print_config' ;;
-    pstrain_bench_train) words='--help --model --dataset --image_size --data_threads --modes --world_size --steps --batch_size --data_dir --lr --momentum --seed --threads --target_accuracy --eval_interval --timeout --json --config --print_config' ;;
+    pstrain_bench_train) words='--help --model --dataset --image_size --data_threads --modes --world_size --steps --batch_size --single_batch_size --data_dir --lr --momentum --seed --threads --target_accuracy --eval_interval --timeout --json --config --print_config' ;;
     pstrain_bench_load) words='--help --connections --bytes --seconds --json --config --print_config' ;;
     pstrain_bench_eval) words='--help --model --dataset --data_dir --checkpoint --batch_sizes --threads --repeats --json --config --print_config' ;;
     pstrain_bench_data) words='--help --dataset --data_dir --image_size --data_threads --seconds --samples --files --json --config --print_config' ;;

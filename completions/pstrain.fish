@@ -160,6 +160,7 @@ complete -c pstrain -n '__fish_seen_subcommand_from train' -l modes -r -F -d 'Ro
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l world_size -r -F -d 'Processes of sync and async: 1 server + workers'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l steps -r -F -d 'Steps per worker'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l batch_size -r -F -d 'Samples per worker per step'
+complete -c pstrain -n '__fish_seen_subcommand_from train' -l single_batch_size -r -F -d 'Samples per step of single (0: --batch_size; workers x --batch_size: the samples sync sees)'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l data_dir -r -F -d 'Directory of the data set; default: Debian'\''s'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l lr -r -F -d 'SGD learning rate'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l momentum -r -F -d 'SGD momentum'

@@ -205,6 +205,11 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
   sub->add_option("--batch_size", o.batch_size, "Samples per worker per step")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  sub->add_option("--single_batch_size", o.single_batch_size,
+                  "Samples per step of single (0: --batch_size; workers x "
+                  "--batch_size: the samples sync sees)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--data_dir", o.data_dir,
                   "Directory of the data set; default: Debian's");
   sub->add_option("--lr", o.lr, "SGD learning rate")

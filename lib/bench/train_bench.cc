@@ -68,9 +68,15 @@ Status Validate(const TrainBenchOptions& o) {
     return InvalidArgument("steps must be >= 1");
   if (o.batch_size < 1)
     return InvalidArgument("batch_size must be >= 1");
+  if (o.single_batch_size < 0)
+    return InvalidArgument("single_batch_size must be >= 0");
   if (o.single_threads < 0)
     return InvalidArgument("threads must be >= 0");
   return Status::Ok();
+}
+
+int64_t SingleBatchSize(const TrainBenchOptions& o) {
+  return o.single_batch_size > 0 ? o.single_batch_size : o.batch_size;
 }
 
 // The fields every row has, from the options.
@@ -98,7 +104,7 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   l.image_size = o.image_size;
   l.data_threads = o.data_threads;
   l.steps = o.steps;
-  l.batch_size = o.batch_size;
+  l.batch_size = SingleBatchSize(o);
   l.lr = o.lr;
   l.momentum = o.momentum;
   l.seed = o.seed;
@@ -109,6 +115,7 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   l.eval_interval = o.eval_interval;
   PS_ASSIGN_OR_RETURN(worker::LocalRunStats s, worker::TrainLocally(l));
   json row = RowBase(o, "single");
+  row["batch_size"] = l.batch_size;
   row["processes"] = 1;
   row["workers"] = 1;
   row["threads_per_process"] = s.threads;
@@ -300,7 +307,9 @@ Result<json> RunTrainBench(const TrainBenchOptions& o) {
   for (const std::string& mode : o.modes) {
     if (o.progress) {
       *o.progress << "pstrain bench: train " << mode << ": " << o.model << ", "
-                  << o.steps << " steps of " << o.batch_size << " samples"
+                  << o.steps << " steps of "
+                  << (mode == "single" ? SingleBatchSize(o) : o.batch_size)
+                  << " samples"
                   << (mode == "single"
                           ? std::string(", one process")
                           : ", " + std::to_string(o.world_size - 1) +

@@ -35,6 +35,10 @@ struct TrainBenchOptions {
   int64_t steps = 200;
   /// Samples per worker per step. Default: 32.
   int64_t batch_size = 32;
+  /// Samples per step of the single process; 0: batch_size. With
+  /// (world_size-1) * batch_size, single sees the samples sync's workers see
+  /// together (sync is then the same computation). Default: 0.
+  int64_t single_batch_size = 0;
   /// Directory of the data set; "" = Debian's place for it.
   std::string data_dir;
   /// imagefolder: side of the crop, pixels. Default: 224.

@@ -56,6 +56,29 @@ TEST(TrainBenchProcessTest, PrintsOneDocumentWithARowPerMode) {
   EXPECT_GT(rows[1]["speedup_over_single"].get<double>(), 0);
 }
 
+// Single with the workers' batches together sees sync's samples, and as sync
+// is the same computation, scores what it scores.
+TEST(TrainBenchProcessTest, SingleBatchSizeGivesSingleSyncsSamples) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 320, 100);
+  auto r = RunPstrain({"bench", "train", "--model", "mlp", "--modes",
+                       "single,sync", "--world_size", "3", "--steps", "20",
+                       "--batch_size", "8", "--single_batch_size", "16",
+                       "--data_dir", dir.path(), "--json"},
+                      180);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  const auto& rows = doc["train"];
+  ASSERT_EQ(rows.size(), 2u) << doc.dump(2);
+  EXPECT_EQ(rows[0]["batch_size"], 16);
+  EXPECT_EQ(rows[1]["batch_size"], 8);
+  EXPECT_EQ(rows[0]["samples"], 20 * 16);
+  EXPECT_EQ(rows[1]["samples"], 20 * 16);
+  EXPECT_NEAR(rows[0]["test_loss"].get<double>(),
+              rows[1]["test_loss"].get<double>(), 1e-4);
+}
+
 TEST(TrainBenchProcessTest, HumanTableHasARowPerMode) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 320, 100);

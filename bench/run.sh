@@ -24,6 +24,7 @@ mv "$results/train.json.tmp" "$results/train.json"
 # Fashion-MNIST: sync's two workers of 32 see the samples single's 64 see.
 echo "run.sh: bench train resnet18 (about 20 minutes)" >&2
 "$bin" bench train --model resnet18 --modes single,sync,async --world_size 3 --steps 300 \
+  --single_batch_size 64 \
   --json > "$results/train_resnet18.json.tmp"
 mv "$results/train_resnet18.json.tmp" "$results/train_resnet18.json"
 

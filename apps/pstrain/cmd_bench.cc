@@ -218,6 +218,10 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
   sub->add_option("--momentum", o.momentum, "SGD momentum")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--lr_schedule", o.lr_schedule,
+                  "auto (cosine over --steps for resnets, else constant), "
+                  "constant, step:N:GAMMA or cosine")
+      ->capture_default_str();
   sub->add_option("--seed", o.seed, "Seed of the model, shuffle and dropout")
       ->capture_default_str();
   sub->add_option("--threads", o.single_threads,

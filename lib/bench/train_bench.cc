@@ -84,7 +84,8 @@ json RowBase(const TrainBenchOptions& o, const std::string& mode) {
   return {{"mode", mode},           {"model", o.model},
           {"dataset", o.dataset},   {"batch_size", o.batch_size},
           {"steps", o.steps},       {"lr", o.lr},
-          {"momentum", o.momentum}, {"seed", o.seed},
+          {"momentum", o.momentum}, {"lr_schedule", o.lr_schedule},
+          {"seed", o.seed},
           {"notes", json::array()}};
 }
 
@@ -107,6 +108,7 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   l.batch_size = SingleBatchSize(o);
   l.lr = o.lr;
   l.momentum = o.momentum;
+  l.lr_schedule = o.lr_schedule;
   l.seed = o.seed;
   // The whole machine, as launch splits it between its processes.
   l.threads =
@@ -155,6 +157,7 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
       "--data_threads", std::to_string(o.data_threads),
       "--lr",           Exact(o.lr),
       "--momentum",     Exact(o.momentum),
+      "--lr_schedule",  o.lr_schedule,
       "--seed",         std::to_string(o.seed),
       "--master_addr",  "127.0.0.1",
       "--master_port",  "0",

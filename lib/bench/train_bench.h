@@ -47,6 +47,9 @@ struct TrainBenchOptions {
   int data_threads = 2;
   /// SGD's learning rate and momentum, and the seed. Defaults: 0.03, 0.9, 1.
   double lr = 0.03, momentum = 0.9;
+  /// The job's --lr_schedule, for every mode. Default: "auto" (cosine over
+  /// the steps for the ResNets, constant otherwise; ps::ResolveLrSchedule).
+  std::string lr_schedule = "auto";
   uint64_t seed = 1;
   /// libtorch threads of the single process; 0: all cores (as `launch`
   /// gives each of its processes cores / processes). Default: 0.

@@ -141,7 +141,7 @@ Status CheckRules(const JobSpec& s) {
   if (s.nesterov && s.momentum == 0) {
     return InvalidArgument("--nesterov: needs --momentum > 0");
   }
-  auto schedule = ParseLrSchedule(s.lr_schedule);
+  auto schedule = LrScheduleOf(s);
   if (!schedule.ok())
     return schedule.status();
   if (schedule->kind == LrSchedule::Kind::kCosine && ScheduleVersions(s) <= 0) {

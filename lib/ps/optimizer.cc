@@ -101,7 +101,24 @@ Result<LrSchedule> ParseLrSchedule(const std::string& text) {
   }
   return InvalidArgument(
       "--lr_schedule '" + text +
-      "': expected constant, step:N:GAMMA (N >= 1, GAMMA > 0) or cosine");
+      "': expected auto, constant, step:N:GAMMA (N >= 1, GAMMA > 0) or "
+      "cosine");
+}
+
+Result<LrSchedule> ResolveLrSchedule(const std::string& text,
+                                     const std::string& model,
+                                     int64_t versions) {
+  if (text != "auto")
+    return ParseLrSchedule(text);
+  LrSchedule s;
+  if (model.rfind("resnet", 0) == 0 && versions >= 1)
+    s.kind = LrSchedule::Kind::kCosine;
+  return s;
+}
+
+Result<LrSchedule> LrScheduleOf(const JobSpec& spec) {
+  return ResolveLrSchedule(spec.lr_schedule, spec.model,
+                           ScheduleVersions(spec));
 }
 
 double ScheduledLr(const LrSchedule& s, double base_lr, uint64_t version,

@@ -81,7 +81,7 @@ ParameterServer::ParameterServer(const JobSpec& spec,
                                         optimizers_[i]->step();
                                         return Status::Ok();
                                       });
-  auto schedule = ParseLrSchedule(spec.lr_schedule);
+  auto schedule = LrScheduleOf(spec);
   PS_CHECK(schedule.ok()) << schedule.status().message();
   schedule_ = *schedule;
   auto staleness_lr = ParseStalenessLr(spec.staleness_lr);

@@ -10,6 +10,7 @@
 #include "models/evaluator.h"
 #include "models/model_zoo.h"
 #include "ps/job_data.h"
+#include "ps/optimizer.h"
 
 namespace pstrain::worker {
 
@@ -32,7 +33,7 @@ Status Validate(const LocalTrainOptions& o) {
     return InvalidArgument("momentum must be >= 0");
   if (o.threads < 0)
     return InvalidArgument("threads must be >= 0");
-  return Status::Ok();
+  return ps::ResolveLrSchedule(o.lr_schedule, o.model, o.steps).status();
 }
 
 Result<std::shared_ptr<const data::Source>> Load(const LocalTrainOptions& o,
@@ -68,6 +69,9 @@ double RunSteps(models::Model& model, const data::Source& train,
   };
   torch::optim::SGD sgd(model.parameters(),
                         torch::optim::SGDOptions(o.lr).momentum(o.momentum));
+  // Validate resolved it once already.
+  const ps::LrSchedule schedule =
+      *ps::ResolveLrSchedule(o.lr_schedule, o.model, o.steps);
   const bool evaluate = o.target_accuracy > 0 && o.eval_interval > 0;
   model.train();
   double seconds = 0;
@@ -80,6 +84,7 @@ double RunSteps(models::Model& model, const data::Source& train,
       data::Batch batch = loader.Take();
       stats->samples += batch.labels.size(0);
       stats->skipped_samples += batch.skipped;
+      ps::SetLr(sgd, ps::ScheduledLr(schedule, o.lr, done, o.steps));
       sgd.zero_grad();
       torch::nll_loss(model.forward(batch.images), batch.labels).backward();
       sgd.step();

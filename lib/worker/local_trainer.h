@@ -32,6 +32,9 @@ struct LocalTrainOptions {
   /// torch::optim::SGD's learning rate and momentum. Defaults: 0.03, 0.9.
   double lr = 0.03;
   double momentum = 0.9;
+  /// The job's --lr_schedule (ps::ResolveLrSchedule, over `steps`): step t
+  /// uses the lr a sync server uses for version t. Default: "auto".
+  std::string lr_schedule = "auto";
   /// Seeds the initial model, the shuffle (data::ShardSampler) and dropout.
   uint64_t seed = 1;
   /// libtorch intra-op threads for the run (at::set_num_threads; the

@@ -87,7 +87,7 @@ TEST(JobSpecTest, OptimizerFlagsAreValidated) {
   EXPECT_EQ(message([](JobSpec& s) { s.eps = -1; }),
             "--eps -1.000000: expected >= 0 (0: the optimizer's default)");
   EXPECT_EQ(message([](JobSpec& s) { s.lr_schedule = "step:0:0.5"; }),
-            "--lr_schedule 'step:0:0.5': expected constant, step:N:GAMMA (N >= "
+            "--lr_schedule 'step:0:0.5': expected auto, constant, step:N:GAMMA (N >= "
             "1, GAMMA > 0) "
             "or cosine");
   EXPECT_EQ(message([](JobSpec& s) { s.lr_schedule = "cosine"; }),

@@ -107,6 +107,32 @@ TEST(OptimizerTest, RmspropIsLibtorchs) {
   });
 }
 
+TEST(OptimizerTest, AutoScheduleIsCosineForResNetsWithALength) {
+  using Kind = LrSchedule::Kind;
+  auto kind = [](const char* model, int64_t versions) {
+    auto s = ResolveLrSchedule("auto", model, versions);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? s->kind : Kind::kStep;
+  };
+  EXPECT_EQ(kind("resnet18", 300), Kind::kCosine);
+  EXPECT_EQ(kind("resnet50", 1), Kind::kCosine);
+  EXPECT_EQ(kind("resnet18", 0), Kind::kConstant);  // length unknown
+  EXPECT_EQ(kind("net", 300), Kind::kConstant);
+  EXPECT_EQ(kind("convnet", 300), Kind::kConstant);
+  // A schedule named is the schedule used, whatever the model.
+  auto named = ResolveLrSchedule("constant", "resnet18", 300);
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->kind, Kind::kConstant);
+  EXPECT_FALSE(ResolveLrSchedule("step:0:1", "net", 300).ok());
+
+  JobSpec spec;
+  spec.model = "resnet34";
+  spec.max_steps = 10;
+  auto of = LrScheduleOf(spec);
+  ASSERT_TRUE(of.ok());
+  EXPECT_EQ(of->kind, Kind::kCosine);
+}
+
 TEST(OptimizerTest, SchedulesValues) {
   auto constant = ParseLrSchedule("constant");
   ASSERT_TRUE(constant.ok());

@@ -52,9 +52,12 @@ def train_table(doc):
                      percent(r["communication_seconds_per_step"], step),
                      percent(r["waiting_seconds_per_step"], step),
                      fixed(r["test_accuracy"], 4), fixed(r["speedup_over_single"], 2)])
-    first = doc["train"][0]
+    first, last = doc["train"][0], doc["train"][-1]
     title = ("`pstrain bench train`: %s on %s, %d steps of %d samples per worker"
-             % (first["model"], first["dataset"], first["steps"], first["batch_size"]))
+             % (first["model"], first["dataset"], first["steps"], last["batch_size"]))
+    single = [r for r in doc["train"] if r["mode"] == "single"]
+    if single and single[0]["batch_size"] != last["batch_size"]:
+        title += " (single: %d per step)" % single[0]["batch_size"]
     return "\n".join([title, "", markdown(
         ["mode", "samples/s", "wall s", "s/step", "compute", "comm", "waiting",
          "test acc", "speed-up"], rows)])

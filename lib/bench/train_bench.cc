@@ -85,8 +85,7 @@ json RowBase(const TrainBenchOptions& o, const std::string& mode) {
           {"dataset", o.dataset},   {"batch_size", o.batch_size},
           {"steps", o.steps},       {"lr", o.lr},
           {"momentum", o.momentum}, {"lr_schedule", o.lr_schedule},
-          {"seed", o.seed},
-          {"notes", json::array()}};
+          {"seed", o.seed},         {"notes", json::array()}};
 }
 
 // Seconds per step and its split; `compute` etc. are seconds per step.

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "keys_on_demand.h"
+
 namespace pstrain::models {
 namespace {
 
@@ -79,26 +81,14 @@ TEST_P(ModelZooTest, ForwardAwaitsEachLayerBeforeUsingIt) {
   torch::manual_seed(4);
   std::shared_ptr<Model> reference = MustMake(GetParam().name);
   std::shared_ptr<Model> model = MustMake(GetParam().name);
-  const auto want = reference->parameters();
-  auto params = model->parameters();
-  torch::NoGradGuard no_grad;
-  for (auto& p : params)
-    p.fill_(std::numeric_limits<float>::quiet_NaN());
-  std::vector<size_t> asked;
-  model->set_await([&](size_t n) {
-    asked.push_back(n);
-    for (size_t k = 0; k < n && k < params.size(); ++k)
-      params[k].copy_(want[k]);
-  });
-  model->eval();
-  reference->eval();
-  const torch::Tensor x = torch::randn({4, 1, 28, 28});
-  EXPECT_TRUE(model->forward(x).equal(reference->forward(x)));
-  ASSERT_GE(asked.size(), 2u);
-  EXPECT_TRUE(std::is_sorted(asked.begin(), asked.end()));
-  EXPECT_LT(asked.front(), params.size())
+  const KeysOnDemandRun run =
+      ForwardWithKeysOnDemand(*model, *reference, torch::randn({4, 1, 28, 28}));
+  EXPECT_TRUE(run.same_output);
+  ASSERT_GE(run.asked.size(), 2u);
+  EXPECT_TRUE(std::is_sorted(run.asked.begin(), run.asked.end()));
+  EXPECT_LT(run.asked.front(), run.keys)
       << "the first layer waits only for its own keys";
-  EXPECT_EQ(asked.back(), params.size());
+  EXPECT_EQ(run.asked.back(), run.keys);
 }
 
 TEST_P(ModelZooTest, SameSeedSameParameters) {

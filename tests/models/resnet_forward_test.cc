@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "keys_on_demand.h"
 #include "models/model_state.h"
 #include "models/model_zoo.h"
 #include "models/resnet.h"
@@ -185,30 +186,14 @@ TEST(ResNetInitTest, SameSeedSameState) {
 TEST(ResNetForwardTest, AwaitsTheStemEachBlockAndFcBeforeUsingThem) {
   auto reference = MustMake("resnet18", {1, 28, 10}, 4);
   auto model = MustMake("resnet18", {1, 28, 10}, 4);
-  const auto want = StateValues(*reference);
-  auto params = StateValues(*model);
-  torch::NoGradGuard no_grad;
-  for (auto& p : params) {
-    if (p.is_floating_point())
-      p.fill_(std::numeric_limits<float>::quiet_NaN());
-    else
-      p.fill_(-1);  // num_batches_tracked: garbage until asked for
-  }
-  std::vector<size_t> asked;
-  model->set_await([&](size_t n) {
-    asked.push_back(n);
-    for (size_t k = 0; k < n && k < params.size(); ++k)
-      params[k].copy_(want[k]);
-  });
-  model->eval();
-  reference->eval();
-  const torch::Tensor x = torch::randn({2, 1, 28, 28});
-  EXPECT_TRUE(model->forward(x).equal(reference->forward(x)));
+  const KeysOnDemandRun run =
+      ForwardWithKeysOnDemand(*model, *reference, torch::randn({2, 1, 28, 28}));
+  EXPECT_TRUE(run.same_output);
   // conv1, bn1, 8 blocks, fc.
-  ASSERT_EQ(asked.size(), 11u);
-  EXPECT_TRUE(std::is_sorted(asked.begin(), asked.end()));
-  EXPECT_EQ(asked[0], 1u) << "conv1 waits for its weight only";
-  EXPECT_EQ(asked.back(), params.size());
+  ASSERT_EQ(run.asked.size(), 11u);
+  EXPECT_TRUE(std::is_sorted(run.asked.begin(), run.asked.end()));
+  EXPECT_EQ(run.asked[0], 1u) << "conv1 waits for its weight only";
+  EXPECT_EQ(run.asked.back(), run.keys);
 }
 
 }  // namespace

@@ -86,10 +86,11 @@ TEST(JobSpecTest, OptimizerFlagsAreValidated) {
             "--betas 0.900000,1.000000: expected two values in [0, 1)");
   EXPECT_EQ(message([](JobSpec& s) { s.eps = -1; }),
             "--eps -1.000000: expected >= 0 (0: the optimizer's default)");
-  EXPECT_EQ(message([](JobSpec& s) { s.lr_schedule = "step:0:0.5"; }),
-            "--lr_schedule 'step:0:0.5': expected auto, constant, step:N:GAMMA (N >= "
-            "1, GAMMA > 0) "
-            "or cosine");
+  EXPECT_EQ(
+      message([](JobSpec& s) { s.lr_schedule = "step:0:0.5"; }),
+      "--lr_schedule 'step:0:0.5': expected auto, constant, step:N:GAMMA (N >= "
+      "1, GAMMA > 0) "
+      "or cosine");
   EXPECT_EQ(message([](JobSpec& s) { s.lr_schedule = "cosine"; }),
             "--lr_schedule cosine needs --max_steps");
   EXPECT_EQ(message([](JobSpec& s) { s.staleness_lr = "linear:x"; }),

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "models/lstm_lm.h"
 #include "util/result.h"
 
 namespace pstrain::worker {
@@ -32,6 +33,19 @@ struct LocalTrainOptions {
   /// torch::optim::SGD's learning rate and momentum. Defaults: 0.03, 0.9.
   double lr = 0.03;
   double momentum = 0.9;
+  /// The optimizer by name (ps::MakeOptimizer, libtorch's defaults
+  /// otherwise): "sgd" (lr, momentum), "adam", ... Default: "sgd".
+  std::string optimizer = "sgd";
+  /// > 0: the gradient is clipped to this L2 norm before each step
+  /// (torch::nn::utils::clip_grad_norm_). Default: 0.
+  double clip_grad_norm = 0;
+  /// dataset "text" (model lstm_lm): the words the vocabulary keeps, the
+  /// BPTT window, and the model's sizes (its vocabulary is the corpus's).
+  /// batch_size is then the number of streams (columns). Defaults: 10000,
+  /// 35, LstmLmOptions's.
+  int64_t vocab_size = 10000;
+  int64_t bptt = 35;
+  models::LstmLmOptions lm;
   /// Seeds the initial model, the shuffle (data::ShardSampler) and dropout.
   uint64_t seed = 1;
   /// libtorch intra-op threads for the run (at::set_num_threads; the
@@ -48,13 +62,15 @@ struct LocalTrainOptions {
 struct LocalRunStats {
   int64_t steps = 0;
   int threads = 0;              ///< libtorch intra-op threads the run used
-  int64_t samples = 0;          ///< samples of those steps (less skipped ones)
+  /// Samples of those steps (less skipped ones); text: target tokens.
+  int64_t samples = 0;
   int64_t skipped_samples = 0;  ///< left out as undecodable
   /// Seconds of the training loop only (not loading, not the evaluation).
   double wall_seconds = 0;
   double samples_per_second = 0;  ///< samples / wall_seconds
   double test_accuracy = 0;       ///< 0..1, on the whole test set
   double test_loss = 0;           ///< mean NLL on the test set
+  double test_perplexity = 0;     ///< text: exp(test_loss); else 0
   /// With a target: training seconds and steps until the evaluation that
   /// reached it; -1 when none did.
   double time_to_target_seconds = -1;

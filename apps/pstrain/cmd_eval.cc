@@ -28,8 +28,7 @@ struct EvalFlags {
 // A language model: its job (the checkpoint's .json) says the vocabulary,
 // the model's sizes and the BPTT window; the corpus is read again.
 Status EvaluateText(const EvalFlags& f, const ps::NamedTensors& tensors,
-                    const Result<nlohmann::json>& meta,
-                    report::EventLog& log) {
+                    const Result<nlohmann::json>& meta, report::EventLog& log) {
   if (!meta.ok() || !meta->contains("job"))
     return InvalidArgument("--dataset text needs the checkpoint's .json: " +
                            meta.status().message());

@@ -175,12 +175,12 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
   a.insert(a.end(), {"--optimizer", o.optimizer, "--clip_grad_norm",
                      Exact(o.clip_grad_norm)});
   if (o.model == "lstm_lm") {
-    a.insert(a.end(),
-             {"--vocab_size", std::to_string(o.vocab_size), "--bptt",
-              std::to_string(o.bptt), "--embed_dim",
-              std::to_string(o.embed_dim), "--hidden_dim",
-              std::to_string(o.hidden_dim), "--num_layers",
-              std::to_string(o.num_layers), "--dropout", Exact(o.dropout)});
+    a.insert(
+        a.end(),
+        {"--vocab_size", std::to_string(o.vocab_size), "--bptt",
+         std::to_string(o.bptt), "--embed_dim", std::to_string(o.embed_dim),
+         "--hidden_dim", std::to_string(o.hidden_dim), "--num_layers",
+         std::to_string(o.num_layers), "--dropout", Exact(o.dropout)});
     if (o.tie_weights)
       a.push_back("--tie_weights");
   }

@@ -9,7 +9,10 @@ namespace pstrain::data {
 torch::Tensor Batchify(const torch::Tensor& data, int64_t columns) {
   PS_CHECK(columns >= 1) << "columns " << columns;
   const int64_t rows = data.size(0) / columns;
-  return data.narrow(0, 0, rows * columns).view({columns, rows}).t().contiguous();
+  return data.narrow(0, 0, rows * columns)
+      .view({columns, rows})
+      .t()
+      .contiguous();
 }
 
 BpttBatches::BpttBatches(torch::Tensor batched, int64_t first, int64_t count,

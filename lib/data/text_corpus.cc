@@ -58,8 +58,9 @@ Result<std::vector<SplitLines>> ReadSplits(const TextCorpusOptions& o,
     const std::string path = internal::JoinPath(o.data_dir, file);
     auto bytes = ReadFileBytes(path);
     if (!bytes.ok() && bytes.status().code() == StatusCode::kNotFound)
-      return NotFound(path + " not found (--dataset text reads train.txt, "
-                             "valid.txt and test.txt)");
+      return NotFound(path +
+                      " not found (--dataset text reads train.txt, "
+                      "valid.txt and test.txt)");
     PS_RETURN_IF_ERROR(bytes.status());
     splits.push_back({path, Lines(*bytes)});
   }

@@ -39,8 +39,9 @@ struct TextCorpus {
   int64_t fortunes = 0;
 
   const torch::Tensor& split(TextSplit s) const {
-    return s == TextSplit::kTrain ? train : s == TextSplit::kValid ? valid
-                                                                   : test;
+    return s == TextSplit::kTrain   ? train
+           : s == TextSplit::kValid ? valid
+                                    : test;
   }
 };
 

@@ -8,8 +8,8 @@ namespace nn = torch::nn;
 
 LstmLm::LstmLm(const LstmLmOptions& o)
     : options_(o),
-      encoder_(register_module(
-          "encoder", nn::Embedding(o.vocab_size, o.embed_dim))),
+      encoder_(
+          register_module("encoder", nn::Embedding(o.vocab_size, o.embed_dim))),
       drop_(register_module("drop", nn::Dropout(o.dropout))),
       rnn_(register_module(
           "rnn", nn::LSTM(nn::LSTMOptions(o.embed_dim, o.hidden_dim)

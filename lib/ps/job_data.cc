@@ -126,8 +126,8 @@ std::shared_ptr<models::Evaluator> MakeLmEvaluator(
       const data::BpttWindow w = windows.Get(i);
       auto [out, next] = lm.Forward(w.input, state);
       state = next;
-      nll += torch::nll_loss(out, w.target, {}, at::Reduction::Sum)
-                 .item<double>();
+      nll +=
+          torch::nll_loss(out, w.target, {}, at::Reduction::Sum).item<double>();
       correct += out.argmax(1).eq(w.target).sum().item<int64_t>();
     }
     models::EvalResult r;

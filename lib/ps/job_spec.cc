@@ -171,10 +171,9 @@ Status CheckRules(const JobSpec& s) {
     return InvalidArgument("--reassign_shards: not with --dataset text");
   }
   if (s.tie_weights && s.embed_dim != s.hidden_dim) {
-    return InvalidArgument("--tie_weights needs --embed_dim " +
-                           std::to_string(s.embed_dim) +
-                           " equal to --hidden_dim " +
-                           std::to_string(s.hidden_dim));
+    return InvalidArgument(
+        "--tie_weights needs --embed_dim " + std::to_string(s.embed_dim) +
+        " equal to --hidden_dim " + std::to_string(s.hidden_dim));
   }
   if (s.clip_grad_norm > 0 && s.num_servers > 1) {
     return InvalidArgument(

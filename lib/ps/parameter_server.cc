@@ -4,8 +4,8 @@
 #include <limits>
 
 #include <ATen/Functions.h>
-#include <torch/torch.h>
 #include <torch/optim/optimizer.h>
+#include <torch/torch.h>
 
 #include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"

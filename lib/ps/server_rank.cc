@@ -40,9 +40,9 @@ models::NamedTensors NamedState(models::Model& model) {
 }
 
 // `corpus` set: a language model over its test split; else `test`.
-Result<ScoreFn> DefaultScorer(
-    const JobSpec& spec, std::shared_ptr<const data::Source> test,
-    std::shared_ptr<const data::TextCorpus> corpus) {
+Result<ScoreFn> DefaultScorer(const JobSpec& spec,
+                              std::shared_ptr<const data::Source> test,
+                              std::shared_ptr<const data::TextCorpus> corpus) {
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
   auto evaluator = corpus ? MakeLmEvaluator(model, corpus->test, spec.bptt)
                           : MakeEvaluator(model, std::move(test));
@@ -244,15 +244,15 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
     PS_ASSIGN_OR_RETURN(corpus, OpenJobCorpus(spec, o.data_dir));
     spec.num_classes = corpus->vocab.size();
   } else {
-    PS_ASSIGN_OR_RETURN(test, OpenJobSource(spec, o.data_dir,
-                                            data::Split::kTest, log));
+    PS_ASSIGN_OR_RETURN(
+        test, OpenJobSource(spec, o.data_dir, data::Split::kTest, log));
     SetInputShape(test->shape(), &spec);
   }
   torch::manual_seed(spec.seed);
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
-  PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer ? o.make_scorer(spec)
-                                                   : DefaultScorer(spec, test,
-                                                                   corpus));
+  PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer
+                                         ? o.make_scorer(spec)
+                                         : DefaultScorer(spec, test, corpus));
   const ShardPlan plan = PlanOrDie(*model, spec);
   ParameterServer server(spec,
                          SliceLeaves(plan, 0, models::StateValues(*model)));

@@ -26,9 +26,8 @@ torch::Tensor LmStream::Loss(models::LanguageModel& model, int64_t step,
   return torch::nll_loss(out, w.target.to(device));
 }
 
-Result<std::unique_ptr<LmStream>> OpenWorkerLmStream(const ps::JobSpec& spec,
-                                                     const std::string& data_dir,
-                                                     int worker) {
+Result<std::unique_ptr<LmStream>> OpenWorkerLmStream(
+    const ps::JobSpec& spec, const std::string& data_dir, int worker) {
   PS_ASSIGN_OR_RETURN(auto corpus, ps::OpenJobCorpus(spec, data_dir));
   if (corpus->vocab.size() != spec.num_classes) {
     return InvalidArgument("--data_dir " + data_dir + ": the vocabulary has " +

@@ -54,8 +54,7 @@ class LmStream {
 /// streams, b = spec.batch_size, N = spec.num_workers(). kInvalidArgument
 /// when the corpus's vocabulary is not spec.num_classes (rank 0's) or the
 /// split makes no window; the corpus's own errors (ps::OpenJobCorpus).
-Result<std::unique_ptr<LmStream>> OpenWorkerLmStream(const ps::JobSpec& spec,
-                                                     const std::string& data_dir,
-                                                     int worker);
+Result<std::unique_ptr<LmStream>> OpenWorkerLmStream(
+    const ps::JobSpec& spec, const std::string& data_dir, int worker);
 
 }  // namespace pstrain::worker

@@ -1,6 +1,7 @@
 #pragma once
 // TrainLocally: the training loop without a parameter server. One process
-// trains the model with libtorch's own SGD on its own batches, then scores
+// trains the model with libtorch's own optimizer (SGD by default) on its own
+// batches (a text corpus: its BPTT windows, worker/lm_stream.h), then scores
 // it on the test set: the baseline ("single") that `pstrain bench train`
 // compares the sync and async modes with. Not thread-safe (it seeds and
 // draws from torch's global generator); one call at a time per process.
@@ -61,7 +62,7 @@ struct LocalTrainOptions {
 
 struct LocalRunStats {
   int64_t steps = 0;
-  int threads = 0;              ///< libtorch intra-op threads the run used
+  int threads = 0;  ///< libtorch intra-op threads the run used
   /// Samples of those steps (less skipped ones); text: target tokens.
   int64_t samples = 0;
   int64_t skipped_samples = 0;  ///< left out as undecodable
@@ -78,8 +79,10 @@ struct LocalRunStats {
 };
 
 /// Loads the data set, builds the model from `seed`, runs `steps` steps of
-/// forward / nll_loss / backward / SGD step on batches drawn by
-/// data::ShardSampler(N, 1, 0, batch_size, seed), then evaluates.
+/// forward / nll_loss / backward / (clip) / optimizer step on batches drawn
+/// by data::ShardSampler(N, 1, 0, batch_size, seed), then evaluates. With
+/// dataset "text": windows i = step % windows of the training split in
+/// batch_size streams, then the test perplexity (ps::MakeLmEvaluator).
 /// Errors: kInvalidArgument for an unknown model, a bad option or a
 /// batch larger than the training set; OpenSource's errors (kNotFound for
 /// missing files, kInvalidArgument for bad ones).

@@ -16,6 +16,7 @@
 #include "ps/tensor_codec.h"
 #include "report/worker_stats.h"
 #include "util/resources.h"
+#include "worker/device.h"
 #include "worker/grad_stream.h"
 #include "worker/host_mirror.h"
 #include "worker/lm_stream.h"
@@ -30,19 +31,6 @@ using Exchange = ServerGroup::Exchange;
 
 double Seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
-}
-
-Result<torch::Device> ParseDevice(const std::string& device) {
-  if (device == "cpu")
-    return torch::Device(torch::kCPU);
-  if (device == "cuda") {
-    if (!torch::cuda::is_available()) {
-      return InvalidArgument(
-          "--device cuda: this libtorch has no CUDA or sees no GPU");
-    }
-    return torch::Device(torch::kCUDA);
-  }
-  return InvalidArgument("--device '" + device + "': expected cpu or cuda");
 }
 
 struct Progress {
@@ -177,12 +165,11 @@ Status Trainer::OpenImages() {
 
 Status Trainer::OpenText() {
   lm_model_ = dynamic_cast<models::LanguageModel*>(model_.get());
-  if (lm_model_ == nullptr) {
-    return InvalidArgument("--dataset text: --model " + spec_.model +
-                           " is not a language model");
-  }
-  PS_ASSIGN_OR_RETURN(lm_, OpenWorkerLmStream(spec_, options_.data_dir,
-                                              options_.rank - spec_.num_servers));
+  if (lm_model_ == nullptr)
+    return InvalidArgument("--model " + spec_.model + ": not a text model");
+  PS_ASSIGN_OR_RETURN(lm_,
+                      OpenWorkerLmStream(spec_, options_.data_dir,
+                                         options_.rank - spec_.num_servers));
   per_epoch_ = lm_->steps_per_epoch();
   return Status::Ok();
 }
@@ -215,8 +202,7 @@ Status Trainer::Train() {
     if (!stopped_ && servers_.master().stop_requested()) {
       stopped_ = true;
       log_->Info("rank 0 stopped the job at version " +
-                 std::to_string(servers_.version()) +
-                 " (its target reached)");
+                 std::to_string(servers_.version()) + " (its target reached)");
     }
     if (step >= total_steps_ || stopped_) {
       // The last replies in full; a server lost meanwhile may set us back.
@@ -355,17 +341,14 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   return Status::Ok();
 }
 
-// The loss of step `step` of `epoch` on this worker's batch (text: its
-// window; *samples counts target tokens).
+// The loss on this worker's batch (text: window; samples: target tokens).
 torch::Tensor Trainer::Forward(int64_t epoch, int64_t step, int64_t* samples,
                                int64_t* skipped) {
-  if (lm_) {
-    // The last push has left whole: its reply's meta is in.
-    model_->zero_grad(/*set_to_none=*/false);
-    return lm_->Loss(*lm_model_, step, device_, samples);
-  }
-  data::Batch batch = NextBatch(epoch, step);
+  // The last push has left whole: its reply's meta is in.
   model_->zero_grad(/*set_to_none=*/false);
+  if (lm_)
+    return lm_->Loss(*lm_model_, step, device_, samples);
+  data::Batch batch = NextBatch(epoch, step);
   auto out = model_->forward(batch.images.to(device_));
   *samples = batch.labels.size(0);
   *skipped = batch.skipped;

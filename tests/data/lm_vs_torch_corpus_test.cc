@@ -44,8 +44,12 @@ void ExpectSame(const TextCorpusOptions& o) {
   std::vector<std::string> args = {
       "/usr/bin/python3",
       std::string(PSTRAIN_SOURCE_DIR) + "/bench/lm_vs_torch.py",
-      "--corpus_only", "--dump", "--vocab_size",
-      std::to_string(o.vocab_size), "--fortunes_dir", o.fortunes_dir};
+      "--corpus_only",
+      "--dump",
+      "--vocab_size",
+      std::to_string(o.vocab_size),
+      "--fortunes_dir",
+      o.fortunes_dir};
   if (!o.data_dir.empty())
     args.insert(args.end(), {"--data_dir", o.data_dir});
   auto r = pstrain::testing::Process(args).Wait(120);

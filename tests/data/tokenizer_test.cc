@@ -21,8 +21,8 @@ TEST(TokenizerTest, SplitsOnWhitespaceAndEndsTheLine) {
 
 TEST(TokenizerTest, SplitsPunctuationFromWords) {
   EXPECT_EQ(Tokenize("\"Don't!\" -- 3.5x", true),
-            (Tokens{"\"", "Don", "'", "t", "!", "\"", "-", "-", "3", ".",
-                    "5x", "<eos>"}));
+            (Tokens{"\"", "Don", "'", "t", "!", "\"", "-", "-", "3", ".", "5x",
+                    "<eos>"}));
 }
 
 TEST(TokenizerTest, KeepsNonAsciiBytesInWords) {

@@ -6,8 +6,8 @@ namespace pstrain::data {
 namespace {
 
 TEST(VocabularyTest, MostFrequentFirstTiesByByteOrderThenUnk) {
-  const std::vector<std::string> tokens = {"b", "a", "the", "the", "c",
-                                           "The", "The", "b", "a"};
+  const std::vector<std::string> tokens = {"b",   "a",   "the", "the", "c",
+                                           "The", "The", "b",   "a"};
   Vocabulary v = Vocabulary::Build(tokens, 4);
   ASSERT_EQ(v.size(), 5);
   EXPECT_EQ(v.word(0), "The");  // 2 each: "The" < "a" < "b" < "the"
@@ -17,8 +17,8 @@ TEST(VocabularyTest, MostFrequentFirstTiesByByteOrderThenUnk) {
   EXPECT_EQ(v.word(4), "<unk>");
   EXPECT_EQ(v.unk_id(), 4);
   EXPECT_EQ(v.Id("c"), 4);
-  EXPECT_TRUE(v.Encode({"the", "c", "a"}).equal(
-      torch::tensor({3, 4, 1}, torch::kInt64)));
+  EXPECT_TRUE(v.Encode({"the", "c", "a"})
+                  .equal(torch::tensor({3, 4, 1}, torch::kInt64)));
 }
 
 TEST(VocabularyTest, UnkInTheTextIsNotAddedTwice) {

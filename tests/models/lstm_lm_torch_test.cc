@@ -33,7 +33,8 @@ TEST_P(LstmLmTorchTest, CheckpointLoadsAndOutputsMatch) {
   torch::manual_seed(7);
   LstmLm model(o);
   model.eval();
-  const torch::Tensor x = torch::randint(0, o.vocab_size, {5, 3}, torch::kInt64);
+  const torch::Tensor x =
+      torch::randint(0, o.vocab_size, {5, 3}, torch::kInt64);
   const LmState state = {torch::randn({2, 3, o.hidden_dim}) * 0.5,
                          torch::randn({2, 3, o.hidden_dim}) * 0.5};
   torch::NoGradGuard no_grad;
@@ -51,20 +52,20 @@ TEST_P(LstmLmTorchTest, CheckpointLoadsAndOutputsMatch) {
   const std::string ckpt = dir.File("model.pt"), in = dir.File("input.pt"),
                     out = dir.File("output.pt");
   ASSERT_TRUE(ps::SaveCheckpoint(ckpt, saved, {}).ok());
-  ASSERT_TRUE(ps::SaveCheckpoint(in,
-                                 {{"input", x},
-                                  {"h", std::get<0>(state)},
-                                  {"c", std::get<1>(state)}},
-                                 {})
-                  .ok());
-  auto r = pstrain::testing::Process(
-               {"/usr/bin/python3",
-                std::string(PSTRAIN_SOURCE_DIR) +
-                    "/tests/models/lstm_lm_torch.py",
-                std::to_string(o.vocab_size), std::to_string(o.embed_dim),
-                std::to_string(o.hidden_dim), std::to_string(o.num_layers),
-                tie ? "1" : "0", ckpt, in, out})
-               .Wait(300);
+  ASSERT_TRUE(
+      ps::SaveCheckpoint(
+          in,
+          {{"input", x}, {"h", std::get<0>(state)}, {"c", std::get<1>(state)}},
+          {})
+          .ok());
+  auto r =
+      pstrain::testing::Process(
+          {"/usr/bin/python3",
+           std::string(PSTRAIN_SOURCE_DIR) + "/tests/models/lstm_lm_torch.py",
+           std::to_string(o.vocab_size), std::to_string(o.embed_dim),
+           std::to_string(o.hidden_dim), std::to_string(o.num_layers),
+           tie ? "1" : "0", ckpt, in, out})
+          .Wait(300);
   ASSERT_EQ(r.exit_code, 0) << "load failed?\n" << r.err;
   EXPECT_EQ(r.out, names) << "RNNModel's state_dict order";
 

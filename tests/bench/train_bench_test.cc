@@ -61,11 +61,11 @@ TEST(TrainBenchProcessTest, PrintsOneDocumentWithARowPerMode) {
 TEST(TrainBenchProcessTest, SingleBatchSizeGivesSingleSyncsSamples) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 320, 100);
-  auto r = RunPstrain({"bench", "train", "--model", "mlp", "--modes",
-                       "single,sync", "--world_size", "3", "--steps", "20",
-                       "--batch_size", "8", "--single_batch_size", "16",
-                       "--data_dir", dir.path(), "--json"},
-                      180);
+  auto r = RunPstrain(
+      {"bench", "train", "--model", "mlp", "--modes", "single,sync",
+       "--world_size", "3", "--steps", "20", "--batch_size", "8",
+       "--single_batch_size", "16", "--data_dir", dir.path(), "--json"},
+      180);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << r.out;

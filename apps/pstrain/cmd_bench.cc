@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "apps/pstrain/bench_subcommands.h"
@@ -18,6 +19,7 @@
 #include "bench/train_bench.h"
 #include "bench/wire_bench.h"
 #include "cluster/launcher.h"
+#include "ps/job_spec.h"
 
 namespace pstrain::apps {
 
@@ -34,7 +36,25 @@ struct WireFlags {
 struct TrainFlags {
   bench::TrainBenchOptions options;
   bool json = false;
+  /// The options a model may default otherwise (ps::ApplyModelDefaults).
+  std::map<std::string, const CLI::Option*> defaulted;
 };
+
+// lstm_lm's own defaults for --dataset, --optimizer and --lr not given.
+void ApplyModelDefaults(TrainFlags* f) {
+  ps::JobSpec spec;
+  auto& o = f->options;
+  spec.model = o.model;
+  spec.dataset = o.dataset;
+  spec.optimizer = o.optimizer;
+  spec.lr = o.lr;
+  ps::ApplyModelDefaults(
+      [f](const char* name) { return f->defaulted.at(name)->count() > 0; },
+      &spec);
+  o.dataset = spec.dataset;
+  o.optimizer = spec.optimizer;
+  o.lr = spec.lr;
+}
 
 std::string SelfExe() {
   char buf[PATH_MAX];
@@ -134,6 +154,7 @@ void PrintTrainTable(const bench::TrainBenchOptions& o, const json& rows) {
 
 int RunTrain(TrainFlags& f) {
   auto log = BenchLog(f.json);
+  ApplyModelDefaults(&f);
   f.options.pstrain_exe = SelfExe();
   // The single process gets the whole machine, libtorch's and BLAS's
   // threads alike, as each process of launch gets its share.
@@ -178,11 +199,42 @@ void AddWireFlags(CLI::App* sub, WireFlags* f) {
 void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
   auto& o = f->options;
   sub->add_option("--model", o.model,
-                  "net, convnet, mlp, resnet18, resnet34 or resnet50")
+                  "net, convnet, mlp, resnet18, resnet34, resnet50 or lstm_lm "
+                  "(defaults: --dataset text --optimizer adam --lr 0.001)")
       ->capture_default_str();
-  sub->add_option("--dataset", o.dataset,
-                  "fashion-mnist, mnist, cifar10 or imagefolder")
-      ->capture_default_str();
+  f->defaulted["dataset"] =
+      sub->add_option("--dataset", o.dataset,
+                      "fashion-mnist, mnist, cifar10, imagefolder or text")
+          ->capture_default_str();
+  f->defaulted["optimizer"] =
+      sub->add_option("--optimizer", o.optimizer,
+                      "sgd, adam, adamw, adagrad or rmsprop")
+          ->capture_default_str();
+  sub->add_option("--clip_grad_norm", o.clip_grad_norm,
+                  "Clip the gradient to this L2 norm (0: off)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--vocab_size", o.vocab_size,
+                  "text: words the vocabulary keeps")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--bptt", o.bptt, "text: tokens per BPTT window")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--embed_dim", o.embed_dim, "lstm_lm: embedding size")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--hidden_dim", o.hidden_dim, "lstm_lm: LSTM hidden size")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--num_layers", o.num_layers, "lstm_lm: LSTM layers")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--dropout", o.dropout, "lstm_lm: dropout")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.999));
+  sub->add_flag("--tie_weights", o.tie_weights,
+                "lstm_lm: the decoder's weight is the embedding's");
   sub->add_option("--image_size", o.image_size,
                   "imagefolder: side of the crop, pixels")
       ->capture_default_str()
@@ -212,9 +264,9 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--data_dir", o.data_dir,
                   "Directory of the data set; default: Debian's");
-  sub->add_option("--lr", o.lr, "SGD learning rate")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  f->defaulted["lr"] = sub->add_option("--lr", o.lr, "Learning rate")
+                           ->capture_default_str()
+                           ->check(CLI::PositiveNumber);
   sub->add_option("--momentum", o.momentum, "SGD momentum")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

@@ -25,6 +25,37 @@ struct EvalFlags {
   LocalFlags local;
 };
 
+// A language model: its job (the checkpoint's .json) says the vocabulary,
+// the model's sizes and the BPTT window; the corpus is read again.
+Status EvaluateText(const EvalFlags& f, const ps::NamedTensors& tensors,
+                    const Result<nlohmann::json>& meta, report::EventLog& log) {
+  if (!meta.ok() || !meta->contains("job"))
+    return InvalidArgument("--dataset text needs the checkpoint's .json: " +
+                           meta.status().message());
+  PS_ASSIGN_OR_RETURN(ps::JobSpec spec, ps::JobSpecFromJson((*meta)["job"]));
+  spec.model = f.model;
+  PS_ASSIGN_OR_RETURN(auto corpus, ps::OpenJobCorpus(spec, f.local.data_dir));
+  spec.num_classes = corpus->vocab.size();
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
+                      ps::MakeJobModel(spec));
+  auto evaluator = ps::MakeLmEvaluator(model, corpus->test, spec.bptt);
+  Status loaded = evaluator->Load(tensors);
+  if (!loaded.ok())
+    return InvalidArgument(f.checkpoint + ": " + loaded.message());
+  const auto start = std::chrono::steady_clock::now();
+  const models::EvalResult r = evaluator->Score();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  nlohmann::json event = {{"checkpoint", f.checkpoint},
+                          {"samples", r.samples},
+                          {"batch_size", ps::kLmEvalBatch},
+                          {"seconds", seconds}};
+  event.update(ps::EvalScores(r));
+  log.Emit("eval", event);
+  return Status::Ok();
+}
+
 Status Evaluate(EvalFlags& f, report::EventLog& log) {
   PS_ASSIGN_OR_RETURN(ps::NamedTensors tensors,
                       ps::LoadCheckpointTensors(f.checkpoint));
@@ -43,6 +74,8 @@ Status Evaluate(EvalFlags& f, report::EventLog& log) {
   }
   if (f.dataset.empty())
     f.dataset = "fashion-mnist";
+  if (f.dataset == "text")
+    return EvaluateText(f, tensors, meta, log);
   data::SourceOptions source;
   source.dataset = f.dataset;
   source.data_dir = f.local.data_dir;

@@ -60,6 +60,7 @@ void AddJobFlags(CLI::App* app, JobFlags* f) {
     PS_CHECK(opt != nullptr)
         << "job field " << field.name << ": its flag does not fit its type";
     opt->group(g);
+    f->options[field.name] = opt;
   });
 }
 
@@ -71,6 +72,12 @@ Status FinishJobSpec(JobFlags* f, int world_size, int num_servers) {
     }
   });
   PS_RETURN_IF_ERROR(s);
+  ps::ApplyModelDefaults(
+      [f](const char* name) {
+        auto it = f->options.find(name);
+        return it != f->options.end() && it->second->count() > 0;
+      },
+      &f->spec);
   f->spec.world_size = world_size;
   f->spec.num_servers = num_servers;
   return ps::ValidateJobSpec(f->spec);

@@ -19,12 +19,16 @@ struct JobFlags {
   /// The text of each flag that is read by a parser of its own (--mode,
   /// --betas, --eval_interval), by field name; FinishJobSpec reads it.
   std::map<std::string, std::string> text;
+  /// Each flag's option, by field name: FinishJobSpec asks which were
+  /// given (ps::ApplyModelDefaults).
+  std::map<std::string, const CLI::Option*> options;
 };
 
 /// Adds the job's flags to `app`, in the table's order, bound to `*flags`
 /// (which must outlive `app`).
 void AddJobFlags(CLI::App* app, JobFlags* flags);
-/// Once parsed: reads the text flags, sets the world, and validates the
+/// Once parsed: reads the text flags, applies the model's defaults to the
+/// flags not given (ps::ApplyModelDefaults), sets the world, and validates the
 /// spec; kInvalidArgument naming the flag.
 Status FinishJobSpec(JobFlags* flags, int world_size, int num_servers);
 /// The job's flags with their values, as a command line of serve takes them.

@@ -108,6 +108,15 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   l.lr = o.lr;
   l.momentum = o.momentum;
   l.lr_schedule = o.lr_schedule;
+  l.optimizer = o.optimizer;
+  l.clip_grad_norm = o.clip_grad_norm;
+  l.vocab_size = o.vocab_size;
+  l.bptt = o.bptt;
+  l.lm.embed_dim = o.embed_dim;
+  l.lm.hidden_dim = o.hidden_dim;
+  l.lm.num_layers = o.num_layers;
+  l.lm.dropout = o.dropout;
+  l.lm.tie_weights = o.tie_weights;
   l.seed = o.seed;
   // The whole machine, as launch splits it between its processes.
   l.threads =
@@ -126,6 +135,8 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   SetSplit(&row, s.wall_seconds / s.steps, 0, 0);
   row["test_accuracy"] = s.test_accuracy;
   row["test_loss"] = s.test_loss;
+  if (s.test_perplexity > 0)
+    row["test_perplexity"] = s.test_perplexity;
   row["process_seconds"] = nullptr;
   row["peak_rss_bytes"] = {{"process", PeakRssBytes()}};
   if (o.target_accuracy > 0) {
@@ -163,6 +174,18 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
       "--timeout",      Exact(o.timeout_seconds),
       "--checkpoint",   checkpoint,
       "--json"};
+  a.insert(a.end(), {"--optimizer", o.optimizer, "--clip_grad_norm",
+                     Exact(o.clip_grad_norm)});
+  if (o.model == "lstm_lm") {
+    a.insert(
+        a.end(),
+        {"--vocab_size", std::to_string(o.vocab_size), "--bptt",
+         std::to_string(o.bptt), "--embed_dim", std::to_string(o.embed_dim),
+         "--hidden_dim", std::to_string(o.hidden_dim), "--num_layers",
+         std::to_string(o.num_layers), "--dropout", Exact(o.dropout)});
+    if (o.tie_weights)
+      a.push_back("--tie_weights");
+  }
   if (o.target_accuracy > 0) {
     a.insert(a.end(), {"--target_accuracy", Exact(o.target_accuracy),
                        "--eval_interval", std::to_string(o.eval_interval)});
@@ -252,6 +275,8 @@ json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
                            {"worker", MaxOf(out.workers, "peak_rss_bytes")}};
   row["test_accuracy"] = s.value("test_accuracy", 0.0);
   row["test_loss"] = s.value("test_loss", 0.0);
+  if (s.contains("test_perplexity"))
+    row["test_perplexity"] = s["test_perplexity"];
   row["process_seconds"] = process_seconds;
   if (o.target_accuracy > 0) {
     row["target_accuracy"] = o.target_accuracy;

@@ -50,6 +50,17 @@ struct TrainBenchOptions {
   /// The job's --lr_schedule, for every mode. Default: "auto" (cosine over
   /// the steps for the ResNets, constant otherwise; ps::ResolveLrSchedule).
   std::string lr_schedule = "auto";
+  /// The optimizer (launch's --optimizer) and --clip_grad_norm. Defaults:
+  /// "sgd", 0 (off).
+  std::string optimizer = "sgd";
+  double clip_grad_norm = 0;
+  /// lstm_lm on --dataset text (launch's flags of the same names); the
+  /// defaults are the job's. batch_size counts streams (columns); a row's
+  /// samples are target tokens.
+  int64_t vocab_size = 10000, bptt = 35;
+  int64_t embed_dim = 256, hidden_dim = 512, num_layers = 1;
+  double dropout = 0;
+  bool tie_weights = false;
   uint64_t seed = 1;
   /// libtorch threads of the single process; 0: all cores (as `launch`
   /// gives each of its processes cores / processes). Default: 0.

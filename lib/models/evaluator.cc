@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "models/model_state.h"
 #include "util/check.h"
 
 namespace pstrain::models {
@@ -55,6 +56,12 @@ Evaluator::Evaluator(std::shared_ptr<Model> model, int64_t num_samples,
   ChannelsLastModel();
 }
 
+Evaluator::Evaluator(std::shared_ptr<Model> model,
+                     std::function<EvalResult(Model&)> score)
+    : model_(std::move(model)), score_(std::move(score)) {
+  options_.batch_size = 1;
+}
+
 // Score(state) copies into these tensors and keeps their layout.
 void Evaluator::ChannelsLastModel() {
   torch::NoGradGuard no_grad;
@@ -98,11 +105,9 @@ Status Evaluator::Load(const NamedTensors& state) {
     dst.copy_(src);
     return Status::Ok();
   };
-  for (auto& item : model_->named_parameters()) {
-    PS_RETURN_IF_ERROR(copy_in(item.key(), item.value()));
-  }
-  for (auto& item : model_->named_buffers()) {
-    PS_RETURN_IF_ERROR(copy_in(item.key(), item.value()));
+  // ModelState: a tied weight is read once, under its key's name.
+  for (auto& item : ModelState(*model_)) {
+    PS_RETURN_IF_ERROR(copy_in(item.name, item.value));
   }
   return Status::Ok();
 }
@@ -113,6 +118,8 @@ Status Evaluator::Load(const NamedTensors& state) {
 EvalResult Evaluator::Score() {
   c10::InferenceMode inference;
   model_->eval();
+  if (score_)
+    return score_(*model_);
 
   const int64_t b = options_.batch_size;
   double loss_sum = 0;

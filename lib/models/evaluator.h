@@ -29,7 +29,9 @@ using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 struct EvalResult {
   double accuracy = 0;  // fraction of correct argmax predictions, 0..1
   double loss = 0;      // mean NLL over all samples
-  int64_t samples = 0;
+  int64_t samples = 0;  // a language model: target tokens
+  /// A language model: exp(loss), the perplexity; 0 for a classifier.
+  double perplexity = 0;
 };
 
 /// Input elements per forward when scoring: 64 images of 28x28. Measured
@@ -72,6 +74,10 @@ class Evaluator {
   Evaluator(std::shared_ptr<Model> model, int64_t num_samples,
             int64_t sample_elements, SampleReader read,
             EvaluatorOptions options = {});
+  /// A model scored by `score` (a language model over its test stream,
+  /// ps/job_data.h), which runs in inference mode with the model in eval().
+  Evaluator(std::shared_ptr<Model> model,
+            std::function<EvalResult(Model&)> score);
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
 
@@ -96,6 +102,7 @@ class Evaluator {
   std::shared_ptr<Model> model_;
   int64_t num_samples_ = 0;
   SampleReader read_;
+  std::function<EvalResult(Model&)> score_;
   EvaluatorOptions options_;
 };
 

@@ -7,10 +7,21 @@ namespace {
 
 // Module::_save_to_state_dict's order: own parameters, own buffers, then
 // each child under "<child>.".
+// A tensor met again (tied weights) is left out: it is the key of its
+// first name.
 void Collect(const torch::nn::Module& module, const std::string& prefix,
              std::vector<StateTensor>* out) {
-  for (const auto& p : module.named_parameters(/*recurse=*/false))
-    out->push_back({prefix + p.key(), p.value(), false});
+  auto seen = [out](const torch::Tensor& t) {
+    for (const auto& s : *out) {
+      if (s.value.unsafeGetTensorImpl() == t.unsafeGetTensorImpl())
+        return true;
+    }
+    return false;
+  };
+  for (const auto& p : module.named_parameters(/*recurse=*/false)) {
+    if (!seen(p.value()))
+      out->push_back({prefix + p.key(), p.value(), false});
+  }
   for (const auto& b : module.named_buffers(/*recurse=*/false))
     out->push_back({prefix + b.key(), b.value(), true});
   for (const auto& child : module.named_children())

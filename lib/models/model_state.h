@@ -5,7 +5,10 @@
 // then its children's, depth first). A tensor's index in this list is its
 // key on the wire. Parameters are trained by the server's optimizer; buffers
 // are not: the server keeps the workers' values (the mean of a sync step's,
-// or each async push's as it comes). Free functions; thread-compatible.
+// or each async push's as it comes). A parameter registered under two names
+// (lstm_lm's --tie_weights: decoder.weight is encoder.weight) is one key,
+// under its first name in that order; the second name is left out.
+// Free functions; thread-compatible.
 
 #include <string>
 #include <vector>

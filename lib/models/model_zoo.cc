@@ -12,7 +12,8 @@
 namespace pstrain::models {
 namespace {
 
-using Maker = std::shared_ptr<Model> (*)(const InputShape&);
+using Maker = std::shared_ptr<Model> (*)(const InputShape&,
+                                         const LstmLmOptions&);
 
 struct ZooEntry {
   const char* name;
@@ -24,13 +25,18 @@ struct ZooEntry {
 constexpr InputShape kMnistShape{1, 28, 10};
 
 template <typename T>
-std::shared_ptr<Model> Make(const InputShape&) {
+std::shared_ptr<Model> Make(const InputShape&, const LstmLmOptions&) {
   return std::make_shared<T>();
 }
 
 template <std::shared_ptr<ResNet> (*F)(const InputShape&)>
-std::shared_ptr<Model> MakeResNet(const InputShape& input) {
+std::shared_ptr<Model> MakeResNet(const InputShape& input,
+                                  const LstmLmOptions&) {
   return F(input);
+}
+
+std::shared_ptr<Model> MakeLstmLm(const InputShape&, const LstmLmOptions& lm) {
+  return std::make_shared<LstmLm>(lm);
 }
 
 constexpr ZooEntry kZoo[] = {
@@ -40,6 +46,7 @@ constexpr ZooEntry kZoo[] = {
     {"resnet18", &MakeResNet<&MakeResNet18>, true},
     {"resnet34", &MakeResNet<&MakeResNet34>, true},
     {"resnet50", &MakeResNet<&MakeResNet50>, true},
+    {"lstm_lm", &MakeLstmLm, true},  // takes token ids, not images
 };
 
 std::string JoinedNames() {
@@ -81,13 +88,15 @@ Status CheckShape(const ZooEntry& entry, const InputShape& input) {
 }  // namespace
 
 Result<std::shared_ptr<Model>> MakeModel(const std::string& name,
-                                         const InputShape& input) {
+                                         const InputShape& input,
+                                         const LstmLmOptions& lm) {
   for (const ZooEntry& entry : kZoo) {
     if (name != entry.name)
       continue;
-    PS_RETURN_IF_ERROR(CheckShape(entry, input));
+    if (entry.make != &MakeLstmLm)
+      PS_RETURN_IF_ERROR(CheckShape(entry, input));
     try {
-      return entry.make(input);
+      return entry.make(input, lm);
     } catch (const c10::Error& e) {
       return InvalidArgument("cannot build model '" + name + "' for " +
                              Describe(input) + ": " +

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/lstm_lm.h"
 #include "models/model.h"
 #include "util/result.h"
 
@@ -26,11 +27,15 @@ struct InputShape {
 /// "unknown model 'x'; expected one of: net, convnet, ..." for another name,
 /// and kInvalidArgument naming the model and the shape for an input it
 /// cannot take (net, convnet and mlp take only 1x28x28 in 10 classes).
+/// `lm`: what lstm_lm is built with (the others ignore it; lstm_lm ignores
+/// `input`). Its bad options are kInvalidArgument too ("--tie_weights needs
+/// --embed_dim equal to --hidden_dim ...").
 Result<std::shared_ptr<Model>> MakeModel(const std::string& name,
-                                         const InputShape& input = {});
+                                         const InputShape& input = {},
+                                         const LstmLmOptions& lm = {});
 
 /// The names MakeModel accepts, default first: {"net", "convnet", "mlp",
-/// "resnet18", "resnet34", "resnet50"}.
+/// "resnet18", "resnet34", "resnet50", "lstm_lm"}.
 std::vector<std::string> ModelNames();
 
 }  // namespace pstrain::models

@@ -1,6 +1,11 @@
 #include "ps/job_data.h"
 
+#include <cmath>
+
 #include <torch/torch.h>
+
+#include "data/bptt_batches.h"
+#include "models/language_model.h"
 
 namespace pstrain::ps {
 namespace {
@@ -67,8 +72,77 @@ Status CheckInputShape(const JobSpec& spec, const std::string& data_dir,
       ShapeText(want.channels, want.image_size, want.num_classes));
 }
 
+bool HasTarget(const JobSpec& spec) {
+  return spec.target_accuracy > 0 || spec.target_perplexity > 0;
+}
+
+bool ReachesTarget(const JobSpec& spec, const models::EvalResult& r) {
+  return (spec.target_accuracy > 0 && r.accuracy >= spec.target_accuracy) ||
+         (spec.target_perplexity > 0 && r.perplexity > 0 &&
+          r.perplexity <= spec.target_perplexity);
+}
+
+nlohmann::json EvalScores(const models::EvalResult& r) {
+  nlohmann::json j = {{"test_accuracy", r.accuracy}, {"test_loss", r.loss}};
+  if (r.perplexity > 0)
+    j["test_perplexity"] = r.perplexity;
+  return j;
+}
+
+bool IsTextJob(const JobSpec& spec) {
+  return spec.dataset == "text";
+}
+
+Result<std::shared_ptr<const data::TextCorpus>> OpenJobCorpus(
+    const JobSpec& spec, const std::string& data_dir) {
+  data::TextCorpusOptions o;
+  o.data_dir = data_dir;
+  o.vocab_size = spec.vocab_size;
+  PS_ASSIGN_OR_RETURN(data::TextCorpus corpus, data::LoadTextCorpus(o));
+  return std::make_shared<const data::TextCorpus>(std::move(corpus));
+}
+
+models::LstmLmOptions LmOptionsOf(const JobSpec& spec) {
+  models::LstmLmOptions o;
+  o.vocab_size = spec.num_classes > 0 ? spec.num_classes : spec.vocab_size + 1;
+  o.embed_dim = spec.embed_dim;
+  o.hidden_dim = spec.hidden_dim;
+  o.num_layers = spec.num_layers;
+  o.dropout = spec.dropout;
+  o.tie_weights = spec.tie_weights;
+  return o;
+}
+
+std::shared_ptr<models::Evaluator> MakeLmEvaluator(
+    std::shared_ptr<models::Model> model, torch::Tensor tokens, int64_t bptt) {
+  auto batched = data::Batchify(tokens, kLmEvalBatch);
+  auto score = [batched, bptt](models::Model& m) {
+    auto& lm = dynamic_cast<models::LanguageModel&>(m);
+    data::BpttBatches windows(batched, 0, kLmEvalBatch, bptt);
+    models::LmState state = lm.InitState(kLmEvalBatch);
+    double nll = 0;
+    int64_t correct = 0;
+    for (int64_t i = 0; i < windows.size(); ++i) {
+      const data::BpttWindow w = windows.Get(i);
+      auto [out, next] = lm.Forward(w.input, state);
+      state = next;
+      nll +=
+          torch::nll_loss(out, w.target, {}, at::Reduction::Sum).item<double>();
+      correct += out.argmax(1).eq(w.target).sum().item<int64_t>();
+    }
+    models::EvalResult r;
+    r.samples = windows.tokens();
+    r.loss = r.samples > 0 ? nll / r.samples : 0.0;
+    r.accuracy = r.samples > 0 ? static_cast<double>(correct) / r.samples : 0;
+    r.perplexity = std::exp(r.loss);
+    return r;
+  };
+  return std::make_shared<models::Evaluator>(std::move(model),
+                                             std::move(score));
+}
+
 Result<std::shared_ptr<models::Model>> MakeJobModel(const JobSpec& spec) {
-  return models::MakeModel(spec.model, InputShapeOf(spec));
+  return models::MakeModel(spec.model, InputShapeOf(spec), LmOptionsOf(spec));
 }
 
 std::shared_ptr<models::Evaluator> MakeEvaluator(

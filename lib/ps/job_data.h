@@ -7,7 +7,10 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "data/source.h"
+#include "data/text_corpus.h"
 #include "models/evaluator.h"
 #include "models/model.h"
 #include "models/model_zoo.h"
@@ -44,7 +47,45 @@ models::InputShape InputShapeOf(const JobSpec& spec);
 Status CheckInputShape(const JobSpec& spec, const std::string& data_dir,
                        const data::SourceShape& shape);
 
-/// The job's model (models::MakeModel(spec.model, InputShapeOf(spec))).
+/// Whether the job trains a language model on a text corpus (--dataset
+/// text).
+bool IsTextJob(const JobSpec& spec);
+
+/// The job's text corpus (data::LoadTextCorpus, spec.vocab_size words),
+/// read from `data_dir` ("": the fortunes). Bad data is bad input:
+/// kInvalidArgument or kNotFound, one line naming the file.
+Result<std::shared_ptr<const data::TextCorpus>> OpenJobCorpus(
+    const JobSpec& spec, const std::string& data_dir);
+
+/// lstm_lm's options as the spec says; the vocabulary is spec.num_classes
+/// (rank 0's corpus), or vocab_size + 1 where the spec has none yet.
+models::LstmLmOptions LmOptionsOf(const JobSpec& spec);
+
+/// Streams an evaluation of a language model uses: pytorch/examples'
+/// word_language_model evaluates with batch 10.
+inline constexpr int64_t kLmEvalBatch = 10;
+
+/// An Evaluator of the language model `model` over `tokens` (int64 [n], a
+/// split's ids), as word_language_model's evaluate(): kLmEvalBatch
+/// streams, windows of `bptt`, the state carried from window to window.
+/// Its EvalResult: loss the mean NLL per target token, perplexity
+/// exp(loss), accuracy the fraction of next tokens predicted (argmax),
+/// samples the target tokens. REQUIRES: model is a LanguageModel.
+std::shared_ptr<models::Evaluator> MakeLmEvaluator(
+    std::shared_ptr<models::Model> model, torch::Tensor tokens, int64_t bptt);
+
+/// Whether the job stops at a target (--target_accuracy or
+/// --target_perplexity).
+bool HasTarget(const JobSpec& spec);
+/// Whether `r` reaches the job's target: accuracy at or above
+/// --target_accuracy, or perplexity (> 0) at or below --target_perplexity.
+bool ReachesTarget(const JobSpec& spec, const models::EvalResult& r);
+/// The eval event's scores: test_accuracy and test_loss, and a language
+/// model's test_perplexity.
+nlohmann::json EvalScores(const models::EvalResult& r);
+
+/// The job's model (models::MakeModel(spec.model, InputShapeOf(spec),
+/// LmOptionsOf(spec))).
 Result<std::shared_ptr<models::Model>> MakeJobModel(const JobSpec& spec);
 
 /// An Evaluator over all of `source` (which must outlive it), read batch by

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <type_traits>
@@ -162,6 +163,23 @@ Status CheckRules(const JobSpec& s) {
                    " (fewer than the " + std::to_string(s.num_workers()) +
                    " workers)");
   }
+  if ((s.model == "lstm_lm") != (s.dataset == "text")) {
+    return InvalidArgument("--model " + s.model + " --dataset " + s.dataset +
+                           ": lstm_lm trains on --dataset text, and only it");
+  }
+  if (s.dataset == "text" && s.reassign_shards) {
+    return InvalidArgument("--reassign_shards: not with --dataset text");
+  }
+  if (s.tie_weights && s.embed_dim != s.hidden_dim) {
+    return InvalidArgument(
+        "--tie_weights needs --embed_dim " + std::to_string(s.embed_dim) +
+        " equal to --hidden_dim " + std::to_string(s.hidden_dim));
+  }
+  if (s.clip_grad_norm > 0 && s.num_servers > 1) {
+    return InvalidArgument(
+        "--clip_grad_norm: only with one server (each server would clip "
+        "its own part of the gradient)");
+  }
   if (s.mode != Mode::kSync && s.reassign_shards) {
     return InvalidArgument("--reassign_shards: only with --mode sync");
   }
@@ -236,6 +254,18 @@ Status ReadJson(const nlohmann::json& j, T* out) {
 }
 
 }  // namespace
+
+void ApplyModelDefaults(const std::function<bool(const char*)>& given,
+                        JobSpec* spec) {
+  if (spec->model != "lstm_lm")
+    return;
+  if (!given("dataset"))
+    spec->dataset = "text";
+  if (!given("optimizer"))
+    spec->optimizer = "adam";
+  if (!given("lr"))
+    spec->lr = 0.001;
+}
 
 namespace job_table {
 const JobFlag kModeText{JobFlag::Kind::kText, &ModeText, &ParseModeText};

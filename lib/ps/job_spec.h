@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -114,6 +115,12 @@ void ForEachJobField(Spec& spec, Visit&& visit) {
 #include "ps/job_fields.inc"
 #undef PSTRAIN_JOB_FIELD
 }
+
+/// The defaults of a model that differ from the table's, for the fields
+/// whose flag was not given (given(name) is false): lstm_lm trains on
+/// --dataset text with --optimizer adam --lr 0.001 (the guide's optimizer).
+void ApplyModelDefaults(const std::function<bool(const char*)>& given,
+                        JobSpec* spec);
 
 /// kInvalidArgument naming the flag ("--lr -1.000000: expected > 0"), or
 /// the JSON key of a field that has none.

@@ -9,6 +9,7 @@
 #include "models/compute_threads.h"
 #include "ps/checkpoint.h"
 #include "ps/checkpoint_rotation.h"
+#include "ps/job_data.h"
 
 namespace pstrain::ps {
 
@@ -68,7 +69,7 @@ void Observer::OnVersion(uint64_t version) {
       std::min(eval.value_or(UINT64_MAX), checkpoint.value_or(UINT64_MAX));
   plan->eval = eval.has_value();
   plan->checkpoint = checkpoint.has_value();
-  plan->optimizer_states = plan->checkpoint || spec_.target_accuracy > 0;
+  plan->optimizer_states = plan->checkpoint || HasTarget(spec_);
   plan->addresses.resize(spec_.num_servers);
   for (int s = 1; s < spec_.num_servers; ++s)
     plan->addresses[s] = service_->server_address(s);
@@ -261,20 +262,22 @@ void Observer::Evaluate(const std::shared_ptr<WholeSnapshot>& whole) {
                " failed: " + r.status().message());
     return;
   }
-  log_->Emit("eval", {{"version", whole->version},
-                      {"step", whole->version},
-                      {"test_accuracy", r->accuracy},
-                      {"test_loss", r->loss},
-                      {"samples", r->samples},
-                      {"seconds", Seconds(Clock::now() - start)}});
+  nlohmann::json event = {{"version", whole->version},
+                          {"step", whole->version},
+                          {"samples", r->samples},
+                          {"seconds", Seconds(Clock::now() - start)}};
+  event.update(EvalScores(*r));
+  log_->Emit("eval", event);
   best_accuracy_ = std::max(best_accuracy_, r->accuracy);
-  if (spec_.target_accuracy <= 0 || r->accuracy < spec_.target_accuracy ||
-      target_)
+  if (!ReachesTarget(spec_, *r) || target_)
     return;
   target_ = TargetReached{whole->version, *r, whole};
-  log_->Info("test accuracy " + std::to_string(r->accuracy) + " at version " +
-             std::to_string(whole->version) + " reached --target_accuracy " +
-             std::to_string(spec_.target_accuracy) + "; stopping");
+  log_->Info("test accuracy " + std::to_string(r->accuracy) +
+             (r->perplexity > 0
+                  ? ", perplexity " + std::to_string(r->perplexity)
+                  : std::string()) +
+             " at version " + std::to_string(whole->version) +
+             " reached the target; stopping");
   asio::post(*io_, [this] { service_->StopTraining(); });
 }
 

@@ -5,6 +5,7 @@
 
 #include <ATen/Functions.h>
 #include <torch/optim/optimizer.h>
+#include <torch/torch.h>
 
 #include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"
@@ -184,6 +185,7 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
       if (!is_buffer_[k])
         params_[k].mutable_grad() = grad_buffers_[w][k];
     }
+    ClipGradients();
     Step(StalenessScale(staleness_lr_, staleness));
     // Buffers take each push's values, in the order pushes arrive.
     CopyBuffers(grad_buffers_[w]);
@@ -238,6 +240,8 @@ void ParameterServer::FinishStep() {
     if (!is_buffer_[k])
       params_[k].mutable_grad() = accumulators_[k];
   }
+  if (!discard_step_)
+    ClipGradients();  // the mean's norm, as one process clips its own
   if (discard_step_) {
     ++version_;  // no optimizer step: the parameters stay as they are
     ++discarded_steps_;
@@ -296,6 +300,19 @@ int ParameterServer::StepNextKey() {
   SetLr(*optimizers_[0], key_lr_);
   optimizers_[0]->step();
   return k;
+}
+
+// --clip_grad_norm: libtorch's clip_grad_norm_ over every parameter's
+// gradient, as a single process calls it after backward.
+void ParameterServer::ClipGradients() {
+  if (spec_.clip_grad_norm <= 0)
+    return;
+  std::vector<at::Tensor> trained;
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (!is_buffer_[k])
+      trained.push_back(params_[k]);
+  }
+  torch::nn::utils::clip_grad_norm_(trained, spec_.clip_grad_norm);
 }
 
 void ParameterServer::CopyBuffers(const std::vector<at::Tensor>& values) {

@@ -184,6 +184,8 @@ class ParameterServer {
   void FinishStep();
   // Buffer keys take `values` (one tensor per key, key order).
   void CopyBuffers(const std::vector<at::Tensor>& values);
+  // Scales the parameters' gradients to norm <= --clip_grad_norm (if set).
+  void ClipGradients();
 
   JobSpec spec_;
   int num_workers_;

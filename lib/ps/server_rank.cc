@@ -39,10 +39,13 @@ models::NamedTensors NamedState(models::Model& model) {
   return tensors;
 }
 
+// `corpus` set: a language model over its test split; else `test`.
 Result<ScoreFn> DefaultScorer(const JobSpec& spec,
-                              std::shared_ptr<const data::Source> test) {
+                              std::shared_ptr<const data::Source> test,
+                              std::shared_ptr<const data::TextCorpus> corpus) {
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
-  auto evaluator = MakeEvaluator(model, std::move(test));
+  auto evaluator = corpus ? MakeLmEvaluator(model, corpus->test, spec.bptt)
+                          : MakeEvaluator(model, std::move(test));
   return ScoreFn([evaluator](const models::NamedTensors& state) {
     return evaluator->Score(state);
   });
@@ -182,13 +185,13 @@ Result<Outcome> FinalOutcome(const JobSpec& spec, const Observer& observer,
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   const auto start = Clock::now();
   PS_ASSIGN_OR_RETURN(out.result, score(out.state));
-  log->Emit("eval", {{"version", out.version},
-                     {"step", out.version},
-                     {"test_accuracy", out.result.accuracy},
-                     {"test_loss", out.result.loss},
-                     {"samples", out.result.samples},
-                     {"seconds", Seconds(Clock::now() - start)}});
-  if (spec.target_accuracy > 0 && out.result.accuracy >= spec.target_accuracy) {
+  nlohmann::json event = {{"version", out.version},
+                          {"step", out.version},
+                          {"samples", out.result.samples},
+                          {"seconds", Seconds(Clock::now() - start)}};
+  event.update(EvalScores(out.result));
+  log->Emit("eval", event);
+  if (ReachesTarget(spec, out.result)) {
     out.target_reached = true;
     out.time_to_target = service.Stats().wall_seconds;
   }
@@ -198,17 +201,23 @@ Result<Outcome> FinalOutcome(const JobSpec& spec, const Observer& observer,
 void AddTargetFields(const JobSpec& spec, const Outcome& out,
                      const Observer& observer, report::ServerStats* summary,
                      report::EventLog* log) {
-  if (spec.target_accuracy <= 0)
+  if (!HasTarget(spec))
     return;
-  summary->target_accuracy = spec.target_accuracy;
+  if (spec.target_accuracy > 0)
+    summary->target_accuracy = spec.target_accuracy;
+  if (spec.target_perplexity > 0)
+    summary->target_perplexity = spec.target_perplexity;
   summary->target_reached = out.target_reached;
   if (out.target_reached) {
     summary->time_to_target_seconds = out.time_to_target;
     summary->steps_to_target = out.version;
   } else {
     const double best = std::max(observer.best_accuracy(), out.result.accuracy);
-    log->Info("--target_accuracy " + std::to_string(spec.target_accuracy) +
-              " not reached; the best test accuracy was " +
+    const std::string target =
+        spec.target_accuracy > 0
+            ? "--target_accuracy " + std::to_string(spec.target_accuracy)
+            : "--target_perplexity " + std::to_string(spec.target_perplexity);
+    log->Info(target + " not reached; the best test accuracy was " +
               std::to_string(best));
   }
 }
@@ -227,14 +236,23 @@ std::string ResolveResume(const ServerRankOptions& o, report::EventLog* log) {
 Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   JobSpec spec = o.spec;
   models::SetComputeThreads(o.threads);
-  // The test set's shape builds the model, here and on every other rank.
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<const data::Source> test,
-                      OpenJobSource(spec, o.data_dir, data::Split::kTest, log));
-  SetInputShape(test->shape(), &spec);
+  // The test set's shape (a corpus: its vocabulary) builds the model, here
+  // and on every other rank.
+  std::shared_ptr<const data::Source> test;
+  std::shared_ptr<const data::TextCorpus> corpus;
+  if (IsTextJob(spec)) {
+    PS_ASSIGN_OR_RETURN(corpus, OpenJobCorpus(spec, o.data_dir));
+    spec.num_classes = corpus->vocab.size();
+  } else {
+    PS_ASSIGN_OR_RETURN(
+        test, OpenJobSource(spec, o.data_dir, data::Split::kTest, log));
+    SetInputShape(test->shape(), &spec);
+  }
   torch::manual_seed(spec.seed);
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
-  PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer ? o.make_scorer(spec)
-                                                   : DefaultScorer(spec, test));
+  PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer
+                                         ? o.make_scorer(spec)
+                                         : DefaultScorer(spec, test, corpus));
   const ShardPlan plan = PlanOrDie(*model, spec);
   ParameterServer server(spec,
                          SliceLeaves(plan, 0, models::StateValues(*model)));
@@ -269,7 +287,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.threads = std::max(1, o.threads);
   // A run that stops at a target waits on its evaluations: they keep up
   // with training rather than yield to it.
-  observe.low_priority = spec.target_accuracy <= 0;
+  observe.low_priority = !HasTarget(spec);
   observe.timeout = o.timeout;
   observe.connection = net::ConnectionOptions{o.max_frame_bytes};
   observe.auth_token = o.auth_token;
@@ -289,6 +307,8 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   report::ServerStats summary = service.Stats();
   summary.test_accuracy = out.result.accuracy;
   summary.test_loss = out.result.loss;
+  if (out.result.perplexity > 0)
+    summary.test_perplexity = out.result.perplexity;
   summary.checkpoint = o.checkpoint;
   summary.checkpoint_version = out.version;
   summary.mode = ModeName(spec.mode);

@@ -119,8 +119,11 @@ std::string FormatStep(FieldReader& f) {
   return Join(parts, " ");
 }
 
-// "test accuracy A" and "loss L" ("test loss L" without an accuracy).
+// "test perplexity P" (language models), "test accuracy A" and "loss L"
+// ("test loss L" without an accuracy).
 void AddTestScores(FieldReader& f, std::vector<std::string>* parts) {
+  if (auto perplexity = f.Number("test_perplexity"))
+    parts->push_back("test perplexity " + Fixed(*perplexity, 2));
   auto accuracy = f.Number("test_accuracy");
   if (accuracy)
     parts->push_back("test accuracy " + Fixed(*accuracy, 4));

@@ -43,8 +43,13 @@ nlohmann::json ToJson(const ServerStats& s) {
                       {"mode", s.mode},
                       {"model", s.model},
                       {"peak_rss_bytes", s.peak_rss_bytes}};
-  if (s.target_accuracy) {
-    j["target_accuracy"] = *s.target_accuracy;
+  if (s.test_perplexity)
+    j["test_perplexity"] = *s.test_perplexity;
+  if (s.target_perplexity)
+    j["target_perplexity"] = *s.target_perplexity;
+  if (s.target_accuracy || s.target_perplexity) {
+    if (s.target_accuracy)
+      j["target_accuracy"] = *s.target_accuracy;
     j["target_reached"] = s.target_reached;
     j["time_to_target_seconds"] = OrNull(s.time_to_target_seconds);
     j["steps_to_target"] = OrNull(s.steps_to_target);

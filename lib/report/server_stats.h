@@ -54,6 +54,8 @@ struct ServerStats {
   // The end of the run, from the server rank.
   double test_accuracy = 0;
   double test_loss = 0;
+  /// A language model's: exp(test_loss).
+  std::optional<double> test_perplexity;
   std::string checkpoint;
   uint64_t checkpoint_version = 0;
   std::string mode;
@@ -63,6 +65,8 @@ struct ServerStats {
   /// With --target_accuracy only: the target, whether an evaluation reached
   /// it, and when (seconds from the first register; the version).
   std::optional<double> target_accuracy;
+  /// With --target_perplexity only (the fields below are shared).
+  std::optional<double> target_perplexity;
   bool target_reached = false;
   std::optional<double> time_to_target_seconds;
   std::optional<uint64_t> steps_to_target;

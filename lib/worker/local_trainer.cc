@@ -1,5 +1,6 @@
 #include "worker/local_trainer.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <ATen/Parallel.h>
@@ -8,9 +9,11 @@
 #include "data/batch_loader.h"
 #include "data/sampler.h"
 #include "models/evaluator.h"
+#include "models/model_state.h"
 #include "models/model_zoo.h"
 #include "ps/job_data.h"
 #include "ps/optimizer.h"
+#include "worker/lm_stream.h"
 
 namespace pstrain::worker {
 
@@ -33,7 +36,46 @@ Status Validate(const LocalTrainOptions& o) {
     return InvalidArgument("momentum must be >= 0");
   if (o.threads < 0)
     return InvalidArgument("threads must be >= 0");
+  const auto& names = ps::OptimizerNames();
+  if (std::find(names.begin(), names.end(), o.optimizer) == names.end())
+    return InvalidArgument("unknown optimizer '" + o.optimizer + "'");
   return ps::ResolveLrSchedule(o.lr_schedule, o.model, o.steps).status();
+}
+
+// The job a single process runs, for ps::MakeOptimizer and the text
+// corpus and model.
+ps::JobSpec SpecOf(const LocalTrainOptions& o) {
+  ps::JobSpec spec;
+  spec.model = o.model;
+  spec.dataset = o.dataset;
+  spec.optimizer = o.optimizer;
+  spec.lr = o.lr;
+  spec.momentum = o.momentum;
+  spec.seed = o.seed;
+  spec.vocab_size = o.vocab_size;
+  spec.bptt = o.bptt;
+  spec.embed_dim = o.lm.embed_dim;
+  spec.hidden_dim = o.lm.hidden_dim;
+  spec.num_layers = o.lm.num_layers;
+  spec.dropout = o.lm.dropout;
+  spec.tie_weights = o.lm.tie_weights;
+  spec.clip_grad_norm = o.clip_grad_norm;
+  return spec;
+}
+
+// The model's trained parameters, once each (a tied weight is one).
+std::vector<torch::Tensor> Trained(const torch::nn::Module& model) {
+  std::vector<torch::Tensor> out;
+  for (const auto& s : models::ModelState(model)) {
+    if (!s.is_buffer)
+      out.push_back(s.value);
+  }
+  return out;
+}
+
+void Clip(const std::vector<torch::Tensor>& params, double max_norm) {
+  if (max_norm > 0)
+    torch::nn::utils::clip_grad_norm_(params, max_norm);
 }
 
 Result<std::shared_ptr<const data::Source>> Load(const LocalTrainOptions& o,
@@ -67,8 +109,8 @@ double RunSteps(models::Model& model, const data::Source& train,
       ++requested;
     }
   };
-  torch::optim::SGD sgd(model.parameters(),
-                        torch::optim::SGDOptions(o.lr).momentum(o.momentum));
+  const auto params = Trained(model);
+  auto optimizer = ps::MakeOptimizer(SpecOf(o), params);
   // Validate resolved it once already.
   const ps::LrSchedule schedule =
       *ps::ResolveLrSchedule(o.lr_schedule, o.model, o.steps);
@@ -84,10 +126,11 @@ double RunSteps(models::Model& model, const data::Source& train,
       data::Batch batch = loader.Take();
       stats->samples += batch.labels.size(0);
       stats->skipped_samples += batch.skipped;
-      ps::SetLr(sgd, ps::ScheduledLr(schedule, o.lr, done, o.steps));
-      sgd.zero_grad();
+      ps::SetLr(*optimizer, ps::ScheduledLr(schedule, o.lr, done, o.steps));
+      optimizer->zero_grad();
       torch::nll_loss(model.forward(batch.images), batch.labels).backward();
-      sgd.step();
+      Clip(params, o.clip_grad_norm);
+      optimizer->step();
       if (++done % o.eval_interval != 0 || !evaluate)
         continue;
       seconds += std::chrono::duration<double>(Clock::now() - start).count();
@@ -127,10 +170,67 @@ class ThreadCount {
   int previous_;
 };
 
+// --dataset text: `steps` windows of the corpus in batch_size streams (an
+// epoch is a pass of windows; the state starts at zeros in each), then the
+// test split's perplexity. No target: a language model runs its steps.
+Result<LocalRunStats> TrainTextLocally(const LocalTrainOptions& o) {
+  ps::JobSpec spec = SpecOf(o);
+  PS_ASSIGN_OR_RETURN(auto corpus, ps::OpenJobCorpus(spec, o.data_dir));
+  spec.num_classes = corpus->vocab.size();
+  torch::manual_seed(o.seed);
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
+                      ps::MakeJobModel(spec));
+  auto* lm = dynamic_cast<models::LanguageModel*>(model.get());
+  if (lm == nullptr)
+    return InvalidArgument("--dataset text: --model " + o.model +
+                           " is not a language model");
+  LmStream stream(corpus->train, o.batch_size, 0, o.batch_size, o.bptt);
+  if (stream.steps_per_epoch() == 0)
+    return InvalidArgument("batch_size " + std::to_string(o.batch_size) +
+                           ": the training split is too short");
+  ThreadCount thread_count(o.threads);
+  LocalRunStats stats;
+  stats.threads = at::get_num_threads();
+  const auto params = Trained(*model);
+  auto optimizer = ps::MakeOptimizer(spec, params);
+  const ps::LrSchedule schedule =
+      *ps::ResolveLrSchedule(o.lr_schedule, o.model, o.steps);
+  model->train();
+  const auto start = Clock::now();
+  try {
+    for (int64_t step = 0; step < o.steps; ++step) {
+      ps::SetLr(*optimizer, ps::ScheduledLr(schedule, o.lr, step, o.steps));
+      optimizer->zero_grad();
+      int64_t tokens = 0;
+      stream.Loss(*lm, step % stream.steps_per_epoch(), torch::kCPU, &tokens)
+          .backward();
+      Clip(params, o.clip_grad_norm);
+      optimizer->step();
+      stats.samples += tokens;
+    }
+  } catch (const c10::Error& e) {
+    return InvalidArgument(std::string("training failed: ") +
+                           e.what_without_backtrace());
+  }
+  stats.wall_seconds =
+      std::chrono::duration<double>(Clock::now() - start).count();
+  stats.steps = o.steps;
+  stats.samples_per_second =
+      stats.wall_seconds > 0 ? stats.samples / stats.wall_seconds : 0.0;
+  models::EvalResult eval =
+      ps::MakeLmEvaluator(model, corpus->test, o.bptt)->Score();
+  stats.test_accuracy = eval.accuracy;
+  stats.test_loss = eval.loss;
+  stats.test_perplexity = eval.perplexity;
+  return stats;
+}
+
 }  // namespace
 
 Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
   PS_RETURN_IF_ERROR(Validate(o));
+  if (o.dataset == "text")
+    return TrainTextLocally(o);
   PS_ASSIGN_OR_RETURN(auto train, Load(o, data::Split::kTrain));
   PS_ASSIGN_OR_RETURN(auto test, Load(o, data::Split::kTest));
   if (o.batch_size > train->size()) {

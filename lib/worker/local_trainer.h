@@ -1,6 +1,7 @@
 #pragma once
 // TrainLocally: the training loop without a parameter server. One process
-// trains the model with libtorch's own SGD on its own batches, then scores
+// trains the model with libtorch's own optimizer (SGD by default) on its own
+// batches (a text corpus: its BPTT windows, worker/lm_stream.h), then scores
 // it on the test set: the baseline ("single") that `pstrain bench train`
 // compares the sync and async modes with. Not thread-safe (it seeds and
 // draws from torch's global generator); one call at a time per process.
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "models/lstm_lm.h"
 #include "util/result.h"
 
 namespace pstrain::worker {
@@ -35,6 +37,19 @@ struct LocalTrainOptions {
   /// The job's --lr_schedule (ps::ResolveLrSchedule, over `steps`): step t
   /// uses the lr a sync server uses for version t. Default: "auto".
   std::string lr_schedule = "auto";
+  /// The optimizer by name (ps::MakeOptimizer, libtorch's defaults
+  /// otherwise): "sgd" (lr, momentum), "adam", ... Default: "sgd".
+  std::string optimizer = "sgd";
+  /// > 0: the gradient is clipped to this L2 norm before each step
+  /// (torch::nn::utils::clip_grad_norm_). Default: 0.
+  double clip_grad_norm = 0;
+  /// dataset "text" (model lstm_lm): the words the vocabulary keeps, the
+  /// BPTT window, and the model's sizes (its vocabulary is the corpus's).
+  /// batch_size is then the number of streams (columns). Defaults: 10000,
+  /// 35, LstmLmOptions's.
+  int64_t vocab_size = 10000;
+  int64_t bptt = 35;
+  models::LstmLmOptions lm;
   /// Seeds the initial model, the shuffle (data::ShardSampler) and dropout.
   uint64_t seed = 1;
   /// libtorch intra-op threads for the run (at::set_num_threads; the
@@ -50,14 +65,16 @@ struct LocalTrainOptions {
 
 struct LocalRunStats {
   int64_t steps = 0;
-  int threads = 0;              ///< libtorch intra-op threads the run used
-  int64_t samples = 0;          ///< samples of those steps (less skipped ones)
+  int threads = 0;  ///< libtorch intra-op threads the run used
+  /// Samples of those steps (less skipped ones); text: target tokens.
+  int64_t samples = 0;
   int64_t skipped_samples = 0;  ///< left out as undecodable
   /// Seconds of the training loop only (not loading, not the evaluation).
   double wall_seconds = 0;
   double samples_per_second = 0;  ///< samples / wall_seconds
   double test_accuracy = 0;       ///< 0..1, on the whole test set
   double test_loss = 0;           ///< mean NLL on the test set
+  double test_perplexity = 0;     ///< text: exp(test_loss); else 0
   /// With a target: training seconds and steps until the evaluation that
   /// reached it; -1 when none did.
   double time_to_target_seconds = -1;
@@ -65,8 +82,10 @@ struct LocalRunStats {
 };
 
 /// Loads the data set, builds the model from `seed`, runs `steps` steps of
-/// forward / nll_loss / backward / SGD step on batches drawn by
-/// data::ShardSampler(N, 1, 0, batch_size, seed), then evaluates.
+/// forward / nll_loss / backward / (clip) / optimizer step on batches drawn
+/// by data::ShardSampler(N, 1, 0, batch_size, seed), then evaluates. With
+/// dataset "text": windows i = step % windows of the training split in
+/// batch_size streams, then the test perplexity (ps::MakeLmEvaluator).
 /// Errors: kInvalidArgument for an unknown model, a bad option or a
 /// batch larger than the training set; OpenSource's errors (kNotFound for
 /// missing files, kInvalidArgument for bad ones).

@@ -10,13 +10,16 @@
 
 #include "data/batch_loader.h"
 #include "data/sampler.h"
+#include "models/language_model.h"
 #include "models/model_zoo.h"
 #include "ps/job_data.h"
 #include "ps/tensor_codec.h"
 #include "report/worker_stats.h"
 #include "util/resources.h"
+#include "worker/device.h"
 #include "worker/grad_stream.h"
 #include "worker/host_mirror.h"
+#include "worker/lm_stream.h"
 #include "worker/server_group.h"
 
 namespace pstrain::worker {
@@ -28,19 +31,6 @@ using Exchange = ServerGroup::Exchange;
 
 double Seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
-}
-
-Result<torch::Device> ParseDevice(const std::string& device) {
-  if (device == "cpu")
-    return torch::Device(torch::kCPU);
-  if (device == "cuda") {
-    if (!torch::cuda::is_available()) {
-      return InvalidArgument(
-          "--device cuda: this libtorch has no CUDA or sees no GPU");
-    }
-    return torch::Device(torch::kCUDA);
-  }
-  return InvalidArgument("--device '" + device + "': expected cpu or cuda");
 }
 
 struct Progress {
@@ -63,7 +53,11 @@ class Trainer {
   Status Finish();
 
  private:
+  Status OpenImages();
+  Status OpenText();
   Status Step(int64_t epoch, int64_t step, double* loss, bool* done);
+  torch::Tensor Forward(int64_t epoch, int64_t step, int64_t* samples,
+                        int64_t* skipped);
   torch::Tensor BatchIndices(int64_t epoch, int64_t step);
   data::Batch NextBatch(int64_t epoch, int64_t step);
   void RequestBatches();
@@ -93,6 +87,11 @@ class Trainer {
   // On a GPU the host mirror reaches the model only once all is in.
   bool pipelined_ = true;
   std::unique_ptr<data::ShardSampler> sampler_;
+  // --dataset text: this worker's BPTT windows, and the model as a
+  // LanguageModel (model_ itself).
+  std::unique_ptr<LmStream> lm_;
+  models::LanguageModel* lm_model_ = nullptr;
+  int64_t per_epoch_ = 0;  // steps in an epoch
   int64_t total_steps_ = 0;
   bool stopped_ = false;  // rank 0 said the job stops (--target_accuracy)
   Progress progress_;
@@ -122,6 +121,25 @@ Status Trainer::Join() {
                                   : ps::MakeJobModel(spec_));
   // Check our own input before joining, so that bad input ends this worker
   // alone and does not look like a worker lost mid-job.
+  PS_RETURN_IF_ERROR(ps::IsTextJob(spec_) ? OpenText() : OpenImages());
+  PS_RETURN_IF_ERROR(servers_.JoinServers(ps::Fingerprint(*model_)));
+  model_->to(device_);
+  mirror_ = std::make_unique<HostMirror>(*model_);
+  pipelined_ = mirror_->on_cpu();
+  stream_ = std::make_unique<GradStream>(mirror_->model_params(), pipelined_);
+  servers_.Attach(model_.get(), mirror_.get(), stream_.get());
+  if (pipelined_)
+    model_->set_await([this](size_t n) { servers_.arrivals().WaitKeys(n); });
+  const int64_t per_epoch = per_epoch_;
+  total_steps_ = spec_.epochs > std::numeric_limits<int64_t>::max() / per_epoch
+                     ? std::numeric_limits<int64_t>::max()
+                     : spec_.epochs * per_epoch;
+  if (spec_.max_steps > 0)
+    total_steps_ = std::min(total_steps_, spec_.max_steps);
+  return Status::Ok();
+}
+
+Status Trainer::OpenImages() {
   PS_ASSIGN_OR_RETURN(train_, ps::OpenJobSource(spec_, options_.data_dir,
                                                 data::Split::kTrain, log_));
   if (spec_.input_channels > 0) {
@@ -138,23 +156,21 @@ Status Trainer::Join() {
   loader_depth_ = spec_.data_threads + 1;
   loader_ = std::make_unique<data::BatchLoader>(*train_, spec_.data_threads,
                                                 loader_depth_);
-  PS_RETURN_IF_ERROR(servers_.JoinServers(ps::Fingerprint(*model_)));
-  model_->to(device_);
-  mirror_ = std::make_unique<HostMirror>(*model_);
-  pipelined_ = mirror_->on_cpu();
-  stream_ = std::make_unique<GradStream>(mirror_->model_params(), pipelined_);
-  servers_.Attach(model_.get(), mirror_.get(), stream_.get());
-  if (pipelined_)
-    model_->set_await([this](size_t n) { servers_.arrivals().WaitKeys(n); });
   sampler_ = std::make_unique<data::ShardSampler>(
       num_samples, spec_.num_workers(), options_.rank - spec_.num_servers,
       spec_.batch_size, spec_.seed);
-  const int64_t per_epoch = sampler_->steps_per_epoch();
-  total_steps_ = spec_.epochs > std::numeric_limits<int64_t>::max() / per_epoch
-                     ? std::numeric_limits<int64_t>::max()
-                     : spec_.epochs * per_epoch;
-  if (spec_.max_steps > 0)
-    total_steps_ = std::min(total_steps_, spec_.max_steps);
+  per_epoch_ = sampler_->steps_per_epoch();
+  return Status::Ok();
+}
+
+Status Trainer::OpenText() {
+  lm_model_ = dynamic_cast<models::LanguageModel*>(model_.get());
+  if (lm_model_ == nullptr)
+    return InvalidArgument("--model " + spec_.model + ": not a text model");
+  PS_ASSIGN_OR_RETURN(lm_,
+                      OpenWorkerLmStream(spec_, options_.data_dir,
+                                         options_.rank - spec_.num_servers));
+  per_epoch_ = lm_->steps_per_epoch();
   return Status::Ok();
 }
 
@@ -178,7 +194,7 @@ Status Trainer::Train() {
   mirror_->ParamsToModel();
   progress_ = Progress{};
   model_->train();
-  const int64_t per_epoch = sampler_->steps_per_epoch();
+  const int64_t per_epoch = per_epoch_;
   int64_t epoch = -1, epoch_steps = 0;
   double loss_sum = 0;
   for (;;) {
@@ -186,8 +202,7 @@ Status Trainer::Train() {
     if (!stopped_ && servers_.master().stop_requested()) {
       stopped_ = true;
       log_->Info("rank 0 stopped the job at version " +
-                 std::to_string(servers_.version()) +
-                 " (--target_accuracy reached)");
+                 std::to_string(servers_.version()) + " (its target reached)");
     }
     if (step >= total_steps_ || stopped_) {
       // The last replies in full; a server lost meanwhile may set us back.
@@ -248,7 +263,7 @@ torch::Tensor Trainer::BatchIndices(int64_t epoch, int64_t step) {
 // differs from the one it expected (a sync worker jumped ahead, a step was
 // redone) or the members that share the batches changed.
 data::Batch Trainer::NextBatch(int64_t epoch, int64_t step) {
-  const int64_t global = epoch * sampler_->steps_per_epoch() + step;
+  const int64_t global = epoch * per_epoch_ + step;
   const auto& members = servers_.master().members();
   if ((spec_.reassign_shards && members != members_) ||
       (loader_->pending() > 0 && loader_->front_tag() != global)) {
@@ -264,7 +279,7 @@ data::Batch Trainer::NextBatch(int64_t epoch, int64_t step) {
 }
 
 void Trainer::RequestBatches() {
-  const int64_t per_epoch = sampler_->steps_per_epoch();
+  const int64_t per_epoch = per_epoch_;
   while (loader_->pending() < loader_depth_ && next_request_ < total_steps_) {
     const int64_t epoch = next_request_ / per_epoch;
     loader_->Request(next_request_,
@@ -283,11 +298,8 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   const auto t0 = Clock::now();
   if (options_.before_step)
     options_.before_step();
-  data::Batch batch = NextBatch(epoch, step);
-  // The last push has left whole: its reply's meta is in.
-  model_->zero_grad(/*set_to_none=*/false);
-  auto out = model_->forward(batch.images.to(device_));
-  auto nll = torch::nll_loss(out, batch.labels.to(device_));
+  int64_t samples = 0, skipped = 0;
+  auto nll = Forward(epoch, step, &samples, &skipped);
   const auto t_wait = Clock::now();
   Status last = servers_.Finish();
   double communication = Seconds(Clock::now() - t_wait);
@@ -322,11 +334,25 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   communication += servers_.arrivals().TakeWaitedSeconds();
   progress_.compute += wall - communication;
   progress_.communication += communication;
-  progress_.samples += batch.labels.size(0);
-  progress_.skipped += batch.skipped;
+  progress_.samples += samples;
+  progress_.skipped += skipped;
   ++progress_.steps;
   *done = true;
   return Status::Ok();
+}
+
+// The loss on this worker's batch (text: window; samples: target tokens).
+torch::Tensor Trainer::Forward(int64_t epoch, int64_t step, int64_t* samples,
+                               int64_t* skipped) {
+  // The last push has left whole: its reply's meta is in.
+  model_->zero_grad(/*set_to_none=*/false);
+  if (lm_)
+    return lm_->Loss(*lm_model_, step, device_, samples);
+  data::Batch batch = NextBatch(epoch, step);
+  auto out = model_->forward(batch.images.to(device_));
+  *samples = batch.labels.size(0);
+  *skipped = batch.skipped;
+  return torch::nll_loss(out, batch.labels.to(device_));
 }
 
 void Trainer::LogStep(int64_t epoch, double loss) {

@@ -7,7 +7,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 packages="cmake g++ make libtorch-dev libasio-dev nlohmann-json3-dev libcli11-dev
   zlib1g-dev libssl-dev libopenblas0-pthread dataset-fashion-mnist
-  libturbojpeg0-dev libpng-dev pkg-config"
+  libturbojpeg0-dev libpng-dev pkg-config fortunes"
 if [ "${1:-}" = "--test" ]; then
   # python3-torch: a test reads our checkpoints with Python's torch.load.
   # zsh, fish: syntax checks of the completions; mandoc, groff: of the man

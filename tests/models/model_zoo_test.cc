@@ -116,7 +116,7 @@ INSTANTIATE_TEST_SUITE_P(AllModels, ModelZooTest, ::testing::ValuesIn(Cases()),
 TEST(ModelZooNamesTest, ListsModelsDefaultFirst) {
   EXPECT_EQ(ModelNames(),
             (std::vector<std::string>{"net", "convnet", "mlp", "resnet18",
-                                      "resnet34", "resnet50"}));
+                                      "resnet34", "resnet50", "lstm_lm"}));
 }
 
 TEST(ModelZooNamesTest, UnknownNameIsInvalidArgument) {
@@ -125,7 +125,7 @@ TEST(ModelZooNamesTest, UnknownNameIsInvalidArgument) {
   EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(model.status().message(),
             "unknown model 'resnet'; expected one of: net, convnet, mlp, "
-            "resnet18, resnet34, resnet50");
+            "resnet18, resnet34, resnet50, lstm_lm");
 }
 
 TEST(ModelZooShapeTest, MnistModelsRefuseOtherShapes) {

@@ -109,6 +109,53 @@ TEST(JobSpecTest, OptimizerFlagsAreValidated) {
             "");
 }
 
+TEST(JobSpecTest, LanguageModelRules) {
+  auto message = [](auto edit) {
+    JobSpec s;
+    s.world_size = 3;
+    s.model = "lstm_lm";
+    s.dataset = "text";
+    edit(s);
+    return ValidateJobSpec(s).message();
+  };
+  EXPECT_EQ(message([](JobSpec&) {}), "");
+  EXPECT_EQ(message([](JobSpec& s) { s.dataset = "mnist"; }),
+            "--model lstm_lm --dataset mnist: lstm_lm trains on --dataset "
+            "text, and only it");
+  EXPECT_EQ(message([](JobSpec& s) { s.model = "net"; }),
+            "--model net --dataset text: lstm_lm trains on --dataset text, "
+            "and only it");
+  EXPECT_EQ(message([](JobSpec& s) { s.tie_weights = true; }),
+            "--tie_weights needs --embed_dim 256 equal to --hidden_dim 512");
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.tie_weights = true;
+              s.embed_dim = 512;
+            }),
+            "");
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.clip_grad_norm = 0.25;
+              s.num_servers = 2;
+            }),
+            "--clip_grad_norm: only with one server (each server would clip "
+            "its own part of the gradient)");
+  EXPECT_EQ(message([](JobSpec& s) { s.dropout = 1; }),
+            "--dropout 1.000000: expected in [0, 1)");
+}
+
+TEST(JobSpecTest, LstmLmDefaultsWhereNotGiven) {
+  JobSpec s;
+  s.model = "lstm_lm";
+  ApplyModelDefaults([](const char* name) { return name == std::string("lr"); },
+                     &s);
+  EXPECT_EQ(s.dataset, "text");
+  EXPECT_EQ(s.optimizer, "adam");
+  EXPECT_EQ(s.lr, JobSpec().lr);  // given: kept
+  JobSpec net;
+  ApplyModelDefaults([](const char*) { return false; }, &net);
+  EXPECT_EQ(net.dataset, "fashion-mnist");
+  EXPECT_EQ(net.optimizer, "sgd");
+}
+
 // The table (ps/job_fields.inc) gives every field one JSON key, and reading
 // checks each value's type and range.
 TEST(JobSpecTest, EveryFieldHasOneJsonKey) {
@@ -116,7 +163,7 @@ TEST(JobSpecTest, EveryFieldHasOneJsonKey) {
   const JobSpec spec;
   ForEachJobField(
       spec, [&](const JobField& f, const auto&) { names.push_back(f.name); });
-  EXPECT_EQ(names.size(), 38u);
+  EXPECT_EQ(names.size(), 47u);
   const auto j = ToJson(JobSpec{});
   EXPECT_EQ(j.size(), names.size());
   for (const auto& name : names)

@@ -50,8 +50,10 @@ TEST(ServerStatsTest, EveryFieldIsDocumented) {
   const std::string server = doc.substr(doc.find("## Server"));
   ServerStats s;
   s.target_accuracy = 0.5;
+  s.target_perplexity = 100;
+  s.test_perplexity = 120;
   const auto j = ToJson(s);
-  EXPECT_EQ(j.size(), 30u);
+  EXPECT_EQ(j.size(), 32u);
   for (const auto& item : j.items()) {
     EXPECT_NE(server.find("| `" + item.key() + "` |"), std::string::npos)
         << item.key();

@@ -33,14 +33,14 @@ std::string ValueText(const T& v) {
 bool SwitchDefault(const std::string& name) {
   static const ps::JobSpec defaults;
   bool on = false;
-  ps::ForEachJobField(defaults, [&](const ps::JobField& field,
-                                    const auto& value) {
-    using T = std::decay_t<decltype(value)>;
-    if constexpr (std::is_same_v<T, bool>) {
-      if (field.name == name)
-        on = value;
-    }
-  });
+  ps::ForEachJobField(defaults,
+                      [&](const ps::JobField& field, const auto& value) {
+                        using T = std::decay_t<decltype(value)>;
+                        if constexpr (std::is_same_v<T, bool>) {
+                          if (field.name == name)
+                            on = value;
+                        }
+                      });
   return on;
 }
 

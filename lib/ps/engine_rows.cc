@@ -141,8 +141,8 @@ void Engine::SendRows(Peer& peer, uint64_t id) {
     peer.reply_rows[i] = params[q.key].detach().index_select(0, ids);
     m.rows[i].rows = DescribeTensor(q.key, peer.reply_rows[i]);
     m.rows[i].ids = q.ids;
-    out_.data.push_back({peer.reply_rows[i].data_ptr(),
-                         peer.reply_rows[i].nbytes(), 0});
+    out_.data.push_back(
+        {peer.reply_rows[i].data_ptr(), peer.reply_rows[i].nbytes(), 0});
   }
   wire::EncodeMeta(m, &peer.meta);
   out_.type = wire::MsgType::kParams;

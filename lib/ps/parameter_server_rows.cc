@@ -37,8 +37,8 @@ const at::Tensor& ParameterServer::RowsBuffer(int w, int key,
   const int64_t n = static_cast<int64_t>(ids.size());
   if (!in.ids.defined() || in.ids.size(0) != n) {
     in.ids = at::empty({n}, at::kLong);
-    in.rows = at::empty({n, params_[key].size(1)}, params_[key].options()
-                                                       .requires_grad(false));
+    in.rows = at::empty({n, params_[key].size(1)},
+                        params_[key].options().requires_grad(false));
   }
   std::copy(ids.begin(), ids.end(), in.ids.data_ptr<int64_t>());
   return in.rows;

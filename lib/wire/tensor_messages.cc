@@ -87,8 +87,8 @@ Status ReadIds(MetaReader& r, uint64_t n, Sink&& sink) {
   for (uint64_t j = 0; j < n; ++j) {
     int64_t id = 0;
     PS_RETURN_IF_ERROR(r.I64("row id", &id));
-    const std::string at = "row id " + std::to_string(id) + " at " +
-                           std::to_string(j);
+    const std::string at =
+        "row id " + std::to_string(id) + " at " + std::to_string(j);
     if (id < 0)
       return r.Error(at + " is negative");
     if (j > 0 && id == prev)

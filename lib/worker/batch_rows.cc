@@ -37,10 +37,34 @@ std::vector<int64_t> BatchRows::UniqueIds(const data::Batch& batch,
   return std::vector<int64_t>(p, p + unique.numel());
 }
 
+data::Batch BatchRows::Take(int64_t global, const ReadBatch& read) {
+  if (ahead_ != nullptr && ahead_global_ == global) {
+    data::Batch batch = std::move(*ahead_);
+    ahead_.reset();
+    return batch;
+  }
+  ahead_.reset();
+  return read(global);
+}
+
+void BatchRows::Plan(int64_t global, int64_t end, int64_t pulls,
+                     const data::Batch& batch, const ReadBatch& read,
+                     std::vector<int64_t>* now, std::vector<int64_t>* next) {
+  *now = UniqueIds(batch, true);
+  next->clear();
+  asked_for_ = -1;
+  pulls_at_plan_ = pulls;
+  if (global + 1 >= end)
+    return;
+  ahead_ = std::make_unique<data::Batch>(read(global + 1));
+  ahead_global_ = asked_for_ = global + 1;
+  *next = UniqueIds(*ahead_, false);
+}
+
 // A row on the wire is its bytes and its i64 id; a whole table each way
 // is what dense keys cost.
-void BatchRows::Stats(uint64_t rows_pushed, uint64_t rows_pulled,
-                      int64_t steps, const std::vector<at::Tensor>& tables,
+void BatchRows::Stats(uint64_t rows_pushed, uint64_t rows_pulled, int64_t steps,
+                      const std::vector<at::Tensor>& tables,
                       report::WorkerStats* stats) const {
   if (keys_.empty() || steps <= 0)
     return;

@@ -156,9 +156,9 @@ void PsClient::ApplyRows(size_t index) {
   const SparseSlot& slot = (*sparse_)[piece_slots_[index]];
   const wire::SparseRows& r = reply_.rows[piece_slots_[index]];
   at::NoGradGuard no_grad;  // the attached tensor may be a model's leaf
-  at::Tensor ids = at::from_blob(const_cast<int64_t*>(r.ids.data()),
-                                 {static_cast<int64_t>(r.ids.size())},
-                                 at::kLong);
+  at::Tensor ids =
+      at::from_blob(const_cast<int64_t*>(r.ids.data()),
+                    {static_cast<int64_t>(r.ids.size())}, at::kLong);
   params_[slot.key].index_copy_(0, ids, slot.reply_rows);
 }
 
@@ -183,9 +183,10 @@ void PsClient::DescribePush() {
       push_order_.begin(), push_order_.end(),
       [this](uint32_t a, uint32_t b) { return marks_[a] < marks_[b]; });
   is_sparse_.resize(grads_.size(), false);
-  push_order_.erase(std::remove_if(push_order_.begin(), push_order_.end(),
-                                   [this](uint32_t k) { return is_sparse_[k]; }),
-                    push_order_.end());
+  push_order_.erase(
+      std::remove_if(push_order_.begin(), push_order_.end(),
+                     [this](uint32_t k) { return is_sparse_[k]; }),
+      push_order_.end());
   push_msg_.grads.clear();
   for (uint32_t k : push_order_) {
     push_msg_.grads.push_back(ps::DescribeTensor(k, grads_[k]));
@@ -215,10 +216,10 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
   PS_RETURN_IF_ERROR(Expect(header.type, wire::MsgType::kParams));
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reply_));
   if (reply_.params.size() + reply_.rows.size() != params_.size()) {
-    return Corruption("params carries " +
-                      std::to_string(reply_.params.size() +
-                                     reply_.rows.size()) +
-                      " tensors, expected " + std::to_string(params_.size()));
+    return Corruption(
+        "params carries " +
+        std::to_string(reply_.params.size() + reply_.rows.size()) +
+        " tensors, expected " + std::to_string(params_.size()));
   }
   piece_keys_.clear();
   piece_slots_.clear();
@@ -247,8 +248,9 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
                         std::to_string(r.rows.key) + " were not asked for");
     }
     SparseSlot& slot = (*sparse_)[i];
-    slot.reply_rows = at::empty({r.rows.dims[0], r.rows.dims[1]},
-                                params_[slot.key].options().requires_grad(false));
+    slot.reply_rows =
+        at::empty({r.rows.dims[0], r.rows.dims[1]},
+                  params_[slot.key].options().requires_grad(false));
     if (slot.reply_rows.nbytes() != r.rows.nbytes)
       return Corruption("params: rows " + std::to_string(i) + ": bad nbytes");
     if (r.rows.nbytes > 0) {

@@ -34,11 +34,11 @@ class ParamArrivals;
 /// as the rows leave last. Ids are the slice's own rows (model row minus
 /// the slice's first), ascending and unique.
 struct SparseSlot {
-  uint32_t key = 0;                // index among the attached tensors
-  std::vector<int64_t> push_ids;   // rows this batch touched
-  at::Tensor push_rows;            // [push_ids.size(), row_dim]
-  std::vector<int64_t> want_ids;   // rows the next batch looks up
-  at::Tensor reply_rows;           // where the reply's rows land
+  uint32_t key = 0;               // index among the attached tensors
+  std::vector<int64_t> push_ids;  // rows this batch touched
+  at::Tensor push_rows;           // [push_ids.size(), row_dim]
+  std::vector<int64_t> want_ids;  // rows the next batch looks up
+  at::Tensor reply_rows;          // where the reply's rows land
 };
 
 class PsClient : private net::ReplySink {
@@ -153,8 +153,8 @@ class PsClient : private net::ReplySink {
   ParamArrivals* arrivals_ = nullptr;
   std::vector<int> slice_keys_;  // by attached tensor
   std::vector<SparseSlot>* sparse_ = nullptr;
-  std::vector<bool> is_sparse_;  // by attached tensor
-  std::vector<int> piece_keys_;  // the reply's buffers: attached tensor
+  std::vector<bool> is_sparse_;   // by attached tensor
+  std::vector<int> piece_keys_;   // the reply's buffers: attached tensor
   std::vector<int> piece_slots_;  // ... and sparse slot, or -1
   wire::PushPull push_msg_;      // descriptors built once
   wire::Push push_only_msg_;

@@ -107,9 +107,9 @@ void ServerGroup::SetRowSparse(const std::vector<bool>& model_keys) {
         continue;
       SparseSlot slot;
       slot.key = static_cast<uint32_t>(j);
-      slot.push_rows = at::empty(
-          {0, mirror_->grads()[slice.key].size(1)},
-          mirror_->grads()[slice.key].options().requires_grad(false));
+      slot.push_rows =
+          at::empty({0, mirror_->grads()[slice.key].size(1)},
+                    mirror_->grads()[slice.key].options().requires_grad(false));
       sparse_slots_[s].push_back(std::move(slot));
       sparse_refs_[s].push_back({slice.key, slice.row_begin, slice.row_end});
       any = true;
@@ -136,14 +136,31 @@ void ServerGroup::SetRows(int key, const std::vector<int64_t>& touched,
       ps::RowsInRange(next, ref.row_begin, ref.row_end, &slot.want_ids);
       // Its shape is in the push's meta, its storage in the push's data,
       // before GatherRows fills it.
-      slot.push_rows = at::empty(
-          {static_cast<int64_t>(slot.push_ids.size()),
-           mirror_->grads()[key].size(1)},
-          mirror_->grads()[key].options().requires_grad(false));
+      slot.push_rows =
+          at::empty({static_cast<int64_t>(slot.push_ids.size()),
+                     mirror_->grads()[key].size(1)},
+                    mirror_->grads()[key].options().requires_grad(false));
       rows_pushed_ += slot.push_ids.size();
       rows_pulled_ += slot.want_ids.size();
     }
   }
+}
+
+Status ServerGroup::PlanRows(BatchRows& rows, int64_t global, int64_t end,
+                             const data::Batch& batch,
+                             const BatchRows::ReadBatch& read) {
+  if (rows.empty())
+    return Status::Ok();
+  if (rows.NeedsPull(global, pulls_)) {
+    PS_RETURN_IF_ERROR(Finish());
+    PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
+    mirror_->ParamsToModel();
+  }
+  std::vector<int64_t> now, next;
+  rows.Plan(global, end, pulls_, batch, read, &now, &next);
+  for (int k : rows.keys())
+    SetRows(k, now, next);
+  return Status::Ok();
 }
 
 void ServerGroup::GatherRows() {
@@ -207,6 +224,8 @@ Status ServerGroup::Finish() {
   }
   if (s.ok())
     version_ = versions_[0];
+  if (s.ok() && exchange_ == Exchange::kPull)
+    ++pulls_;
   return s;
 }
 

@@ -20,6 +20,7 @@
 #include "report/worker_stats.h"
 #include "util/fanout.h"
 #include "util/result.h"
+#include "worker/batch_rows.h"
 #include "worker/grad_stream.h"
 #include "worker/heartbeats.h"
 #include "worker/host_mirror.h"
@@ -76,6 +77,14 @@ class ServerGroup {
   /// Split over the servers' slices for the next push_pull.
   void SetRows(int key, const std::vector<int64_t>& touched,
                const std::vector<int64_t>& next);
+  /// Before step `global`'s forward (of `end` steps), with `batch` its
+  /// batch: SetRows of every row-sparse key with the batch's ids and those
+  /// of the next batch, read ahead with `read`. A forward must read rows
+  /// of the current version: when `batch` is not the one whose rows the
+  /// last reply brought (a sync worker jumped ahead, a step is redone), the
+  /// whole tables are pulled first. No-op without row-sparse keys.
+  Status PlanRows(BatchRows& rows, int64_t global, int64_t end,
+                  const data::Batch& batch, const BatchRows::ReadBatch& read);
   /// After backward, before the gate opens fully: the touched rows of each
   /// row-sparse key, gathered from its whole gradient (index_select: the
   /// sum over the id's occurrences), for the push.
@@ -97,6 +106,8 @@ class ServerGroup {
   /// Rank 0's connection: the members and stop flag of its last reply.
   const PsClient& master() const { return *clients_[0]; }
   int64_t reconnects() const { return reconnects_; }
+  /// Pulls from every server completed so far (each brought whole tables).
+  int64_t pulls() const { return pulls_; }
   /// Bytes over the current connections to all servers.
   uint64_t bytes_pushed() const;
   uint64_t bytes_pulled() const;
@@ -141,6 +152,7 @@ class ServerGroup {
   std::vector<std::vector<SparseRef>> sparse_refs_;    // by server rank
   uint64_t rows_pushed_ = 0;
   uint64_t rows_pulled_ = 0;
+  int64_t pulls_ = 0;
   int64_t reconnects_ = 0;
   uint64_t version_ = 0;
 };

@@ -74,8 +74,7 @@ class Trainer {
   int64_t NextStep() const;
   void Backward(torch::Tensor& loss);
   // Row-sparse keys (--sparse_embeddings).
-  data::Batch TakeBatch(int64_t epoch, int64_t step);
-  Status PlanRows(int64_t global, const data::Batch& batch);
+  Status TakeBatch(int64_t global, data::Batch* batch);
 
   const TrainerOptions& options_;
   report::EventLog* log_;
@@ -101,14 +100,7 @@ class Trainer {
   int64_t total_steps_ = 0;
   bool stopped_ = false;  // rank 0 said the job stops (--target_accuracy)
   Progress progress_;
-  // Row-sparse keys: their model keys; the next batch, read ahead to name
-  // its rows, and its global step; the step whose rows the last reply
-  // brought (-1: none; every row is fresh after a pull).
-  std::unique_ptr<BatchRows> rows_;
-  std::unique_ptr<data::Batch> ahead_;
-  int64_t ahead_global_ = -1;
-  int64_t rows_for_ = -1;
-  bool all_rows_fresh_ = false;
+  std::unique_ptr<BatchRows> rows_;  // the row-sparse keys' batch ids
 };
 
 // Backward, with each gradient released to the pushes as it is final. An
@@ -161,8 +153,7 @@ Status Trainer::Join() {
   servers_.Attach(model_.get(), mirror_.get(), stream_.get());
   const std::vector<bool> sparse = ps::RowSparseKeys(spec_, *model_);
   rows_ = std::make_unique<BatchRows>(sparse, options_.batch_ids);
-  if (!rows_->empty())
-    servers_.SetRowSparse(sparse);
+  servers_.SetRowSparse(sparse);  // none: a no-op
   if (pipelined_)
     model_->set_await([this](size_t n) { servers_.arrivals().WaitKeys(n); });
   sampler_ = std::make_unique<data::ShardSampler>(
@@ -195,7 +186,6 @@ Status Trainer::Train() {
   servers_.StartHeartbeats();
   PS_RETURN_IF_ERROR(servers_.ExchangeAll(Exchange::kPull));
   mirror_->ParamsToModel();
-  all_rows_fresh_ = true;
   progress_ = Progress{};
   model_->train();
   const int64_t per_epoch = sampler_->steps_per_epoch();
@@ -303,15 +293,10 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   const auto t0 = Clock::now();
   if (options_.before_step)
     options_.before_step();
-  data::Batch batch = TakeBatch(epoch, step);
-  if (!rows_->empty()) {
-    Status s = PlanRows(epoch * sampler_->steps_per_epoch() + step, batch);
-    if (!s.ok()) {
-      PS_RETURN_IF_ERROR(servers_.Reconnect(s));
-      all_rows_fresh_ = true;
-      return Status::Ok();
-    }
-  }
+  data::Batch batch;
+  Status taken = TakeBatch(epoch * sampler_->steps_per_epoch() + step, &batch);
+  if (!taken.ok())
+    return servers_.Reconnect(taken);  // ok: the next NextStep() is redone
   // The last push has left whole: its reply's meta is in.
   model_->zero_grad(/*set_to_none=*/false);
   auto out = model_->forward(batch.images.to(device_));
@@ -323,7 +308,6 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
     // Forward may have read parameters that never came: start again from
     // the server's.
     PS_RETURN_IF_ERROR(servers_.Reconnect(last));
-    all_rows_fresh_ = true;
     return Status::Ok();
   }
   stream_->Begin();  // before the pushes start, which wait on it
@@ -343,10 +327,8 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
     communication += Seconds(Clock::now() - t_finish);
     // A lost connection loses this step's gradients; the next step starts
     // from the server's parameters.
-    if (!s.ok()) {
+    if (!s.ok())
       PS_RETURN_IF_ERROR(servers_.Reconnect(s));
-      all_rows_fresh_ = true;
-    }
     mirror_->ParamsToModel();
   }
   const double wall = Seconds(Clock::now() - t0);
@@ -388,51 +370,21 @@ Status Trainer::Finish() {
   stats.reconnects = servers_.reconnects();
   stats.stopped_early = stopped_;
   stats.peak_rss_bytes = PeakRssBytes();
-  rows_->Stats(servers_.rows_pushed(), servers_.rows_pulled(),
-               progress_.steps, mirror_->grads(), &stats);
+  rows_->Stats(servers_.rows_pushed(), servers_.rows_pulled(), progress_.steps,
+               mirror_->grads(), &stats);
   PS_RETURN_IF_ERROR(servers_.Done(stats));
   log_->Emit("summary", report::ToJson(stats));
   return Status::Ok();
 }
 
-// The batch of global step epoch * per_epoch + step: the one read ahead
-// for it, or a fresh one.
-data::Batch Trainer::TakeBatch(int64_t epoch, int64_t step) {
-  const int64_t global = epoch * sampler_->steps_per_epoch() + step;
-  if (ahead_ != nullptr && ahead_global_ == global) {
-    data::Batch batch = std::move(*ahead_);
-    ahead_.reset();
-    return batch;
-  }
-  ahead_.reset();
-  return NextBatch(epoch, step);
-}
-
-// Names this batch's rows for the push and the next batch's for the reply.
-// The rows a forward reads must be those of the current version: when this
-// batch is not the one whose rows the last reply brought (a sync worker
-// jumped ahead, a step was redone), the whole tables are pulled first.
-Status Trainer::PlanRows(int64_t global, const data::Batch& batch) {
-  if (!all_rows_fresh_ && rows_for_ != global) {
-    PS_RETURN_IF_ERROR(servers_.Finish());
-    PS_RETURN_IF_ERROR(servers_.ExchangeAll(Exchange::kPull));
-    mirror_->ParamsToModel();
-  }
-  all_rows_fresh_ = false;
-  const std::vector<int64_t> now = rows_->UniqueIds(batch, true);
-  std::vector<int64_t> next;
-  rows_for_ = -1;
-  if (global + 1 < total_steps_) {
-    const int64_t per_epoch = sampler_->steps_per_epoch();
-    ahead_ = std::make_unique<data::Batch>(
-        NextBatch((global + 1) / per_epoch, (global + 1) % per_epoch));
-    ahead_global_ = global + 1;
-    next = rows_->UniqueIds(*ahead_, false);
-    rows_for_ = global + 1;
-  }
-  for (int k : rows_->keys())
-    servers_.SetRows(k, now, next);
-  return Status::Ok();
+// The batch of global step `global`, and its rows (ServerGroup::PlanRows).
+Status Trainer::TakeBatch(int64_t global, data::Batch* batch) {
+  const int64_t per_epoch = sampler_->steps_per_epoch();
+  auto read = [&](int64_t g) {
+    return NextBatch(g / per_epoch, g % per_epoch);
+  };
+  *batch = rows_->Take(global, read);
+  return servers_.PlanRows(*rows_, global, total_steps_, *batch, read);
 }
 
 }  // namespace

@@ -106,10 +106,10 @@ TEST(RowOptimizerTest, LazyAdamMovesOnlyTouchedRowsAndTheirMoments) {
     opt.SetGradient(steps.ids[t], steps.grads[t]);
     opt.step();
   }
-  EXPECT_FALSE(torch::equal(table.detach().slice(0, 0, 10),
-                            before.slice(0, 0, 10)));
-  EXPECT_TRUE(torch::equal(table.detach().slice(0, 10, 12),
-                           before.slice(0, 10, 12)));
+  EXPECT_FALSE(
+      torch::equal(table.detach().slice(0, 0, 10), before.slice(0, 0, 10)));
+  EXPECT_TRUE(
+      torch::equal(table.detach().slice(0, 10, 12), before.slice(0, 10, 12)));
   const auto& state = opt.state_tensors();
   ASSERT_EQ(state.size(), 3u);
   EXPECT_EQ(state[2].first, "step");

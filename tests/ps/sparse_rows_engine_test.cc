@@ -46,8 +46,7 @@ struct Grad {
   std::vector<int64_t> ids;
   at::Tensor rows, bias;
   at::Tensor Dense() const {
-    return torch::zeros({kRows, kDim})
-        .index_add_(0, torch::tensor(ids), rows);
+    return torch::zeros({kRows, kDim}).index_add_(0, torch::tensor(ids), rows);
   }
 };
 
@@ -62,23 +61,25 @@ Grad GradOf(int w, int t) {
   return g;
 }
 
-at::Tensor Table(EngineHarness& h) { return h.server().params()[0].detach(); }
+at::Tensor Table(EngineHarness& h) {
+  return h.server().params()[0].detach();
+}
 
 // Runs `steps` sync steps of two workers, dense or sparse; returns the
 // harness's parameters.
 std::vector<at::Tensor> RunSync(const std::string& optimizer, bool sparse,
                                 int steps) {
-  EngineHarness h(Spec(Mode::kSync, optimizer), Params(), {},
-                  sparse ? std::vector<bool>{true, false}
-                         : std::vector<bool>{});
+  EngineHarness h(
+      Spec(Mode::kSync, optimizer), Params(), {},
+      sparse ? std::vector<bool>{true, false} : std::vector<bool>{});
   PeerId peers[2] = {h.JoinWorker(1), h.JoinWorker(2)};
   for (int t = 0; t < steps; ++t) {
     for (int w = 0; w < 2; ++w) {
       const Grad g = GradOf(w, t);
-      Status s = sparse ? h.PushRows(peers[w], t, {at::Tensor(), g.bias},
-                                     {{0, g.ids, g.rows}}, {{0, {1, 2}}},
-                                     10 + t)
-                        : h.Push(peers[w], t, {g.Dense(), g.bias}, 10 + t);
+      Status s = sparse
+                     ? h.PushRows(peers[w], t, {at::Tensor(), g.bias},
+                                  {{0, g.ids, g.rows}}, {{0, {1, 2}}}, 10 + t)
+                     : h.Push(peers[w], t, {g.Dense(), g.bias}, 10 + t);
       EXPECT_TRUE(s.ok()) << s.ToString();
     }
     h.Settle();
@@ -170,8 +171,8 @@ TEST(SparseRowsEngineTest, TheReplyCarriesTheRowsAskedFor) {
   at::Tensor rows = torch::empty({3, kDim});
   ASSERT_EQ(reply->data[1].bytes, rows.nbytes());
   std::memcpy(rows.data_ptr(), reply->data[1].data, rows.nbytes());
-  EXPECT_TRUE(torch::equal(
-      rows, Table(h).index_select(0, torch::tensor({2, 5, 9}))));
+  EXPECT_TRUE(
+      torch::equal(rows, Table(h).index_select(0, torch::tensor({2, 5, 9}))));
   // b asked for nothing: its reply is the whole table.
   for (const auto& s : h.outbox().sent) {
     if (s.peer == b && s.type == wire::MsgType::kParams) {

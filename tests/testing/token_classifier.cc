@@ -5,7 +5,8 @@
 namespace pstrain::testing {
 
 TokenClassifier::TokenClassifier(int64_t vocab, int64_t dim, int64_t classes)
-    : embedding_(register_module("embedding", torch::nn::Embedding(vocab, dim))),
+    : embedding_(
+          register_module("embedding", torch::nn::Embedding(vocab, dim))),
       fc_(register_module("fc", torch::nn::Linear(dim, classes))) {}
 
 torch::Tensor TokenClassifier::forward(torch::Tensor x) {

@@ -70,13 +70,13 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
   EXPECT_EQ(Meta(Ack{}), "");
   EXPECT_EQ(Meta(Pull{0x0102030405060708ull}), Bytes({8, 7, 6, 5, 4, 3, 2, 1}));
   EXPECT_EQ(Meta(PushPull{9, {Desc(7, DType::kFloat32, {3})}}),
-            Bytes({9,  0, 0, 0, 0,    0,    0, 0,     // version
-                   1,  0, 0, 0,                       // count
-                   7,  0, 0, 0, 0x01, 0x00, 1,        // key, float32, raw, ndim
-                   3,  0, 0, 0, 0,    0,    0, 0,     // dims[0]
-                   12, 0, 0, 0, 0,    0,    0, 0,     // nbytes
-                   0,  0, 0, 0,                       // no sparse rows
-                   0,  0, 0, 0}));                    // no row requests
+            Bytes({9,  0, 0, 0, 0,    0,    0, 0,  // version
+                   1,  0, 0, 0,                    // count
+                   7,  0, 0, 0, 0x01, 0x00, 1,     // key, float32, raw, ndim
+                   3,  0, 0, 0, 0,    0,    0, 0,  // dims[0]
+                   12, 0, 0, 0, 0,    0,    0, 0,  // nbytes
+                   0,  0, 0, 0,                    // no sparse rows
+                   0,  0, 0, 0}));                 // no row requests
   EXPECT_EQ(Meta(Params{2, {Desc(1, DType::kBFloat16, {})}, {}}),
             Bytes({2, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
                    1, 0, 0, 0, 0x04, 0x00, 0,     // key, bf16, ndim 0

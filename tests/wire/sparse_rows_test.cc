@@ -33,8 +33,8 @@ std::string Meta(const M& m) {
 // Rows of key `key`: float32 [ids.size(), row_dim].
 SparseRows Rows(uint32_t key, std::vector<int64_t> ids, int64_t row_dim) {
   SparseRows r;
-  r.rows = Desc(key, DType::kFloat32, {static_cast<int64_t>(ids.size()),
-                                       row_dim});
+  r.rows =
+      Desc(key, DType::kFloat32, {static_cast<int64_t>(ids.size()), row_dim});
   r.ids = std::move(ids);
   return r;
 }
@@ -57,9 +57,9 @@ std::string PushPullWithIds(const std::vector<int64_t>& ids) {
                             0, 0, 0, 0,              // no dense tensors
                             1, 0, 0, 0});            // 1 sparse record
   std::string desc(15 + 16, '\0');
-  EncodeTensorDesc(Desc(4, DType::kFloat32, {static_cast<int64_t>(ids.size()),
-                                             2}),
-                   desc.data());
+  EncodeTensorDesc(
+      Desc(4, DType::kFloat32, {static_cast<int64_t>(ids.size()), 2}),
+      desc.data());
   return meta + desc + ids_bytes + Bytes({0, 0, 0, 0});  // no requests
 }
 
@@ -71,25 +71,24 @@ Status Decode(const std::string& meta) {
 }
 
 TEST(SparseRowsTest, GoldenBytesOfPushPull) {
-  EXPECT_EQ(
-      Meta(SparsePush()),
-      Bytes({9, 0, 0, 0, 0, 0, 0, 0,           // version
-             1, 0, 0, 0,                       // 1 dense tensor
-             1, 0, 0, 0, 0x01, 0x00, 1,        // key 1, float32, raw, ndim 1
-             2, 0, 0, 0, 0, 0, 0, 0,           // dims[0]
-             8, 0, 0, 0, 0, 0, 0, 0,           // nbytes
-             1, 0, 0, 0,                       // 1 sparse record
-             0, 0, 0, 0, 0x01, 0x00, 2,        // key 0, float32, raw, ndim 2
-             2, 0, 0, 0, 0, 0, 0, 0,           // dims[0]: 2 rows
-             3, 0, 0, 0, 0, 0, 0, 0,           // dims[1]: row_dim 3
-             24, 0, 0, 0, 0, 0, 0, 0,          // nbytes
-             1, 0, 0, 0, 0, 0, 0, 0,           // row id 1
-             5, 0, 0, 0, 0, 0, 0, 0,           // row id 5
-             1, 0, 0, 0,                       // 1 row request
-             0, 0, 0, 0, 3, 0, 0, 0,           // key 0, 3 ids
-             2, 0, 0, 0, 0, 0, 0, 0,           // 2
-             7, 0, 0, 0, 0, 0, 0, 0,           // 7
-             9, 0, 0, 0, 0, 0, 0, 0}));        // 9
+  EXPECT_EQ(Meta(SparsePush()),
+            Bytes({9,  0, 0, 0, 0,    0,    0, 0,  // version
+                   1,  0, 0, 0,                    // 1 dense tensor
+                   1,  0, 0, 0, 0x01, 0x00, 1,  // key 1, float32, raw, ndim 1
+                   2,  0, 0, 0, 0,    0,    0, 0,  // dims[0]
+                   8,  0, 0, 0, 0,    0,    0, 0,  // nbytes
+                   1,  0, 0, 0,                    // 1 sparse record
+                   0,  0, 0, 0, 0x01, 0x00, 2,  // key 0, float32, raw, ndim 2
+                   2,  0, 0, 0, 0,    0,    0, 0,     // dims[0]: 2 rows
+                   3,  0, 0, 0, 0,    0,    0, 0,     // dims[1]: row_dim 3
+                   24, 0, 0, 0, 0,    0,    0, 0,     // nbytes
+                   1,  0, 0, 0, 0,    0,    0, 0,     // row id 1
+                   5,  0, 0, 0, 0,    0,    0, 0,     // row id 5
+                   1,  0, 0, 0,                       // 1 row request
+                   0,  0, 0, 0, 3,    0,    0, 0,     // key 0, 3 ids
+                   2,  0, 0, 0, 0,    0,    0, 0,     // 2
+                   7,  0, 0, 0, 0,    0,    0, 0,     // 7
+                   9,  0, 0, 0, 0,    0,    0, 0}));  // 9
 }
 
 TEST(SparseRowsTest, GoldenBytesOfParams) {
@@ -97,16 +96,16 @@ TEST(SparseRowsTest, GoldenBytesOfParams) {
   m.version = 3;
   m.rows = {Rows(2, {4}, 1)};
   m.members = {1};
-  EXPECT_EQ(Meta(m), Bytes({3, 0, 0, 0, 0, 0, 0, 0,   // version
-                            0, 0, 0, 0,               // no dense tensors
-                            1, 0, 0, 0,               // 1 sparse record
-                            2, 0, 0, 0, 0x01, 0x00, 2,  // key 2, float32
-                            1, 0, 0, 0, 0, 0, 0, 0,   // 1 row
-                            1, 0, 0, 0, 0, 0, 0, 0,   // row_dim 1
-                            4, 0, 0, 0, 0, 0, 0, 0,   // nbytes
-                            4, 0, 0, 0, 0, 0, 0, 0,   // row id 4
-                            1, 0, 0, 0, 1, 0, 0, 0,   // 1 member: worker 1
-                            0}));                     // flags
+  EXPECT_EQ(Meta(m), Bytes({3, 0, 0, 0, 0,    0,    0, 0,  // version
+                            0, 0, 0, 0,                    // no dense tensors
+                            1, 0, 0, 0,                    // 1 sparse record
+                            2, 0, 0, 0, 0x01, 0x00, 2,     // key 2, float32
+                            1, 0, 0, 0, 0,    0,    0, 0,  // 1 row
+                            1, 0, 0, 0, 0,    0,    0, 0,  // row_dim 1
+                            4, 0, 0, 0, 0,    0,    0, 0,  // nbytes
+                            4, 0, 0, 0, 0,    0,    0, 0,  // row id 4
+                            1, 0, 0, 0, 1,    0,    0, 0,  // 1 member: worker 1
+                            0}));                          // flags
 }
 
 TEST(SparseRowsTest, RoundTripsReusingCapacity) {

@@ -122,7 +122,8 @@ TEST_F(SparseClientTest, SyncRowsEqualDenseAndTheReplyBringsTheAskedRows) {
   b.grads[1].fill_(3);
   a.Plan(ga, {1, 7, 20}, {2, 7, 11});
   b.Plan(gb, {7, 29}, {});
-  auto other = std::async(std::launch::async, [&] { return b.client.PushPull(0); });
+  auto other =
+      std::async(std::launch::async, [&] { return b.client.PushPull(0); });
   auto v = a.client.PushPull(0);
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   ASSERT_TRUE(other.get().ok());

@@ -229,8 +229,8 @@ class ParameterServer {
   JobSpec spec_;
   int num_workers_;
   std::vector<at::Tensor> params_;
-  std::vector<bool> is_buffer_;  // per key: not trained (see constructor)
-  std::vector<bool> row_sparse_;               // per key, or empty: none
+  std::vector<bool> is_buffer_;   // per key: not trained (see constructor)
+  std::vector<bool> row_sparse_;  // per key, or empty: none
   std::vector<RowOptimizer*> row_optimizers_;  // per key, or null
   int dense_optimizers_ = 0;  // optimizers_[0, this): libtorch's
   struct RowsIn {

@@ -156,7 +156,7 @@ class PsClient : private net::ReplySink {
   std::vector<bool> is_sparse_;   // by attached tensor
   std::vector<int> piece_keys_;   // the reply's buffers: attached tensor
   std::vector<int> piece_slots_;  // ... and sparse slot, or -1
-  wire::PushPull push_msg_;      // descriptors built once
+  wire::PushPull push_msg_;       // descriptors built once
   wire::Push push_only_msg_;
   wire::Params reply_;     // reused
   std::string meta_;       // reused

@@ -28,6 +28,22 @@ std::string ValueText(const T& v) {
   }
 }
 
+// A switch's default: one that is on by default is written "--name=false"
+// when off, so that a process given the flags gets it off too.
+bool SwitchDefault(const std::string& name) {
+  static const ps::JobSpec defaults;
+  bool on = false;
+  ps::ForEachJobField(defaults,
+                      [&](const ps::JobField& field, const auto& value) {
+                        using T = std::decay_t<decltype(value)>;
+                        if constexpr (std::is_same_v<T, bool>) {
+                          if (field.name == name)
+                            on = value;
+                        }
+                      });
+  return on;
+}
+
 }  // namespace
 
 void AddJobFlags(CLI::App* app, JobFlags* f) {
@@ -94,8 +110,11 @@ std::vector<std::string> JobFlagArgs(const JobFlags& f) {
             return;
           case Kind::kSwitch:
             if constexpr (std::is_same_v<T, bool>) {
-              if (value)
+              if (value) {
                 args.push_back(name);
+              } else if (SwitchDefault(field.name)) {
+                args.push_back(name + "=false");
+              }
             }
             return;
           case Kind::kText:

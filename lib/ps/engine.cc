@@ -89,8 +89,16 @@ Status Engine::OnMeta(PeerId id, const wire::FrameHeader& header,
     case wire::MsgType::kShard:
       return PlanShard(*peer, meta, plan);
     case wire::MsgType::kPush:
-    case wire::MsgType::kPushPull:
-      return PlanPush(*peer, header.type, meta, plan);
+    case wire::MsgType::kPushPull: {
+      Status s = PlanPush(*peer, header.type, meta, plan);
+      if (!s.ok() && peer->rank >= 0) {
+        // Nothing of it is applied; the connection closes on the error.
+        outbox_->Info("refused " + std::string(wire::MsgTypeName(header.type)) +
+                      " from rank " + std::to_string(peer->rank) + ": " +
+                      s.message());
+      }
+      return s;
+    }
     default:
       return Status::Ok();
   }

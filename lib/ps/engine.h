@@ -246,6 +246,17 @@ class Engine {
                        const char* what);
   void PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
                   ReadPlan* plan);
+  // Row-sparse keys (engine_rows.cc).
+  Status CheckRows(const std::vector<wire::SparseRows>& rows,
+                   const std::vector<wire::RowRequest>& requests,
+                   const char* what);
+  Status CheckRowIds(const std::vector<int64_t>& ids, uint32_t key,
+                     const std::string& record);
+  void PlanRows(Peer& peer, const std::vector<wire::SparseRows>& rows,
+                ReadPlan* plan);
+  void AddRowsPiece(Peer& peer, size_t index);
+  void SendRows(Peer& peer, uint64_t id);
+  std::string KeyName(int key) const;
   Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
   Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version, bool ssp);
   Status OnPush(Peer& peer, uint64_t id);

@@ -42,7 +42,13 @@ struct Engine::Peer {
   struct Piece {
     int key;
     uint64_t offset, bytes;
+    char* rows = nullptr;  // a row-sparse key's rows (RowsBuffer), whole
   };
+  // The row requests of the push_pull being answered (the reply's rows),
+  // and that reply's message and gathered rows, kept until written.
+  std::vector<wire::RowRequest> want;
+  wire::Params reply;
+  std::vector<at::Tensor> reply_rows;
   // The first key of the push being read that held NaN or Inf, or -1.
   int refused_key = -1;
   std::vector<Piece> pieces;  // what each buffer of the push holds

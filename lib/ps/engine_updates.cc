@@ -27,15 +27,21 @@ Status Engine::PlanPush(Peer& peer, wire::MsgType type, std::string_view meta,
     PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push_only));
   }
   const auto& grads = push_pull ? peer.push.grads : peer.push_only.grads;
-  if (grads.size() != static_cast<size_t>(server_->num_keys())) {
+  const auto& rows = push_pull ? peer.push.rows : peer.push_only.rows;
+  if (grads.size() + rows.size() != static_cast<size_t>(server_->num_keys())) {
     return Corruption(std::string(what) + " carries " +
-                      std::to_string(grads.size()) + " tensors, expected " +
+                      std::to_string(grads.size() + rows.size()) +
+                      " tensors, expected " +
                       std::to_string(server_->num_keys()));
   }
   PS_RETURN_IF_ERROR(CheckPushKeys(grads, what));
+  static const std::vector<wire::RowRequest> kNone;
+  PS_RETURN_IF_ERROR(
+      CheckRows(rows, push_pull ? peer.push.requests : kNone, what));
   PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, peer.pushed_version()));
   peer.refused_key = -1;
   PlanPieces(peer, grads, plan);
+  PlanRows(peer, rows, plan);
   plan->piece_by_piece = true;
   return Status::Ok();
 }
@@ -57,6 +63,12 @@ Status Engine::CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
                : std::string("which an earlier tensor was")));
     }
     key_seen_[key] = true;
+    if (server_->is_row_sparse(static_cast<int>(key))) {
+      return Corruption(std::string(what) + ": tensor " + std::to_string(i) +
+                        " is key " + std::to_string(key) + " (" +
+                        KeyName(static_cast<int>(key)) +
+                        "), which is row-sparse: expected its rows");
+    }
     PS_RETURN_IF_ERROR(CheckDescMatches(grads[i], key, params[key], what));
   }
   return Status::Ok();
@@ -85,6 +97,8 @@ void Engine::OnPiece(PeerId id, size_t index) {
   if (!peer || peer->refused_key >= 0)
     return;  // the rest of a refused push is dropped
   const Peer::Piece& piece = peer->pieces[index];
+  if (piece.rows != nullptr)
+    return AddRowsPiece(*peer, index);
   const char* data = rule_->PieceBuffer(peer->worker, piece.key, piece.offset);
   // Checked before it is added: a NaN in the sum could not be taken out.
   if (!AllFinite(data, piece.bytes,
@@ -100,6 +114,7 @@ Status Engine::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
     return InvalidArgument("pull before register");
   wire::Pull pull;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &pull));
+  peer.want.clear();  // a pull returns whole tensors
   const uint64_t min_version =
       std::max(pull.min_version, peer.first_pull_min_version);
   peer.first_pull_min_version = 0;
@@ -207,6 +222,7 @@ void Engine::AnswerPush(Peer& peer, uint64_t id) {
     Reply(peer, wire::MsgType::kAck, id);
     return;
   }
+  peer.want = peer.push.requests;
   Status s = AwaitVersion(peer, id, rule_->ReplyVersion(peer.push.version),
                           rule_->bounds_staleness());
   if (!s.ok())
@@ -242,6 +258,8 @@ void Engine::SendParams(Peer& peer, uint64_t id) {
         params_msg_.members.push_back(w);
     }
   }
+  if (!peer.want.empty())
+    return SendRows(peer, id);
   wire::EncodeMeta(params_msg_, &peer.meta);
   out_.type = wire::MsgType::kParams;
   out_.request_id = id;

@@ -59,24 +59,31 @@ std::vector<std::vector<at::Tensor>> GroupKeys(
 }  // namespace
 
 ParameterServer::ParameterServer(const JobSpec& spec,
-                                 std::vector<at::Tensor> params)
+                                 std::vector<at::Tensor> params,
+                                 std::vector<bool> row_sparse)
     : spec_(spec),
       num_workers_(spec.num_workers()),
       params_(std::move(params)),
+      row_sparse_(std::move(row_sparse)),
       schedule_versions_(ScheduleVersions(spec)),
       staleness_histogram_(kMaxStaleness + 1, 0),
       quorum_(spec.num_workers() - spec.backup_workers) {
   PS_CHECK(num_workers_ >= 1) << "no workers in world_size " << spec.world_size;
+  PS_CHECK(row_sparse_.empty() || row_sparse_.size() == params_.size())
+      << row_sparse_.size() << " row-sparse flags for " << params_.size()
+      << " keys";
   std::vector<at::Tensor> trained;
-  for (const auto& p : params_) {
-    is_buffer_.push_back(!p.requires_grad());
-    if (p.requires_grad())
-      trained.push_back(p);
+  for (size_t k = 0; k < params_.size(); ++k) {
+    is_buffer_.push_back(!params_[k].requires_grad());
+    if (params_[k].requires_grad() && !is_row_sparse(static_cast<int>(k)))
+      trained.push_back(params_[k]);
   }
   for (auto& group : GroupKeys(trained, spec.server_threads)) {
     optimizers_.push_back(MakeOptimizer(spec, std::move(group)));
     optimizer_ptrs_.push_back(optimizers_.back().get());
   }
+  dense_optimizers_ = static_cast<int>(optimizers_.size());
+  MakeRowOptimizers();
   stepper_ = std::make_unique<Fanout>(static_cast<int>(optimizers_.size()),
                                       [this](int i) {
                                         optimizers_[i]->step();
@@ -98,8 +105,12 @@ ParameterServer::ParameterServer(const JobSpec& spec,
   if (buffered) {
     grad_buffers_.resize(num_workers_);
     for (auto& buffers : grad_buffers_) {
-      for (const auto& p : params_)
-        buffers.push_back(at::zeros_like(p));
+      for (size_t k = 0; k < params_.size(); ++k) {
+        // A row-sparse key's pushes land in RowsBuffer instead.
+        buffers.push_back(is_row_sparse(static_cast<int>(k))
+                              ? at::Tensor()
+                              : at::zeros_like(params_[k]));
+      }
     }
   }
   if (!applies_each_push()) {
@@ -182,9 +193,10 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
     const uint64_t staleness = version_ > version ? version_ - version : 0;
     ++staleness_histogram_[std::min<uint64_t>(staleness, kMaxStaleness)];
     for (size_t k = 0; k < params_.size(); ++k) {
-      if (!is_buffer_[k])
+      if (!is_buffer_[k] && !is_row_sparse(static_cast<int>(k)))
         params_[k].mutable_grad() = grad_buffers_[w][k];
     }
+    SetPushedRows(w);
     ClipGradients();
     Step(StalenessScale(staleness_lr_, staleness));
     // Buffers take each push's values, in the order pushes arrive.
@@ -214,6 +226,8 @@ bool ParameterServer::CloseStep() {
     return false;
   StepAllKeys();  // the accumulators are about to change
   for (size_t k = 0; k < params_.size(); ++k) {
+    if (is_row_sparse(static_cast<int>(k)))
+      continue;  // SumPushedRows
     bool first = true;
     for (int w = 0; w < num_workers_; ++w) {
       if (!pushed_[w])
@@ -231,22 +245,24 @@ bool ParameterServer::CloseStep() {
       accumulators_[k].div_(push_count_, "trunc");
     }
   }
+  SumPushedRows();
   FinishStep();
   return true;
 }
 
 void ParameterServer::FinishStep() {
   for (size_t k = 0; k < params_.size(); ++k) {
-    if (!is_buffer_[k])
+    if (!is_buffer_[k] && !is_row_sparse(static_cast<int>(k)))
       params_[k].mutable_grad() = accumulators_[k];
   }
+  TakeRowSums(discard_step_);
   if (!discard_step_)
     ClipGradients();  // the mean's norm, as one process clips its own
   if (discard_step_) {
     ++version_;  // no optimizer step: the parameters stay as they are
     ++discarded_steps_;
     discard_step_ = false;
-  } else if (step_by_key_ && optimizers_.size() <= 1) {
+  } else if (step_by_key_ && dense_optimizers_ <= 1) {
     key_lr_ = ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_);
     next_key_ = 0;
     ++version_;
@@ -293,8 +309,12 @@ int ParameterServer::StepNextKey() {
     params_[k].copy_(accumulators_[k]);
     return k;
   }
+  if (is_row_sparse(k)) {
+    StepRows(k, key_lr_);
+    return k;
+  }
   for (int j = 0; j < num_keys(); ++j) {
-    if (!is_buffer_[j])
+    if (!is_buffer_[j] && !is_row_sparse(j))
       params_[j].mutable_grad() = j == k ? accumulators_[k] : at::Tensor();
   }
   SetLr(*optimizers_[0], key_lr_);
@@ -307,12 +327,29 @@ int ParameterServer::StepNextKey() {
 void ParameterServer::ClipGradients() {
   if (spec_.clip_grad_norm <= 0)
     return;
+  std::vector<at::Tensor> grads = PendingRowGradients();
   std::vector<at::Tensor> trained;
   for (size_t k = 0; k < params_.size(); ++k) {
-    if (!is_buffer_[k])
+    if (!is_buffer_[k] && !is_row_sparse(static_cast<int>(k)))
       trained.push_back(params_[k]);
   }
-  torch::nn::utils::clip_grad_norm_(trained, spec_.clip_grad_norm);
+  if (grads.empty()) {
+    torch::nn::utils::clip_grad_norm_(trained, spec_.clip_grad_norm);
+    return;
+  }
+  // Rows a step does not touch have gradient 0: the touched rows' norm is
+  // the dense table's. clip_grad_norm_'s arithmetic, over both kinds.
+  for (const auto& p : trained) {
+    if (p.grad().defined())
+      grads.push_back(p.grad());
+  }
+  std::vector<at::Tensor> norms;
+  for (const auto& g : grads)
+    norms.push_back(g.norm());
+  const at::Tensor coef =
+      (spec_.clip_grad_norm / (at::stack(norms).norm() + 1e-6)).clamp_max(1.0);
+  for (auto& g : grads)
+    g.mul_(coef);
 }
 
 void ParameterServer::CopyBuffers(const std::vector<at::Tensor>& values) {

@@ -47,6 +47,8 @@
 
 namespace pstrain::ps {
 
+class RowOptimizer;
+
 class ParameterServer {
  public:
   /// `params`: the keys, contiguous CPU tensors; the caller's model keeps
@@ -58,7 +60,16 @@ class ParameterServer {
   /// and it becomes the mean of a sync step's pushes (int64: truncated) or,
   /// in async and ssp, each push's values in arrival order. A discarded
   /// step leaves buffers as they are too.
-  ParameterServer(const JobSpec& spec, std::vector<at::Tensor> params);
+  ///
+  /// `row_sparse` (by key; empty: none): the keys that are row-sparse
+  /// (ps/sparse_keys.h), float [rows, row_dim] parameters updated lazily,
+  /// row by row, by a RowOptimizer each (ps/row_optimizer.h) rather than
+  /// by libtorch's. Their pushes carry rows (RowsBuffer) rather than whole
+  /// gradients; a sync step sums each row's gradients over the step's
+  /// pushes and divides by their count as for dense keys, then steps the
+  /// rows that any push touched; async and ssp step each push's rows.
+  ParameterServer(const JobSpec& spec, std::vector<at::Tensor> params,
+                  std::vector<bool> row_sparse = {});
   ~ParameterServer();
   ParameterServer(const ParameterServer&) = delete;
   ParameterServer& operator=(const ParameterServer&) = delete;
@@ -110,6 +121,25 @@ class ParameterServer {
   /// version now exists (sync: this push closed the step; async: always).
   /// Errors as CheckPush.
   Result<bool> Push(int w, uint64_t version);
+
+  /// Whether key `key` is row-sparse (see the constructor).
+  bool is_row_sparse(int key) const {
+    return !row_sparse_.empty() && row_sparse_[key];
+  }
+  /// Rows of the row-sparse keys that sync steps and async pushes updated
+  /// so far (each step counts the rows it touched once).
+  uint64_t rows_stepped() const { return rows_stepped_; }
+  /// Where worker `w`'s rows of row-sparse key `key` are read into: a
+  /// contiguous [ids.size(), row_dim] tensor of the key's dtype, which
+  /// stays valid until the next RowsBuffer of (w, key). Keeps a copy of
+  /// `ids` for the push. REQUIRES: is_row_sparse(key), ids ascending,
+  /// unique and below the key's row count (the Engine checks them).
+  const at::Tensor& RowsBuffer(int w, int key, const std::vector<int64_t>& ids);
+  /// Streaming sync: adds worker `w`'s rows of `key` (read into RowsBuffer)
+  /// into the step's sums. Buffered sync, async and ssp need no call: the
+  /// rows wait in RowsBuffer for Push or CloseStep. REQUIRES: sync, not
+  /// buffers_pushes(), CheckPush passed for this push.
+  void AccumulateRows(int w, int key);
 
   /// Buffered sync: closes the current step with the pushes in so far.
   /// Returns whether it stepped (false when no push is in).
@@ -186,11 +216,35 @@ class ParameterServer {
   void CopyBuffers(const std::vector<at::Tensor>& values);
   // Scales the parameters' gradients to norm <= --clip_grad_norm (if set).
   void ClipGradients();
+  // Row-sparse keys (parameter_server_rows.cc): their RowOptimizers, and
+  // their state for sync steps.
+  void MakeRowOptimizers();
+  // Async, ssp: worker w's rows become each key's pending gradient.
+  void SetPushedRows(int w);
+  // Buffered sync: the pushed workers' rows into the sums.
+  void SumPushedRows();
+  // Sync: the sums' touched rows over their count become each key's pending
+  // gradient (unless `discard`); the sums are cleared.
+  void TakeRowSums(bool discard);
+  void StepRows(int key, double lr);
+  // The row-sparse keys' gradients pending for the next step.
+  std::vector<at::Tensor> PendingRowGradients() const;
 
   JobSpec spec_;
   int num_workers_;
   std::vector<at::Tensor> params_;
-  std::vector<bool> is_buffer_;  // per key: not trained (see constructor)
+  std::vector<bool> is_buffer_;   // per key: not trained (see constructor)
+  std::vector<bool> row_sparse_;  // per key, or empty: none
+  std::vector<RowOptimizer*> row_optimizers_;  // per key, or null
+  int dense_optimizers_ = 0;  // optimizers_[0, this): libtorch's
+  struct RowsIn {
+    at::Tensor ids;   // int64 [n]
+    at::Tensor rows;  // [n, row_dim]
+  };
+  std::vector<std::vector<RowsIn>> rows_in_;  // [worker][key]
+  std::vector<at::Tensor> touched_;  // sync, per row-sparse key: bool [rows]
+  std::vector<int> row_adds_;        // sync, per key: pushes summed this step
+  uint64_t rows_stepped_ = 0;
   std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers_;
   std::vector<torch::optim::Optimizer*> optimizer_ptrs_;
   std::unique_ptr<Fanout> stepper_;  // steps the optimizers in parallel

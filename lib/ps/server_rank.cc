@@ -17,6 +17,7 @@
 #include "ps/parameter_server.h"
 #include "ps/service.h"
 #include "ps/shard_plan.h"
+#include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
 #include "util/check.h"
 #include "util/resources.h"
@@ -111,7 +112,8 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
   const ShardPlan plan = PlanOrDie(*model, spec);
   ParameterServer server(
-      spec, SliceLeaves(plan, o.rank, models::StateValues(*model)));
+      spec, SliceLeaves(plan, o.rank, models::StateValues(*model)),
+      SliceRowSparse(plan, o.rank, RowSparseKeys(spec, *model)));
   std::string resume = o.resume;
   if (resume == "auto") {  // the version rank 0 resumed from, if any
     resume = spec.resume_version > 0
@@ -255,7 +257,8 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
                                          : DefaultScorer(spec, test, corpus));
   const ShardPlan plan = PlanOrDie(*model, spec);
   ParameterServer server(spec,
-                         SliceLeaves(plan, 0, models::StateValues(*model)));
+                         SliceLeaves(plan, 0, models::StateValues(*model)),
+                         SliceRowSparse(plan, 0, RowSparseKeys(spec, *model)));
   const std::string resume = ResolveResume(o, log);
   if (!resume.empty()) {
     PS_RETURN_IF_ERROR(Resume(resume, *model, server, 0, spec.num_servers));

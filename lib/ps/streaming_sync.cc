@@ -31,6 +31,8 @@ class StreamingSync : public UpdateRule {
     server_->Accumulate(w, key, offset, chunks_[w].data(), bytes);
   }
 
+  void AddRows(int w, int key) override { server_->AccumulateRows(w, key); }
+
   // A refused push still counts so that the step closes, but its earlier
   // finite pieces are in the sums already: the whole step is skipped.
   Result<bool> Push(int w, uint64_t version, bool refused) override {

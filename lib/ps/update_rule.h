@@ -30,6 +30,10 @@ class UpdateRule {
   /// That piece is in and finite (its bytes at PieceBuffer). Allocates
   /// nothing.
   virtual void AddPiece(int w, int key, uint64_t offset, uint64_t bytes) = 0;
+  /// Worker `w`'s rows of row-sparse key `key` are in
+  /// (ParameterServer::RowsBuffer) and finite; called once per key and
+  /// push, for an empty set of rows too.
+  virtual void AddRows(int /*w*/, int /*key*/) {}
   /// Worker `w`'s push of gradients computed on `version` is complete;
   /// `refused`: one of its pieces held NaN or Inf, and it must not change
   /// the parameters. Returns whether a new version exists.

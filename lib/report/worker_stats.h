@@ -44,6 +44,16 @@ struct WorkerStats {
   bool stopped_early = false;
   /// The process's peak resident set size, in bytes.
   uint64_t peak_rss_bytes = 0;
+  /// Row-sparse keys (--sparse_embeddings): rows pushed and asked for per
+  /// push_pull, over all servers; 0 without such keys.
+  double sparse_rows_pushed_per_step = 0;
+  double sparse_rows_pulled_per_step = 0;
+  /// Unique ids over ids looked up, of the batches pushed (1: no id
+  /// repeats); 0 without row-sparse keys.
+  double unique_id_ratio = 0;
+  /// Bytes of row-sparse keys that push_pulls did not carry, against
+  /// whole tables both ways (rows' ids counted as sent).
+  uint64_t sparse_bytes_saved = 0;
 };
 
 /// Every field, by its name.

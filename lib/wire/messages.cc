@@ -44,6 +44,21 @@ Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total) {
   return Status::Ok();
 }
 
+Status DataBytes(const std::vector<TensorDesc>& descs,
+                 const std::vector<SparseRows>& rows, uint64_t* total) {
+  uint64_t sum = 0;
+  PS_RETURN_IF_ERROR(DataBytes(descs, &sum));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].rows.nbytes > std::numeric_limits<uint64_t>::max() - sum) {
+      return Corruption("data bytes: sum overflows u64 at rows " +
+                        std::to_string(i));
+    }
+    sum += rows[i].rows.nbytes;
+  }
+  *total = sum;
+  return Status::Ok();
+}
+
 void EncodeFramePrefix(MsgType type, uint64_t request_id, std::string_view meta,
                        uint64_t data_bytes, std::string* out) {
   PS_CHECK(meta.size() <= kMaxMetaBytes)

@@ -77,20 +77,50 @@ struct Pull {
   uint64_t min_version = 0;  // reply once the server's version >= this
 };
 
-/// Gradients computed on parameters of `version`; data: one tensor per desc.
-/// Meta: u64 version, u32 count, count x TensorDesc. PushPull (reply: Params)
-/// and Push (reply: Ack, a later Pull fetches the parameters) share this
-/// layout and its codec.
+/// Largest count of row ids in one SparseRows or RowRequest.
+inline constexpr uint32_t kMaxRowIds = 1u << 22;
+
+/// Some rows of a row-sparse key (an embedding table [rows, row_dim]): a
+/// descriptor of the rows, whose data travels in the data section like any
+/// tensor's, and their row ids. Meta: TensorDesc (ndim 2, dims
+/// [n, row_dim]), then n x i64 ids. The ids are checked as they are decoded:
+/// each >= 0 and strictly above the one before it (so unique); whether they
+/// are below the table's row count is the receiver's check (ps/).
+struct SparseRows {
+  TensorDesc rows;           // ndim 2: [ids.size(), row_dim]
+  std::vector<int64_t> ids;  // strictly ascending, >= 0
+};
+
+/// The rows of a row-sparse key a worker wants in the reply to its push:
+/// those its next batch looks up. Meta: u32 key, u32 n, n x i64 ids, the
+/// ids checked as SparseRows' are.
+struct RowRequest {
+  uint32_t key = 0;
+  std::vector<int64_t> ids;  // strictly ascending, >= 0
+};
+
+/// Gradients computed on parameters of `version`; data: one tensor per desc,
+/// then the rows of each SparseRows, in order. Meta: u64 version, u32 count,
+/// count x TensorDesc, u32 sparse, sparse x SparseRows, u32 requests,
+/// requests x RowRequest. PushPull (reply: Params) and Push (reply: Ack, a
+/// later Pull fetches the parameters) share this layout and its codec; a
+/// Push carries no requests (a Pull returns whole tensors).
 template <MsgType kType>
 struct GradientsMsg {
   uint64_t version = 0;
   std::vector<TensorDesc> grads;
+  /// Row-sparse keys: the rows the batch touched, each row the sum of the
+  /// gradients of its id's occurrences. Not in `grads` too.
+  std::vector<SparseRows> rows{};
+  /// Push_pull: per row-sparse key, the rows to send back in Params::rows.
+  std::vector<RowRequest> requests{};
 };
 using PushPull = GradientsMsg<MsgType::kPushPull>;
 using Push = GradientsMsg<MsgType::kPush>;
 
-/// Parameters of `version`; data: one tensor per desc. Meta: u64 version,
-/// u32 count, count x TensorDesc, u32 members, members x u32, u8 flags.
+/// Parameters of `version`; data: one tensor per desc, then the rows of each
+/// SparseRows, in order. Meta: u64 version, u32 count, count x TensorDesc,
+/// u32 sparse, sparse x SparseRows, u32 members, members x u32, u8 flags.
 struct Params {
   uint64_t version = 0;
   std::vector<TensorDesc> params;
@@ -101,6 +131,9 @@ struct Params {
   /// The job stops here (--target_accuracy reached): the worker finishes
   /// the exchange under way, sends done and ends. Flag bit kParamsStop.
   bool stop = false;
+  /// The reply to a push_pull with requests: of each row-sparse key, the
+  /// rows requested (and the key is not in `params`). Empty otherwise.
+  std::vector<SparseRows> rows{};
 };
 
 /// Params flag bits.
@@ -192,6 +225,9 @@ PSTRAIN_WIRE_MESSAGES(PSTRAIN_WIRE_DECLARE)
 
 /// Sum of descs' nbytes in bytes; kCorruption if it overflows uint64.
 Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total);
+/// DataBytes of `descs`, then of every rows' descriptor.
+Status DataBytes(const std::vector<TensorDesc>& descs,
+                 const std::vector<SparseRows>& rows, uint64_t* total);
 
 /// Writes header, u32 meta_len and meta into *out (cleared first), ready to
 /// be followed on the socket by `data_bytes` of tensor data.

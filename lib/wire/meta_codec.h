@@ -85,6 +85,8 @@ class MetaReader {
   /// Calls read_one(i) for i in [0, count); errors inside name "<item> <i>".
   template <typename ReadOne>
   Status Items(const char* item, uint32_t count, ReadOne&& read_one);
+  /// Bytes not read yet.
+  size_t left() const { return in_.size(); }
   /// kCorruption "<message>: N trailing bytes" unless all input was read.
   Status Finish() const;
   /// kCorruption "<message>: [<item> <i>: ]<what>".

@@ -34,6 +34,10 @@ class LmStream {
   /// (fewer than 2 rows).
   int64_t steps_per_epoch() const { return batches_.size(); }
 
+  /// Window `step`'s input, int64 [len, b]: the ids its forward looks up.
+  /// REQUIRES: 0 <= step < steps_per_epoch().
+  torch::Tensor Input(int64_t step) const { return batches_.Get(step).input; }
+
   /// Forward of window `step` of an epoch: returns the mean NLL over its
   /// target tokens (with its graph, for backward) and sets *tokens to their
   /// number. The state starts at zeros at window 0 and whenever the last

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
 #include "net/auth.h"
@@ -131,9 +132,48 @@ void PsClient::SetArrivals(ParamArrivals* arrivals,
   slice_keys_ = std::move(slice_keys);
 }
 
+void PsClient::SetSparse(std::vector<SparseSlot>* slots) {
+  sparse_ = slots;
+  is_sparse_.assign(grads_.size(), false);
+  if (slots != nullptr) {
+    for (const SparseSlot& slot : *slots)
+      is_sparse_.at(slot.key) = true;
+  }
+  DescribePush();
+}
+
 void PsClient::OnPiece(size_t index) {
-  if (arrivals_ != nullptr && index < slice_keys_.size())
-    arrivals_->OnSlice(slice_keys_[index]);
+  if (index >= piece_keys_.size())
+    return;
+  if (piece_slots_[index] >= 0)
+    ApplyRows(index);
+  const int key = piece_keys_[index];
+  if (arrivals_ != nullptr && key < static_cast<int>(slice_keys_.size()))
+    arrivals_->OnSlice(slice_keys_[key]);
+}
+
+void PsClient::ApplyRows(size_t index) {
+  const SparseSlot& slot = (*sparse_)[piece_slots_[index]];
+  const wire::SparseRows& r = reply_.rows[piece_slots_[index]];
+  at::NoGradGuard no_grad;  // the attached tensor may be a model's leaf
+  at::Tensor ids =
+      at::from_blob(const_cast<int64_t*>(r.ids.data()),
+                    {static_cast<int64_t>(r.ids.size())}, at::kLong);
+  params_[slot.key].index_copy_(0, ids, slot.reply_rows);
+}
+
+void PsClient::DescribeRows() {
+  push_msg_.rows.clear();
+  push_msg_.requests.clear();
+  if (sparse_ == nullptr)
+    return;
+  for (const SparseSlot& slot : *sparse_) {
+    wire::SparseRows rows;
+    rows.rows = ps::DescribeTensor(slot.key, slot.push_rows);
+    rows.ids = slot.push_ids;
+    push_msg_.rows.push_back(std::move(rows));
+    push_msg_.requests.push_back({slot.key, slot.want_ids});
+  }
 }
 
 void PsClient::DescribePush() {
@@ -142,6 +182,11 @@ void PsClient::DescribePush() {
   std::stable_sort(
       push_order_.begin(), push_order_.end(),
       [this](uint32_t a, uint32_t b) { return marks_[a] < marks_[b]; });
+  is_sparse_.resize(grads_.size(), false);
+  push_order_.erase(
+      std::remove_if(push_order_.begin(), push_order_.end(),
+                     [this](uint32_t k) { return is_sparse_[k]; }),
+      push_order_.end());
   push_msg_.grads.clear();
   for (uint32_t k : push_order_) {
     push_msg_.grads.push_back(ps::DescribeTensor(k, grads_[k]));
@@ -149,10 +194,20 @@ void PsClient::DescribePush() {
   push_only_msg_.grads = push_msg_.grads;
 }
 
+// A row-sparse key's rows leave last, once the gate is fully open: the
+// training loop gathers them from the whole gradient after backward.
 void PsClient::AddGrads(net::FrameBuffers& req) const {
   req.SetGate(gate_);
   for (uint32_t k : push_order_) {
     req.AddData(grads_[k].data_ptr(), grads_[k].nbytes(), marks_[k]);
+  }
+  if (sparse_ == nullptr)
+    return;
+  for (const SparseSlot& slot : *sparse_) {
+    if (slot.push_rows.nbytes() > 0) {
+      req.AddData(slot.push_rows.data_ptr(), slot.push_rows.nbytes(),
+                  gate_ != nullptr ? net::SendGate::kAll : 0);
+    }
   }
 }
 
@@ -160,17 +215,58 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
                         uint64_t, std::vector<asio::mutable_buffer>* dst) {
   PS_RETURN_IF_ERROR(Expect(header.type, wire::MsgType::kParams));
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reply_));
-  if (reply_.params.size() != params_.size()) {
-    return Corruption("params carries " + std::to_string(reply_.params.size()) +
-                      " tensors, expected " + std::to_string(params_.size()));
+  if (reply_.params.size() + reply_.rows.size() != params_.size()) {
+    return Corruption(
+        "params carries " +
+        std::to_string(reply_.params.size() + reply_.rows.size()) +
+        " tensors, expected " + std::to_string(params_.size()));
   }
-  for (size_t k = 0; k < params_.size(); ++k) {
-    PS_RETURN_IF_ERROR(
-        ps::CheckDescMatches(reply_.params[k], k, params_[k], "params"));
+  piece_keys_.clear();
+  piece_slots_.clear();
+  // Dense keys come in key order, skipping the row-sparse keys that came
+  // as rows (wire/messages.h; the server's SendRows).
+  size_t k = 0;
+  for (const wire::TensorDesc& d : reply_.params) {
+    while (k < params_.size() && d.key != k)
+      ++k;
+    if (k == params_.size())
+      return Corruption("params: tensor of key " + std::to_string(d.key) +
+                        " out of order");
+    PS_RETURN_IF_ERROR(ps::CheckDescMatches(d, k, params_[k], "params"));
     dst->emplace_back(params_[k].data_ptr(), params_[k].nbytes());
+    piece_keys_.push_back(static_cast<int>(k));
+    piece_slots_.push_back(-1);
+    ++k;
   }
-  if (arrivals_ != nullptr)
+  for (size_t i = 0; i < reply_.rows.size(); ++i) {
+    const wire::SparseRows& r = reply_.rows[i];
+    if (sparse_ == nullptr || i >= sparse_->size() ||
+        (*sparse_)[i].key != r.rows.key ||
+        r.rows.dims[1] != params_[r.rows.key].size(1) ||
+        (!r.ids.empty() && r.ids.back() >= params_[r.rows.key].size(0))) {
+      return Corruption("params: rows " + std::to_string(i) + " of key " +
+                        std::to_string(r.rows.key) + " were not asked for");
+    }
+    SparseSlot& slot = (*sparse_)[i];
+    slot.reply_rows =
+        at::empty({r.rows.dims[0], r.rows.dims[1]},
+                  params_[slot.key].options().requires_grad(false));
+    if (slot.reply_rows.nbytes() != r.rows.nbytes)
+      return Corruption("params: rows " + std::to_string(i) + ": bad nbytes");
+    if (r.rows.nbytes > 0) {
+      dst->emplace_back(slot.reply_rows.data_ptr(), r.rows.nbytes);
+      piece_keys_.push_back(static_cast<int>(slot.key));
+      piece_slots_.push_back(static_cast<int>(i));
+    }
+  }
+  if (arrivals_ != nullptr) {
     arrivals_->OnMeta();
+    // Rows of no bytes have no buffer, so no piece: they are in already.
+    for (const wire::SparseRows& r : reply_.rows) {
+      if (r.rows.nbytes == 0 && r.rows.key < slice_keys_.size())
+        arrivals_->OnSlice(slice_keys_[r.rows.key]);
+    }
+  }
   return Status::Ok();
 }
 
@@ -184,16 +280,25 @@ Result<uint64_t> PsClient::Pull(uint64_t min_version) {
 
 Result<uint64_t> PsClient::PushPull(uint64_t version) {
   push_msg_.version = version;
+  DescribeRows();
   wire::EncodeMeta(push_msg_, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPushPull, 0, meta_);
   AddGrads(req);
   PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
+  if (!piecewise()) {
+    for (size_t i = 0; i < piece_slots_.size(); ++i) {
+      if (piece_slots_[i] >= 0)
+        ApplyRows(i);
+    }
+  }
   return reply_.version;
 }
 
 Status PsClient::Push(uint64_t version) {
   push_only_msg_.version = version;
+  DescribeRows();
+  push_only_msg_.rows = push_msg_.rows;
   wire::EncodeMeta(push_only_msg_, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPush, 0, meta_);

@@ -27,6 +27,20 @@ namespace pstrain::worker {
 
 class ParamArrivals;
 
+/// One row-sparse key among a PsClient's attached tensors (ps/sparse_keys.h):
+/// what the next push_pull carries of it and asks for. The owner (the
+/// training loop, through ServerGroup) fills it before each push_pull;
+/// `push_rows` may be filled until the gate opens fully (GradStream::End),
+/// as the rows leave last. Ids are the slice's own rows (model row minus
+/// the slice's first), ascending and unique.
+struct SparseSlot {
+  uint32_t key = 0;               // index among the attached tensors
+  std::vector<int64_t> push_ids;  // rows this batch touched
+  at::Tensor push_rows;           // [push_ids.size(), row_dim]
+  std::vector<int64_t> want_ids;  // rows the next batch looks up
+  at::Tensor reply_rows;          // where the reply's rows land
+};
+
 class PsClient : private net::ReplySink {
  public:
   /// `server_rank`: the rank this client talks to, for error messages.
@@ -65,6 +79,13 @@ class PsClient : private net::ReplySink {
   /// come in: their meta, then each attached tensor, as a slice of key
   /// slice_keys[i]. nullptr: none.
   void SetArrivals(ParamArrivals* arrivals, std::vector<int> slice_keys);
+
+  /// The row-sparse keys among the attached tensors; `*slots` must outlive
+  /// this client. From now on a push_pull carries their rows and asks for
+  /// rows, and its reply's rows are written into the attached tensors
+  /// (index_copy_) as they arrive. A pull still fetches them whole.
+  /// nullptr: none.
+  void SetSparse(std::vector<SparseSlot>* slots);
 
   /// Pulls parameters of at least `min_version`; returns the version.
   Result<uint64_t> Pull(uint64_t min_version);
@@ -112,6 +133,10 @@ class PsClient : private net::ReplySink {
   void DescribePush();
   /// The gradients' bytes, in send order, gated.
   void AddGrads(net::FrameBuffers& req) const;
+  /// The sparse rows and requests of the next push_pull, into push_msg_.
+  void DescribeRows();
+  /// Writes the rows of reply buffer `index` into their tensor.
+  void ApplyRows(size_t index);
   /// One request and its reply of type `want`; data goes to `sink`.
   Status Call(net::FrameBuffers& request, net::ReplySink* sink,
               wire::MsgType want);
@@ -127,7 +152,11 @@ class PsClient : private net::ReplySink {
   std::vector<uint32_t> push_order_;  // keys by ascending mark
   ParamArrivals* arrivals_ = nullptr;
   std::vector<int> slice_keys_;  // by attached tensor
-  wire::PushPull push_msg_;      // descriptors built once
+  std::vector<SparseSlot>* sparse_ = nullptr;
+  std::vector<bool> is_sparse_;   // by attached tensor
+  std::vector<int> piece_keys_;   // the reply's buffers: attached tensor
+  std::vector<int> piece_slots_;  // ... and sparse slot, or -1
+  wire::PushPull push_msg_;       // descriptors built once
   wire::Push push_only_msg_;
   wire::Params reply_;     // reused
   std::string meta_;       // reused

@@ -20,6 +20,7 @@
 #include "report/worker_stats.h"
 #include "util/fanout.h"
 #include "util/result.h"
+#include "worker/batch_rows.h"
 #include "worker/grad_stream.h"
 #include "worker/heartbeats.h"
 #include "worker/host_mirror.h"
@@ -67,6 +68,31 @@ class ServerGroup {
   /// reconnecting is off, and the error that ended the attempts otherwise.
   Status Reconnect(const Status& why);
 
+  /// The row-sparse model keys (ps/sparse_keys.h), by model key: from now
+  /// on their slices travel as rows in push_pulls. REQUIRES: Attach.
+  void SetRowSparse(const std::vector<bool>& model_keys);
+  bool has_row_sparse() const { return !sparse_refs_.empty(); }
+  /// Of row-sparse model key `key`: the model rows this step's batch
+  /// touched and those the next batch looks up, each ascending and unique.
+  /// Split over the servers' slices for the next push_pull.
+  void SetRows(int key, const std::vector<int64_t>& touched,
+               const std::vector<int64_t>& next);
+  /// Before step `global`'s forward (of `end` steps), with `batch` its
+  /// batch: SetRows of every row-sparse key with the batch's ids and those
+  /// of the next batch, read ahead with `read`. A forward must read rows
+  /// of the current version: when `batch` is not the one whose rows the
+  /// last reply brought (a sync worker jumped ahead, a step is redone), the
+  /// whole tables are pulled first. No-op without row-sparse keys.
+  Status PlanRows(BatchRows& rows, int64_t global, int64_t end,
+                  const data::Batch& batch, const BatchRows::ReadBatch& read);
+  /// After backward, before the gate opens fully: the touched rows of each
+  /// row-sparse key, gathered from its whole gradient (index_select: the
+  /// sum over the id's occurrences), for the push.
+  void GatherRows();
+  /// Rows pushed and asked for by the push_pulls so far, over all servers.
+  uint64_t rows_pushed() const { return rows_pushed_; }
+  uint64_t rows_pulled() const { return rows_pulled_; }
+
   /// Heartbeats every JobSpec::heartbeat seconds while training.
   void StartHeartbeats();
   void StopHeartbeats() { heartbeats_.reset(); }
@@ -80,6 +106,8 @@ class ServerGroup {
   /// Rank 0's connection: the members and stop flag of its last reply.
   const PsClient& master() const { return *clients_[0]; }
   int64_t reconnects() const { return reconnects_; }
+  /// Pulls from every server completed so far (each brought whole tables).
+  int64_t pulls() const { return pulls_; }
   /// Bytes over the current connections to all servers.
   uint64_t bytes_pushed() const;
   uint64_t bytes_pulled() const;
@@ -91,7 +119,7 @@ class ServerGroup {
  private:
   std::unique_ptr<PsClient> NewClient(int server_rank) const;
   Status ConnectTo(PsClient& client, int server_rank);
-  void AttachSlices(PsClient& client, int server_rank) const;
+  void AttachSlices(PsClient& client, int server_rank);
   std::vector<uint32_t> SliceMarks(int server_rank) const;
   std::vector<int> SliceKeys(int server_rank) const;
   Status ExchangeWith(int server_rank);
@@ -114,6 +142,17 @@ class ServerGroup {
   bool exchanging_ = false;  // started and not yet finished
   bool reorder_ = false;
   std::unique_ptr<Heartbeats> heartbeats_;  // while training
+  // Row-sparse slices: per server, the client's slots and, beside each,
+  // the model key and row range it is a slice of.
+  struct SparseRef {
+    int key;
+    int64_t row_begin, row_end;
+  };
+  std::vector<std::vector<SparseSlot>> sparse_slots_;  // by server rank
+  std::vector<std::vector<SparseRef>> sparse_refs_;    // by server rank
+  uint64_t rows_pushed_ = 0;
+  uint64_t rows_pulled_ = 0;
+  int64_t pulls_ = 0;
   int64_t reconnects_ = 0;
   uint64_t version_ = 0;
 };

@@ -8,17 +8,18 @@
 
 #include <torch/torch.h>
 
-#include "data/batch_loader.h"
-#include "data/sampler.h"
 #include "models/language_model.h"
 #include "models/model_zoo.h"
 #include "ps/job_data.h"
+#include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
 #include "report/worker_stats.h"
 #include "util/resources.h"
+#include "worker/batch_rows.h"
 #include "worker/device.h"
 #include "worker/grad_stream.h"
 #include "worker/host_mirror.h"
+#include "worker/image_batches.h"
 #include "worker/lm_stream.h"
 #include "worker/server_group.h"
 
@@ -56,28 +57,20 @@ class Trainer {
   Status OpenImages();
   Status OpenText();
   Status Step(int64_t epoch, int64_t step, double* loss, bool* done);
-  torch::Tensor Forward(int64_t epoch, int64_t step, int64_t* samples,
-                        int64_t* skipped);
-  torch::Tensor BatchIndices(int64_t epoch, int64_t step);
-  data::Batch NextBatch(int64_t epoch, int64_t step);
-  void RequestBatches();
+  torch::Tensor Forward(int64_t step, const data::Batch& batch,
+                        int64_t* samples, int64_t* skipped);
   void LogStep(int64_t epoch, double loss);
   void LogEpoch(int64_t epoch, int64_t steps, double loss_sum);
   int64_t NextStep() const;
   void Backward(torch::Tensor& loss);
+  // Row-sparse keys (--sparse_embeddings).
+  Status TakeBatch(int64_t global, data::Batch* batch);
 
   const TrainerOptions& options_;
   report::EventLog* log_;
   ps::JobSpec spec_;
   std::shared_ptr<models::Model> model_;
   torch::Device device_{torch::kCPU};
-  std::unique_ptr<data::Source> train_;
-  // Reads batches ahead on --data_threads threads; declared after train_,
-  // which it reads, so that it goes first.
-  std::unique_ptr<data::BatchLoader> loader_;
-  int loader_depth_ = 1;
-  int64_t next_request_ = 0;       // the global step to request next
-  std::vector<uint32_t> members_;  // those the requested batches assumed
   std::unique_ptr<HostMirror> mirror_;
   std::unique_ptr<GradStream> stream_;
   // Borrows model_, mirror_ and stream_: declared after them, so that it
@@ -86,7 +79,7 @@ class Trainer {
   std::exception_ptr backward_error_;
   // On a GPU the host mirror reaches the model only once all is in.
   bool pipelined_ = true;
-  std::unique_ptr<data::ShardSampler> sampler_;
+  std::unique_ptr<ImageBatches> images_;  // or, --dataset text:
   // --dataset text: this worker's BPTT windows, and the model as a
   // LanguageModel (model_ itself).
   std::unique_ptr<LmStream> lm_;
@@ -95,6 +88,7 @@ class Trainer {
   int64_t total_steps_ = 0;
   bool stopped_ = false;  // rank 0 said the job stops (--target_accuracy)
   Progress progress_;
+  std::unique_ptr<BatchRows> rows_;  // the row-sparse keys' batch ids
 };
 
 // Backward, with each gradient released to the pushes as it is final. An
@@ -103,6 +97,8 @@ void Trainer::Backward(torch::Tensor& loss) {
   try {
     loss.backward();
     mirror_->GradsToHost();
+    if (!rows_->empty())
+      servers_.GatherRows();  // before the gate opens: they leave last
   } catch (...) {
     backward_error_ = std::current_exception();
     stream_->Abort();
@@ -128,6 +124,9 @@ Status Trainer::Join() {
   pipelined_ = mirror_->on_cpu();
   stream_ = std::make_unique<GradStream>(mirror_->model_params(), pipelined_);
   servers_.Attach(model_.get(), mirror_.get(), stream_.get());
+  const std::vector<bool> sparse = ps::RowSparseKeys(spec_, *model_);
+  rows_ = std::make_unique<BatchRows>(sparse, options_.batch_ids);
+  servers_.SetRowSparse(sparse);  // none: a no-op
   if (pipelined_)
     model_->set_await([this](size_t n) { servers_.arrivals().WaitKeys(n); });
   const int64_t per_epoch = per_epoch_;
@@ -140,26 +139,10 @@ Status Trainer::Join() {
 }
 
 Status Trainer::OpenImages() {
-  PS_ASSIGN_OR_RETURN(train_, ps::OpenJobSource(spec_, options_.data_dir,
-                                                data::Split::kTrain, log_));
-  if (spec_.input_channels > 0) {
-    PS_RETURN_IF_ERROR(
-        ps::CheckInputShape(spec_, options_.data_dir, train_->shape()));
-  }
-  const int64_t num_samples = train_->size();
-  if (spec_.batch_size > num_samples / spec_.num_workers()) {
-    return InvalidArgument("--batch_size " + std::to_string(spec_.batch_size) +
-                           " x " + std::to_string(spec_.num_workers()) +
-                           " workers exceeds the " +
-                           std::to_string(num_samples) + " training samples");
-  }
-  loader_depth_ = spec_.data_threads + 1;
-  loader_ = std::make_unique<data::BatchLoader>(*train_, spec_.data_threads,
-                                                loader_depth_);
-  sampler_ = std::make_unique<data::ShardSampler>(
-      num_samples, spec_.num_workers(), options_.rank - spec_.num_servers,
-      spec_.batch_size, spec_.seed);
-  per_epoch_ = sampler_->steps_per_epoch();
+  PS_ASSIGN_OR_RETURN(images_, ImageBatches::Open(
+                                   spec_, options_.data_dir,
+                                   options_.rank - spec_.num_servers, log_));
+  per_epoch_ = images_->steps_per_epoch();
   return Status::Ok();
 }
 
@@ -243,51 +226,6 @@ void Trainer::LogEpoch(int64_t epoch, int64_t steps, double loss_sum) {
                        {"loss", loss_sum / std::max<int64_t>(1, steps)}});
 }
 
-// This worker's slice of the global batch; with --reassign_shards after a
-// loss, its part of the global batch shared by the workers the server
-// named.
-torch::Tensor Trainer::BatchIndices(int64_t epoch, int64_t step) {
-  const auto& members = servers_.master().members();
-  const uint32_t me = static_cast<uint32_t>(options_.rank - spec_.num_servers);
-  auto it = std::find(members.begin(), members.end(), me);
-  if (!spec_.reassign_shards || it == members.end()) {
-    return sampler_->BatchIndices(epoch, step);
-  }
-  return sampler_->GlobalBatchPart(epoch, step,
-                                   static_cast<int>(it - members.begin()),
-                                   static_cast<int>(members.size()));
-}
-
-// The batch of global step epoch * per_epoch + step, read ahead: the loader
-// holds the next requests in step order, and is cleared when the step
-// differs from the one it expected (a sync worker jumped ahead, a step was
-// redone) or the members that share the batches changed.
-data::Batch Trainer::NextBatch(int64_t epoch, int64_t step) {
-  const int64_t global = epoch * per_epoch_ + step;
-  const auto& members = servers_.master().members();
-  if ((spec_.reassign_shards && members != members_) ||
-      (loader_->pending() > 0 && loader_->front_tag() != global)) {
-    loader_->Clear();
-  }
-  members_ = members;
-  if (loader_->pending() == 0)
-    next_request_ = global;
-  RequestBatches();
-  data::Batch batch = loader_->Take();
-  RequestBatches();
-  return batch;
-}
-
-void Trainer::RequestBatches() {
-  const int64_t per_epoch = per_epoch_;
-  while (loader_->pending() < loader_depth_ && next_request_ < total_steps_) {
-    const int64_t epoch = next_request_ / per_epoch;
-    loader_->Request(next_request_,
-                     BatchIndices(epoch, next_request_ % per_epoch), epoch);
-    ++next_request_;
-  }
-}
-
 // Forward and backward on this worker's batch, then one push-pull: the
 // push leaves during backward, and the step ends once the reply's version
 // is known; its parameters arrive during the next forward, which waits for
@@ -298,8 +236,12 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   const auto t0 = Clock::now();
   if (options_.before_step)
     options_.before_step();
+  data::Batch batch;
+  Status taken = TakeBatch(epoch * per_epoch_ + step, &batch);
+  if (!taken.ok())
+    return servers_.Reconnect(taken);  // ok: the next NextStep() is redone
   int64_t samples = 0, skipped = 0;
-  auto nll = Forward(epoch, step, &samples, &skipped);
+  auto nll = Forward(step, batch, &samples, &skipped);
   const auto t_wait = Clock::now();
   Status last = servers_.Finish();
   double communication = Seconds(Clock::now() - t_wait);
@@ -342,13 +284,12 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
 }
 
 // The loss on this worker's batch (text: window; samples: target tokens).
-torch::Tensor Trainer::Forward(int64_t epoch, int64_t step, int64_t* samples,
-                               int64_t* skipped) {
+torch::Tensor Trainer::Forward(int64_t step, const data::Batch& batch,
+                               int64_t* samples, int64_t* skipped) {
   // The last push has left whole: its reply's meta is in.
   model_->zero_grad(/*set_to_none=*/false);
   if (lm_)
     return lm_->Loss(*lm_model_, step, device_, samples);
-  data::Batch batch = NextBatch(epoch, step);
   auto out = model_->forward(batch.images.to(device_));
   *samples = batch.labels.size(0);
   *skipped = batch.skipped;
@@ -383,9 +324,26 @@ Status Trainer::Finish() {
   stats.reconnects = servers_.reconnects();
   stats.stopped_early = stopped_;
   stats.peak_rss_bytes = PeakRssBytes();
+  rows_->Stats(servers_.rows_pushed(), servers_.rows_pulled(), progress_.steps,
+               mirror_->grads(), &stats);
   PS_RETURN_IF_ERROR(servers_.Done(stats));
   log_->Emit("summary", report::ToJson(stats));
   return Status::Ok();
+}
+
+// The batch of global step `global`, and its rows (ServerGroup::PlanRows).
+// A text job's batch is its window's input: the ids it looks up.
+Status Trainer::TakeBatch(int64_t global, data::Batch* batch) {
+  const int64_t per_epoch = per_epoch_;
+  auto read = [&](int64_t g) {
+    if (!lm_)
+      return images_->Next(g, total_steps_, servers_.master().members());
+    data::Batch window;
+    window.images = lm_->Input(g % per_epoch);
+    return window;
+  };
+  *batch = rows_->Take(global, read);
+  return servers_.PlanRows(*rows_, global, total_steps_, *batch, read);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include <ATen/core/Tensor.h>
+
 #include "report/event_log.h"
 #include "util/result.h"
 #include "util/status.h"
@@ -18,6 +20,9 @@
 namespace pstrain::models {
 class Model;
 }  // namespace pstrain::models
+namespace pstrain::data {
+struct Batch;
+}  // namespace pstrain::data
 
 namespace pstrain::worker {
 
@@ -43,6 +48,14 @@ struct TrainerOptions {
   /// counts as compute. Default (empty): none. A test build slows a worker
   /// with it.
   std::function<void()> before_step;
+  /// The ids a batch looks up in the model's embeddings (int64, any
+  /// shape), for --sparse_embeddings (ps/sparse_keys.h): a push carries the
+  /// rows of this batch's unique ids and asks for those of the next
+  /// batch's. Every row-sparse key is looked up with these ids. Default
+  /// (empty): the batch's input when it is int64 (a classifier over token
+  /// ids), else none: the keys then travel as no rows, which only a model
+  /// that never looks them up may do. A language model's loop sets its own.
+  std::function<at::Tensor(const data::Batch&)> batch_ids;
   /// How long to keep reconnecting to a server whose connection was lost
   /// (backoff 0.1 s doubling to 5 s); 0: fail at once. Default: 60 s.
   std::chrono::milliseconds reconnect_timeout{60000};

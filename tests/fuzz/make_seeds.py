@@ -50,6 +50,38 @@ def tensors(mtype, version, shapes, tail=b""):
     return frame(mtype, meta, b"".join(datas))
 
 
+def ids(values):
+    return b"".join(struct.pack("<q", v) for v in values)
+
+
+def sparse_rows(key, row_ids, row_dim):
+    """One SparseRows record: its meta and its rows' data."""
+    m, d = desc(key, [len(row_ids), row_dim])
+    return m + ids(row_ids), d
+
+
+def sparse(mtype, version, shapes, rows, requests=None, tail=b""):
+    """A push, push_pull or params frame with dense tensors of `shapes`
+    (keys 0..), then sparse `rows` [(key, ids, row_dim)], then (push,
+    push_pull) `requests` [(key, ids)], then `tail` (params: members, flags)."""
+    metas, datas = [], []
+    for key, dims in enumerate(shapes):
+        m, d = desc(key, dims)
+        metas.append(m)
+        datas.append(d)
+    meta = struct.pack("<QI", version, len(shapes)) + b"".join(metas)
+    meta += struct.pack("<I", len(rows))
+    for key, row_ids, row_dim in rows:
+        m, d = sparse_rows(key, row_ids, row_dim)
+        meta += m
+        datas.append(d)
+    if requests is not None:
+        meta += struct.pack("<I", len(requests))
+        for key, row_ids in requests:
+            meta += struct.pack("<II", key, len(row_ids)) + ids(row_ids)
+    return frame(mtype, meta + tail, b"".join(datas))
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     reg = (struct.pack("<I", 2) + s(b"fc.weight") + struct.pack("<BBqq", 1, 2, 3, 4)
@@ -64,10 +96,10 @@ def main(out):
         "register": frame(5, reg),
         "ack": frame(6, b""),
         "pull": frame(7, struct.pack("<Q", 3)),
-        "push_pull": tensors(8, 2, [[2, 3], [3]]),
-        "params": tensors(9, 4, [[4], []], members),
+        "push_pull": tensors(8, 2, [[2, 3], [3]], b"\0" * 8),
+        "params": tensors(9, 4, [[4], []], b"\0" * 4 + members),
         "done": frame(10, s(b'{"steps":5}')),
-        "push": tensors(11, 1, [[1, 2, 1]]),
+        "push": tensors(11, 1, [[1, 2, 1]], b"\0" * 8),
         "auth_hello": frame(12, s(nonce)),
         "challenge": frame(13, s(nonce) + s(proof)),
         "auth": frame(14, s(proof)),
@@ -76,6 +108,14 @@ def main(out):
         "heartbeat": frame(17, b""),
         "snapshot": frame(18, struct.pack("<QB", 6, 1)),
     }
+    # Sparse rows (an embedding table of 10 rows of 2, as key 1): a push_pull
+    # with the rows its batch touched and the ids of its next batch, the
+    # params reply with those rows, and a push.
+    seeds["push_pull-sparse"] = sparse(8, 3, [[3]], [(1, [0, 4, 9], 2)],
+                                       [(1, [2, 4])])
+    seeds["params-sparse"] = sparse(9, 4, [[3]], [(1, [2, 4], 2)],
+                                    tail=b"\0" * 4 + b"\0")
+    seeds["push-sparse"] = sparse(11, 3, [], [(1, [7], 2), (2, [], 3)], [])
     for name, data in seeds.items():
         for piece in (0, 5):
             with open(os.path.join(out, f"{name}-{piece}"), "wb") as f:

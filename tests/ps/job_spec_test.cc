@@ -163,7 +163,7 @@ TEST(JobSpecTest, EveryFieldHasOneJsonKey) {
   const JobSpec spec;
   ForEachJobField(
       spec, [&](const JobField& f, const auto&) { names.push_back(f.name); });
-  EXPECT_EQ(names.size(), 47u);
+  EXPECT_EQ(names.size(), 48u);
   const auto j = ToJson(JobSpec{});
   EXPECT_EQ(j.size(), names.size());
   for (const auto& name : names)

@@ -18,11 +18,13 @@ wire::Done DoneWith(int64_t samples) {
 
 EngineHarness::EngineHarness(const ps::JobSpec& spec,
                              std::vector<at::Tensor> params,
-                             ps::EngineOptions options)
+                             ps::EngineOptions options,
+                             std::vector<bool> row_sparse)
     : spec_(spec),
       params_(std::move(params)),
       now_(ps::Time{} + std::chrono::hours(1)) {
-  server_ = std::make_unique<ps::ParameterServer>(spec_, params_);
+  server_ = std::make_unique<ps::ParameterServer>(spec_, params_,
+                                                  std::move(row_sparse));
   std::vector<wire::KeySpec> fingerprint;
   for (size_t k = 0; k < params_.size(); ++k) {
     fingerprint.push_back(ps::KeySpecOf("k" + std::to_string(k), params_[k]));
@@ -117,6 +119,40 @@ Status EngineHarness::Push(ps::PeerId peer, uint64_t version,
   return FeedRaw(peer,
                  push_pull ? wire::MsgType::kPushPull : wire::MsgType::kPush,
                  meta, id, data, data_bytes, pieces);
+}
+
+Status EngineHarness::PushRows(ps::PeerId peer, uint64_t version,
+                               const std::vector<at::Tensor>& grads,
+                               const std::vector<KeyRows>& rows,
+                               const std::vector<wire::RowRequest>& want,
+                               uint64_t id) {
+  wire::PushPull m{version, {}};
+  std::vector<const char*> data;
+  uint64_t data_bytes = 0;
+  std::vector<bool> sparse(grads.size(), false);
+  for (const auto& r : rows)
+    sparse[r.key] = true;
+  for (size_t k = 0; k < grads.size(); ++k) {
+    if (sparse[k])
+      continue;
+    m.grads.push_back(ps::DescribeTensor(k, grads[k]));
+    data_bytes += grads[k].nbytes();
+    const char* base = static_cast<const char*>(grads[k].data_ptr());
+    for (uint64_t off = 0; off < grads[k].nbytes();
+         off += ps::ParameterServer::kPieceBytes) {
+      data.push_back(base + off);
+    }
+  }
+  for (const auto& r : rows) {
+    m.rows.push_back({ps::DescribeTensor(r.key, r.rows), r.ids});
+    data_bytes += r.rows.nbytes();
+    if (r.rows.nbytes() > 0)
+      data.push_back(static_cast<const char*>(r.rows.data_ptr()));
+  }
+  m.requests = want;
+  std::string meta;
+  wire::EncodeMeta(m, &meta);
+  return FeedRaw(peer, wire::MsgType::kPushPull, meta, id, data, data_bytes);
 }
 
 void EngineHarness::Close(ps::PeerId peer, const Status& why) {

@@ -26,8 +26,10 @@ class EngineHarness {
  public:
   /// `params`: the server's parameters (float32, CPU); the engine's
   /// fingerprint is theirs, keys named "k0", "k1", ...
+  /// `row_sparse`: as ParameterServer's (by key; empty: none).
   EngineHarness(const ps::JobSpec& spec, std::vector<at::Tensor> params,
-                ps::EngineOptions options = {});
+                ps::EngineOptions options = {},
+                std::vector<bool> row_sparse = {});
 
   ps::Engine& engine() { return *engine_; }
   ps::ParameterServer& server() { return *server_; }
@@ -60,6 +62,19 @@ class EngineHarness {
   Status Push(ps::PeerId peer, uint64_t version,
               const std::vector<at::Tensor>& grads, uint64_t id,
               bool push_pull = true, int pieces = -1);
+  /// A push_pull of `grads` as Push, but the keys of `rows` (key, ids,
+  /// rows [ids.size(), row_dim]) travel as sparse rows, not in `grads`
+  /// (whose entries for them are ignored), and `want` (key, ids) asks for
+  /// rows in the reply.
+  struct KeyRows {
+    uint32_t key;
+    std::vector<int64_t> ids;
+    at::Tensor rows;
+  };
+  Status PushRows(ps::PeerId peer, uint64_t version,
+                  const std::vector<at::Tensor>& grads,
+                  const std::vector<KeyRows>& rows,
+                  const std::vector<wire::RowRequest>& want, uint64_t id);
   void Close(ps::PeerId peer, const Status& why = Unavailable("reset"));
   /// Runs posted work until none is left.
   void RunPosts();

@@ -212,7 +212,7 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   f = SampleFrame();
   f[4] = 7;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 7, this build speaks 3");
+              "protocol version 7, this build speaks 4");
   f = SampleFrame();
   f[6] = 19;
   ExpectError(f, StatusCode::kCorruption,
@@ -351,7 +351,7 @@ std::vector<Region> SampleFrameRegions() {
       {4, 6, StatusCode::kIncompatible, "protocol version"},
       {6, 8, kC, "frame header: type"},
       {8, 12, kC, "frame header: flags"},
-      {12, 13, kC, "push_pull: data section is 75 bytes, descriptors say 40"},
+      {12, 13, kC, "push_pull: data section is 59 bytes, descriptors say 40"},
       {13, 20, kC, "exceeds max_frame_bytes 4096"},
       {20, 28, kOk, ""},  // request_id
       {28, 32, kC, "frame: meta_len"},
@@ -369,7 +369,9 @@ std::vector<Region> SampleFrameRegions() {
       {81, 82, kC, "push_pull: tensor 1: ndim 254 exceeds 8"},
       {82, 90, kC, "push_pull: tensor 1: "},  // dims
       {90, 98, kC, "push_pull: tensor 1: nbytes"},
-      {98, 138, kOk, ""},  // data
+      {98, 102, kC, "push_pull: count"},   // sparse rows
+      {102, 106, kC, "push_pull: count"},  // row requests
+      {106, 146, kOk, ""},                 // data
   };
 }
 
@@ -397,7 +399,7 @@ void ExpectFlipOutcome(const std::string& frame, size_t i, const Region& r) {
 // Flips every byte of SampleFrame() and checks the outcome field by field.
 TEST(FrameReaderTest, FlipEachByteGivesTheExactError) {
   const std::string frame = SampleFrame();
-  ASSERT_EQ(frame.size(), 138u);
+  ASSERT_EQ(frame.size(), 146u);
   size_t covered = 0;
   for (const Region& r : SampleFrameRegions()) {
     ASSERT_EQ(r.begin, covered);  // the table leaves no byte out

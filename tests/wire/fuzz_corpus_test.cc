@@ -68,6 +68,14 @@ TEST(FuzzCorpusTest, EverySeedIsAccepted) {
     }
   }
   EXPECT_EQ(actual.at("two-frames-3"), "hello,push ok");
+  // Frames with sparse rows (and row requests).
+  for (const char* type : {"push_pull", "params", "push"}) {
+    for (const char* piece : {"-sparse-0", "-sparse-5"}) {
+      auto it = actual.find(type + std::string(piece));
+      ASSERT_NE(it, actual.end()) << type << piece;
+      EXPECT_EQ(it->second, type + std::string(" ok"));
+    }
+  }
 }
 
 // A refused input names the check that refused it.

@@ -70,19 +70,23 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
   EXPECT_EQ(Meta(Ack{}), "");
   EXPECT_EQ(Meta(Pull{0x0102030405060708ull}), Bytes({8, 7, 6, 5, 4, 3, 2, 1}));
   EXPECT_EQ(Meta(PushPull{9, {Desc(7, DType::kFloat32, {3})}}),
-            Bytes({9,  0, 0, 0, 0,    0,    0, 0,     // version
-                   1,  0, 0, 0,                       // count
-                   7,  0, 0, 0, 0x01, 0x00, 1,        // key, float32, raw, ndim
-                   3,  0, 0, 0, 0,    0,    0, 0,     // dims[0]
-                   12, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
+            Bytes({9,  0, 0, 0, 0,    0,    0, 0,  // version
+                   1,  0, 0, 0,                    // count
+                   7,  0, 0, 0, 0x01, 0x00, 1,     // key, float32, raw, ndim
+                   3,  0, 0, 0, 0,    0,    0, 0,  // dims[0]
+                   12, 0, 0, 0, 0,    0,    0, 0,  // nbytes
+                   0,  0, 0, 0,                    // no sparse rows
+                   0,  0, 0, 0}));                 // no row requests
   EXPECT_EQ(Meta(Params{2, {Desc(1, DType::kBFloat16, {})}, {}}),
             Bytes({2, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
                    1, 0, 0, 0, 0x04, 0x00, 0,     // key, bf16, ndim 0
                    2, 0, 0, 0, 0,    0,    0, 0,  // nbytes
+                   0, 0, 0, 0,                    // no sparse rows
                    0, 0, 0, 0,                    // members
                    0}));                          // flags
   EXPECT_EQ(Meta(Params{2, {}, {0, 2}, true}),
             Bytes({2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // version, count
+                   0, 0, 0, 0,                          // no sparse rows
                    2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,  // 2 members: 0, 2
                    1}));                                // flags: stop
   EXPECT_EQ(Meta(Snapshot{0x0102030405060708ull, true}),
@@ -92,7 +96,8 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
             Bytes({5, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
                    2, 0, 0, 0, 0x06, 0x00, 1,        // key, int32, raw, ndim
                    1, 0, 0, 0, 0,    0,    0, 0,     // dims[0]
-                   4, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
+                   4, 0, 0, 0, 0,    0,    0, 0,     // nbytes
+                   0, 0, 0, 0, 0,    0,    0, 0}));  // no rows, no requests
   const std::string a(32, 'a'), b(32, 'b');
   EXPECT_EQ(Meta(AuthHello{a}), Bytes({32, 0, 0, 0}) + a);
   EXPECT_EQ(Meta(Challenge{a, b}),
@@ -129,7 +134,7 @@ TEST(MessagesTest, GoldenFramePrefix) {
   std::string out = "stale";
   EncodeFramePrefix(MsgType::kHello, 0x0A0B, Meta(Hello{Role::kServer, 0, 2}),
                     0, &out);
-  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x03, 0x00, 0x01, 0x00,  //
+  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x04, 0x00, 0x01, 0x00,  //
                         0x00, 0x00, 0x00, 0x00,                          //
                         13,   0,    0,    0,    0,    0,    0,    0,     //
                         0x0B, 0x0A, 0,    0,    0,    0,    0,    0,     //
@@ -284,8 +289,9 @@ TEST(MessagesTest, RejectsBadDescriptorNamingTheTensor) {
   ExpectCorrupt<Params>(Meta(Params{1, descs, {}}),
                         "params: tensor 1: dims[0] is -1, expected >= 0");
   const std::string one = Meta(Params{1, {Desc(1, DType::kInt8, {2, 2})}, {}});
-  // Less the flags, the members count and one byte of the descriptor.
-  ExpectCorrupt<Params>(one.substr(0, one.size() - 6),
+  // Less the flags, the members count, the sparse rows count and one byte
+  // of the descriptor.
+  ExpectCorrupt<Params>(one.substr(0, one.size() - 10),
                         "params: tensor 0: truncated descriptor: 30 bytes "
                         "left, need 31");
 }

@@ -183,6 +183,7 @@ complete -c pstrain -n '__fish_seen_subcommand_from train' -l hidden_dim -r -F -
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l num_layers -r -F -d 'lstm_lm: LSTM layers'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l dropout -r -F -d 'lstm_lm: dropout'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l tie_weights -d 'lstm_lm: the decoder'\''s weight is the embedding'\''s'
+complete -c pstrain -n '__fish_seen_subcommand_from train' -l sparse_embeddings -d 'Embedding rows travel alone (launch'\''s flag); --sparse_embeddings=false: whole tables'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l image_size -r -F -d 'imagefolder: side of the crop, pixels'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l data_threads -r -F -d 'Threads of each worker that read and augment batches'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l modes -r -F -d 'Rows: single, sync, async'

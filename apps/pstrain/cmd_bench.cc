@@ -235,6 +235,10 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
       ->check(CLI::Range(0.0, 0.999));
   sub->add_flag("--tie_weights", o.tie_weights,
                 "lstm_lm: the decoder's weight is the embedding's");
+  sub->add_flag("--sparse_embeddings", o.sparse_embeddings,
+                "Embedding rows travel alone (launch's flag); "
+                "--sparse_embeddings=false: whole tables")
+      ->capture_default_str();
   sub->add_option("--image_size", o.image_size,
                   "imagefolder: side of the crop, pixels")
       ->capture_default_str()

@@ -186,6 +186,8 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
     if (o.tie_weights)
       a.push_back("--tie_weights");
   }
+  if (!o.sparse_embeddings)
+    a.push_back("--sparse_embeddings=false");
   if (o.target_accuracy > 0) {
     a.insert(a.end(), {"--target_accuracy", Exact(o.target_accuracy),
                        "--eval_interval", std::to_string(o.eval_interval)});
@@ -247,6 +249,21 @@ json MaxOf(const std::vector<json>& workers, const char* field) {
   return max;
 }
 
+// A worker's bytes on the wire per step (push plus pull, the mean of the
+// workers) and, with row-sparse keys, their rows and the bytes the whole
+// tables would have added (share/doc/statistics.md).
+void SetWire(json* row, const std::vector<json>& workers, double steps) {
+  (*row)["bytes_per_step"] =
+      (Mean(workers, "bytes_pushed") + Mean(workers, "bytes_pulled")) / steps;
+  if (Mean(workers, "sparse_rows_pushed_per_step") <= 0)
+    return;
+  (*row)["sparse_rows"] = {
+      {"pushed_per_step", Mean(workers, "sparse_rows_pushed_per_step")},
+      {"pulled_per_step", Mean(workers, "sparse_rows_pulled_per_step")},
+      {"unique_id_ratio", Mean(workers, "unique_id_ratio")},
+      {"bytes_saved_per_step", Mean(workers, "sparse_bytes_saved") / steps}};
+}
+
 // Fills a row from a launch's summaries.
 json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
                const LaunchOutput& out, double process_seconds) {
@@ -273,6 +290,7 @@ json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
   row["steps"] = static_cast<int64_t>(std::llround(steps));
   row["peak_rss_bytes"] = {{"server", s.value("peak_rss_bytes", json())},
                            {"worker", MaxOf(out.workers, "peak_rss_bytes")}};
+  SetWire(&row, out.workers, steps);
   row["test_accuracy"] = s.value("test_accuracy", 0.0);
   row["test_loss"] = s.value("test_loss", 0.0);
   if (s.contains("test_perplexity"))

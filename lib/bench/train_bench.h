@@ -61,6 +61,9 @@ struct TrainBenchOptions {
   int64_t embed_dim = 256, hidden_dim = 512, num_layers = 1;
   double dropout = 0;
   bool tie_weights = false;
+  /// launch's --sparse_embeddings (sync, async: the rows an embedding's
+  /// batch touches travel alone). Default: true, the job's default.
+  bool sparse_embeddings = true;
   uint64_t seed = 1;
   /// libtorch threads of the single process; 0: all cores (as `launch`
   /// gives each of its processes cores / processes). Default: 0.

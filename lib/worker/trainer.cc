@@ -139,9 +139,9 @@ Status Trainer::Join() {
 }
 
 Status Trainer::OpenImages() {
-  PS_ASSIGN_OR_RETURN(images_, ImageBatches::Open(
-                                   spec_, options_.data_dir,
-                                   options_.rank - spec_.num_servers, log_));
+  PS_ASSIGN_OR_RETURN(
+      images_, ImageBatches::Open(spec_, options_.data_dir,
+                                  options_.rank - spec_.num_servers, log_));
   per_epoch_ = images_->steps_per_epoch();
   return Status::Ok();
 }

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Runs pstrain's standard benchmarks and plots them:
 #   bench/run.sh [path/to/pstrain]        (default: build/bin/pstrain of this tree)
-# writes bench/results/wire.json, train.json, train_resnet18.json and
-# wire.png. Takes about half an hour; run it on an otherwise idle machine.
+# writes bench/results/wire.json, train.json, train_resnet18.json,
+# lm_vs_ddp.json and wire.png. Takes about half an hour; run it on an otherwise idle machine.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-"$root/build/bin/pstrain"}
@@ -27,6 +27,13 @@ echo "run.sh: bench train resnet18 (about 20 minutes)" >&2
   --single_batch_size 64 \
   --json > "$results/train_resnet18.json.tmp"
 mv "$results/train_resnet18.json.tmp" "$results/train_resnet18.json"
+
+# lstm_lm in sync against PyTorch DDP (gloo) on the same batches: tokens/s,
+# bytes per step sparse and dense (Debian's python3-torch).
+echo "run.sh: lstm_lm against DDP (about 5 minutes)" >&2
+/usr/bin/python3 "$root/bench/lm_vs_ddp.py" --pstrain "$bin" --steps 100 \
+  > "$results/lm_vs_ddp.json.tmp"
+mv "$results/lm_vs_ddp.json.tmp" "$results/lm_vs_ddp.json"
 
 "$root/bench/plot.sh"
 python3 "$root/bench/table.py" "$results"

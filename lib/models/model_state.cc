@@ -9,31 +9,44 @@ namespace {
 // each child under "<child>.".
 // A tensor met again (tied weights) is left out: it is the key of its
 // first name.
+// `aliases`, when given, gets (name, first name) of each tensor met again.
 void Collect(const torch::nn::Module& module, const std::string& prefix,
-             std::vector<StateTensor>* out) {
-  auto seen = [out](const torch::Tensor& t) {
+             std::vector<StateTensor>* out,
+             std::vector<std::pair<std::string, std::string>>* aliases) {
+  auto first = [out](const torch::Tensor& t) -> const StateTensor* {
     for (const auto& s : *out) {
       if (s.value.unsafeGetTensorImpl() == t.unsafeGetTensorImpl())
-        return true;
+        return &s;
     }
-    return false;
+    return nullptr;
   };
   for (const auto& p : module.named_parameters(/*recurse=*/false)) {
-    if (!seen(p.value()))
+    const StateTensor* met = first(p.value());
+    if (met == nullptr)
       out->push_back({prefix + p.key(), p.value(), false});
+    else if (aliases != nullptr)
+      aliases->emplace_back(prefix + p.key(), met->name);
   }
   for (const auto& b : module.named_buffers(/*recurse=*/false))
     out->push_back({prefix + b.key(), b.value(), true});
   for (const auto& child : module.named_children())
-    Collect(*child.value(), prefix + child.key() + ".", out);
+    Collect(*child.value(), prefix + child.key() + ".", out, aliases);
 }
 
 }  // namespace
 
 std::vector<StateTensor> ModelState(const torch::nn::Module& module) {
   std::vector<StateTensor> out;
-  Collect(module, "", &out);
+  Collect(module, "", &out, nullptr);
   return out;
+}
+
+std::vector<std::pair<std::string, std::string>> StateAliases(
+    const torch::nn::Module& module) {
+  std::vector<StateTensor> state;
+  std::vector<std::pair<std::string, std::string>> aliases;
+  Collect(module, "", &state, &aliases);
+  return aliases;
 }
 
 std::vector<torch::Tensor> StateValues(const torch::nn::Module& module) {

@@ -11,6 +11,7 @@
 // Free functions; thread-compatible.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/types.h>
@@ -36,5 +37,12 @@ std::vector<torch::Tensor> StateValues(const torch::nn::Module& module);
 
 /// For each key of ModelState(module): whether it is a buffer.
 std::vector<bool> BufferKeys(const torch::nn::Module& module);
+
+/// The names ModelState leaves out, each with the name of the key it is
+/// (alias, key), in state_dict order: lstm_lm's --tie_weights gives
+/// ("decoder.weight", "encoder.weight"). A checkpoint writes them too, so
+/// that it is PyTorch's state_dict and loads with strict=True.
+std::vector<std::pair<std::string, std::string>> StateAliases(
+    const torch::nn::Module& module);
 
 }  // namespace pstrain::models

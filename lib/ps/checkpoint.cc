@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -191,6 +192,18 @@ Status SaveJobCheckpoint(const std::string& path, const NamedTensors& tensors,
                                            optimizer_states[s]));
   }
   return SaveCheckpoint(path, tensors, meta);
+}
+
+NamedTensors WithAliases(
+    NamedTensors tensors,
+    const std::vector<std::pair<std::string, std::string>>& aliases) {
+  for (const auto& [alias, name] : aliases) {
+    auto it = std::find_if(tensors.begin(), tensors.end(),
+                           [&](const auto& t) { return t.first == name; });
+    if (it != tensors.end())
+      tensors.insert(it + 1, {alias, it->second});
+  }
+  return tensors;
 }
 
 Result<NamedTensors> LoadCheckpointTensors(const std::string& path) {

@@ -42,6 +42,14 @@ Status SaveJobCheckpoint(const std::string& path, const NamedTensors& tensors,
                          const std::vector<std::string>& optimizer_states,
                          const nlohmann::json& meta);
 
+/// `tensors` plus, for each (alias, name) of `aliases`
+/// (models::StateAliases), the tensor named `name` again under `alias`,
+/// inserted after it: what PyTorch's state_dict holds for tied weights. An
+/// alias whose name is not in `tensors` is left out.
+NamedTensors WithAliases(
+    NamedTensors tensors,
+    const std::vector<std::pair<std::string, std::string>>& aliases);
+
 /// Reads a checkpoint written by SaveCheckpoint or by torch.save of a dict
 /// of str to tensor. kNotFound naming a missing file; kCorruption naming the
 /// file for anything that is not such a dict.

@@ -289,7 +289,8 @@ void Observer::SaveCheckpoint(const WholeSnapshot& whole) {
                                {"step", whole.version},
                                {"model", spec_.model},
                                {"dataset", spec_.dataset}};
-  Status s = SaveJobCheckpoint(path, whole.state, whole.optimizer_states, meta);
+  Status s = SaveJobCheckpoint(path, WithAliases(whole.state, options_.aliases),
+                               whole.optimizer_states, meta);
   if (s.ok())
     s = RemoveOldCheckpoints(options_.checkpoint, options_.keep);
   if (!s.ok()) {

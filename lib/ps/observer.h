@@ -65,6 +65,8 @@ struct ObserverOptions {
   Interval checkpoint_every;
   std::string checkpoint;
   int keep = 3;
+  /// Names the checkpoints also give a key under (models::StateAliases).
+  std::vector<std::pair<std::string, std::string>> aliases;
   /// Compute threads of the Observer's thread. Default: 1.
   int threads = 1;
   /// Score at the lowest priority (models::LowerThisThreadsPriority),

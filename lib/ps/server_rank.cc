@@ -294,6 +294,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.timeout = o.timeout;
   observe.connection = net::ConnectionOptions{o.max_frame_bytes};
   observe.auth_token = o.auth_token;
+  observe.aliases = models::StateAliases(*model);
   Observer observer(observe, spec, &plan, NamedState(*model), score, &service,
                     &io, log, server.version());
   service.set_on_version(
@@ -304,9 +305,9 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
 
   PS_ASSIGN_OR_RETURN(Outcome out, FinalOutcome(spec, observer, *model, server,
                                                 service, score, log));
-  PS_RETURN_IF_ERROR(SaveJobCheckpoint(o.checkpoint, out.state,
-                                       out.optimizer_states,
-                                       CheckpointMeta(spec, out.version)));
+  PS_RETURN_IF_ERROR(SaveJobCheckpoint(
+      o.checkpoint, WithAliases(out.state, models::StateAliases(*model)),
+      out.optimizer_states, CheckpointMeta(spec, out.version)));
   report::ServerStats summary = service.Stats();
   summary.test_accuracy = out.result.accuracy;
   summary.test_loss = out.result.loss;

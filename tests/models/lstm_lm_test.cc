@@ -54,6 +54,12 @@ TEST(LstmLmTest, TiedWeightsAreOneKey) {
   EXPECT_EQ(names.front(), "encoder.weight");
   EXPECT_EQ(std::count(names.begin(), names.end(), "decoder.weight"), 0);
   EXPECT_EQ(names.back(), "decoder.bias");
+  // The name left out is an alias, so that checkpoints are state_dicts.
+  using Alias = std::pair<std::string, std::string>;
+  EXPECT_EQ(StateAliases(m),
+            std::vector<Alias>({{"decoder.weight", "encoder.weight"}}));
+  EXPECT_TRUE(
+      StateAliases(LstmLm(LstmLmOptions{30, 8, 8, 1, 0.0, false})).empty());
   LstmLmOptions bad{30, 8, 9, 1, 0.0, true};
   auto made = MakeModel("lstm_lm", {}, bad);
   EXPECT_EQ(made.status().code(), StatusCode::kInvalidArgument);

@@ -4,9 +4,9 @@ tests/models/lstm_lm_torch_test.cc.
 
 usage: lstm_lm_torch.py VOCAB EMBED HIDDEN LAYERS TIE CHECKPOINT INPUT OUTPUT
 
-Loads CHECKPOINT with strict=True (with TIE "1": strict=False, and the only
-missing key must be decoder.weight, which is encoder.weight's tensor; exit 1
-otherwise), reads {"input": int64 [T, B], "h": ..., "c": ...} from INPUT,
+Loads CHECKPOINT with strict=True (exit 1 with Python's message when it
+does not load; with TIE "1" its decoder.weight must also equal its
+encoder.weight), reads {"input": int64 [T, B], "h": ..., "c": ...} from INPUT,
 writes {"output": log-probs [T*B, VOCAB], "h": h', "c": c'} in eval mode to
 OUTPUT with torch.save, and prints the model's state_dict keys in order, one
 a line.
@@ -47,10 +47,10 @@ def main(vocab, embed, hidden, layers, tie, checkpoint, input_path,
     model = RNNModel(int(vocab), int(embed), int(hidden), int(layers),
                      tie_weights=tied)
     state = torch.load(checkpoint)
-    result = model.load_state_dict(state, strict=not tied)
-    if tied and (result.missing_keys != ["decoder.weight"] or
-                 result.unexpected_keys):
-        sys.exit("tied: unexpected load result %s" % (result,))
+    model.load_state_dict(state, strict=True)
+    if tied and not torch.equal(state["decoder.weight"],
+                                state["encoder.weight"]):
+        sys.exit("tied: decoder.weight is not encoder.weight")
     model.eval()
     data = torch.load(input_path)
     with torch.no_grad():

@@ -35,6 +35,24 @@ TEST(CheckpointTest, RoundTripKeepsNamesOrderAndValues) {
   EXPECT_EQ((*meta)["version"], 9);
 }
 
+TEST(CheckpointTest, AliasesFollowTheirKeyAndShareItsTensor) {
+  ScratchDir dir;
+  NamedTensors t = {{"encoder.weight", torch::randn({4, 2})},
+                    {"rnn.weight", torch::randn({2, 2})},
+                    {"decoder.bias", torch::zeros({4})}};
+  NamedTensors with = WithAliases(
+      t, {{"decoder.weight", "encoder.weight"}, {"x", "no.such.key"}});
+  ASSERT_EQ(with.size(), 4u);
+  EXPECT_EQ(with[1].first, "decoder.weight");
+  EXPECT_TRUE(with[1].second.is_same(t[0].second));
+  EXPECT_EQ(with[2].first, "rnn.weight");
+  ASSERT_TRUE(SaveCheckpoint(dir.File("m.pt"), with, {}).ok());
+  auto loaded = LoadCheckpointTensors(dir.File("m.pt"));
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), 4u);
+  EXPECT_TRUE(torch::equal((*loaded)[1].second, t[0].second));
+}
+
 TEST(CheckpointTest, GarbageIsCorruptionAndMissingIsNotFound) {
   ScratchDir dir;
   std::ofstream(dir.File("bad.pt")) << "not a zip";

@@ -6,8 +6,10 @@ what `pstrain launch --model lstm_lm` uses: the same corpus and split (the
 fortunes by FNV-1a hash of each fortune, or DIR/train.txt, valid.txt,
 test.txt), the same tokenizer and vocabulary, the same batches (the training
 stream in WORKERS * BATCH columns, windows of BPTT, the state carried and
-detached) and the same optimizer (Adam, lr 0.001), then scores the test split
-as the example does (10 columns) and prints one JSON document.
+detached) and the same optimizer (Adam, lr 0.001; with --sparse_embeddings
+on, pstrain's default, the embedding table by LazyAdam row by row, as
+pstrain's server updates a row-sparse table), then scores the test split as
+the example does (10 columns) and prints one JSON document.
 
 With --pstrain BIN it also runs `BIN launch --world_size WORKERS+1 --model
 lstm_lm` with the same flags and adds its summary's perplexity and the ratio.
@@ -181,11 +183,50 @@ def evaluate(model, data, bptt):
     return total / ((source.size(0) - 1) * 10)
 
 
+class LazyAdam:
+    """pstrain's row-wise Adam for a row-sparse table (lib/ps/row_optimizer.h):
+    only the rows a step's batch looks up move, with their moments; each
+    row's bias correction counts its own updates. Adam's arithmetic as
+    libtorch's: p -= lr * m / (1 - b1^t) / (sqrt(v) / sqrt(1 - b2^t) + eps).
+    """
+
+    def __init__(self, weight, lr, betas=(0.9, 0.999), eps=1e-8):
+        self.weight, self.lr, self.betas, self.eps = weight, lr, betas, eps
+        self.m = torch.zeros_like(weight)
+        self.v = torch.zeros_like(weight)
+        self.t = torch.zeros(weight.size(0))
+
+    @torch.no_grad()
+    def step(self, ids):
+        b1, b2 = self.betas
+        ids = torch.unique(ids)
+        g = self.weight.grad.index_select(0, ids)
+        m = self.m.index_select(0, ids).mul_(b1).add_(g, alpha=1 - b1)
+        v = self.v.index_select(0, ids).mul_(b2).addcmul_(g, g, value=1 - b2)
+        t = self.t.index_select(0, ids).add_(1)
+        self.m.index_copy_(0, ids, m)
+        self.v.index_copy_(0, ids, v)
+        self.t.index_copy_(0, ids, t)
+        t = t.unsqueeze(1)
+        bias1, bias2 = 1 - b1 ** t, 1 - b2 ** t
+        denom = (v.sqrt() / bias2.sqrt()).add_(self.eps)
+        p = self.weight.index_select(0, ids)
+        p.addcdiv_(m, denom * bias1, value=-self.lr)
+        self.weight.index_copy_(0, ids, p)
+
+
 def train_torch(args, corpus, vocab):
     torch.manual_seed(args.seed)
     model = RNNModel(len(vocab), args.embed_dim, args.hidden_dim,
                      args.num_layers, args.dropout, args.tie_weights)
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    # As pstrain: with --sparse_embeddings (its default) an untied
+    # embedding is updated row by row (LazyAdam), the rest by Adam.
+    lazy = None
+    dense = list(model.parameters())
+    if args.sparse_embeddings == "on" and not args.tie_weights:
+        lazy = LazyAdam(model.encoder.weight, args.lr)
+        dense = [p for p in dense if p is not model.encoder.weight]
+    opt = torch.optim.Adam(dense, lr=args.lr)
     columns = args.workers * args.batch_size
     source = batchify(corpus["train"], columns)
     steps, tokens = 0, 0
@@ -197,7 +238,7 @@ def train_torch(args, corpus, vocab):
             if args.max_steps and steps >= args.max_steps:
                 break
             hidden = tuple(h.detach() for h in hidden)
-            opt.zero_grad()
+            model.zero_grad()
             out, hidden = model(x, hidden)
             loss = F.nll_loss(out, y)
             loss.backward()
@@ -205,6 +246,8 @@ def train_torch(args, corpus, vocab):
                 nn.utils.clip_grad_norm_(model.parameters(),
                                          args.clip_grad_norm)
             opt.step()
+            if lazy is not None:
+                lazy.step(x.reshape(-1))
             steps += 1
             tokens += y.numel()
     seconds = time.monotonic() - start
@@ -229,6 +272,8 @@ def run_pstrain(args):
         cmd += ["--max_steps", str(args.max_steps)]
     if args.tie_weights:
         cmd.append("--tie_weights")
+    if args.sparse_embeddings == "off":
+        cmd.append("--sparse_embeddings=false")
     if args.data_dir:
         cmd += ["--data_dir", args.data_dir]
     start = time.monotonic()
@@ -262,6 +307,10 @@ def main():
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--tie_weights", action="store_true")
     p.add_argument("--clip_grad_norm", type=float, default=0.0)
+    p.add_argument("--sparse_embeddings", choices=["on", "off"],
+                   default="on",
+                   help="on (pstrain's default): the embedding by LazyAdam, "
+                        "as pstrain's row-sparse table; off: all by Adam")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--pstrain", default="",

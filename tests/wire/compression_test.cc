@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <set>
 #include <string>
@@ -278,7 +279,8 @@ struct BadRecord {
   std::string message;  // the whole Status message
 };
 
-TEST(CompressionTest, RefusesEachMalformedCaseWithItsOwnMessage) {
+// One record per malformed case, each derived from the worked example.
+std::vector<BadRecord> MalformedCases() {
   const CodecParams& p = kExampleParams;
   const Bytes fp16 = EncodeVec(Codec::kFp16, p, kExample);
   const Bytes bf16 = EncodeVec(Codec::kBf16, p, kExample);
@@ -290,7 +292,7 @@ TEST(CompressionTest, RefusesEachMalformedCaseWithItsOwnMessage) {
   int8_min[8 + 3] = 0x80;
   Bytes padded = onebit;
   padded[8] |= 0x10;  // element 4 of 4
-  const std::vector<BadRecord> cases = {
+  return {
       {Codec::kFp16, Bytes(fp16.begin(), fp16.end() - 2), 4,
        "fp16: 6 bytes for 4 elements, expected 8"},
       {Codec::kInt8, Bytes(int8.begin(), int8.end() - 1), 4,
@@ -322,6 +324,11 @@ TEST(CompressionTest, RefusesEachMalformedCaseWithItsOwnMessage) {
        "onebit: padding bits 0x10 of the last byte are set, expected 0"},
       {static_cast<Codec>(6), fp16, 4, "codec 6 is unknown, expected 0..5"},
   };
+}
+
+TEST(CompressionTest, RefusesEachMalformedCaseWithItsOwnMessage) {
+  const CodecParams& p = kExampleParams;
+  const std::vector<BadRecord> cases = MalformedCases();
   std::set<std::string> messages;
   for (const BadRecord& c : cases) {
     const Status s = ValidateVec(c.codec, p, c.bytes, c.n);

@@ -85,6 +85,24 @@ const char* DTypeName(DType dtype) {
   return "unknown";
 }
 
+const char* CodecName(Codec codec) {
+  switch (codec) {
+    case Codec::kRaw:
+      return "raw";
+    case Codec::kFp16:
+      return "fp16";
+    case Codec::kBf16:
+      return "bf16";
+    case Codec::kInt8:
+      return "int8";
+    case Codec::kTopK:
+      return "topk";
+    case Codec::kOneBit:
+      return "onebit";
+  }
+  return "unknown";
+}
+
 int64_t TensorDesc::numel() const {
   // Unsigned, so that an unchecked descriptor wraps instead of invoking
   // undefined behaviour; a decoded one never overflows (CheckDims).

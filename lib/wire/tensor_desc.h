@@ -28,9 +28,23 @@ enum class DType : uint8_t {
 };
 inline constexpr uint8_t kMaxDType = 8;
 
-/// How the bytes are coded. kRaw: the elements as they are in memory.
-enum class Codec : uint8_t { kRaw = 0 };
+/// How the bytes are coded. kRaw: the elements as they are in memory. The
+/// others are float32 tensors compressed as wire/compression.h lays them out
+/// (issue 15). Explicit values; never renumber.
+enum class Codec : uint8_t {
+  kRaw = 0,
+  kFp16 = 1,    // IEEE half per element
+  kBf16 = 2,    // bfloat16 per element
+  kInt8 = 3,    // per-chunk max scale, stochastic int8 (QSGD)
+  kTopK = 4,    // the k largest |x|: u32 indices, then float32 values
+  kOneBit = 5,  // per-chunk mean |x| scale, one sign bit per element
+};
+/// The largest codec a descriptor may carry today. Messages do not carry
+/// compressed tensors yet, so DecodeTensorDesc still refuses codecs 1..5;
+/// the integration raises this to kLastCodec with a kWireVersion bump.
 inline constexpr uint8_t kMaxCodec = 0;
+/// The largest Codec value this build defines (wire/compression.h codes it).
+inline constexpr uint8_t kLastCodec = 5;
 
 inline constexpr int kMaxTensorRank = 8;
 
@@ -38,6 +52,9 @@ inline constexpr int kMaxTensorRank = 8;
 size_t DTypeSize(DType dtype);
 /// "float32", "bfloat16", ...; "unknown" for invalid values.
 const char* DTypeName(DType dtype);
+/// "raw", "fp16", "bf16", "int8", "topk", "onebit"; "unknown" for values
+/// above kLastCodec. These are the names the --compress flag will take.
+const char* CodecName(Codec codec);
 
 struct TensorDesc {
   uint32_t key = 0;

@@ -217,12 +217,12 @@ std::vector<nlohmann::json> LaunchSync(const ScratchDir& dir,
   return WorkerSummaries(r.out);
 }
 
-class SparseRowsTest : public ::testing::TestWithParam<std::string> {};
+class LmSparseRowsTest : public ::testing::TestWithParam<std::string> {};
 
 // Acceptance: the rows a worker pushes and the lazy row update give, for
 // SGD without momentum and Adagrad, what one process on the combined batch
 // computes, and what the tables sent whole give.
-TEST_P(SparseRowsTest, SyncEqualsOneProcessAndTheDenseTables) {
+TEST_P(LmSparseRowsTest, SyncEqualsOneProcessAndTheDenseTables) {
   ScratchDir dir;
   WriteCorpus(dir);
   const std::string optimizer = GetParam();
@@ -246,12 +246,12 @@ TEST_P(SparseRowsTest, SyncEqualsOneProcessAndTheDenseTables) {
   EXPECT_LT(MaxAbsDiff(dir.File("sparse.pt"), dir.File("dense.pt")), 1e-6);
 }
 
-INSTANTIATE_TEST_SUITE_P(Optimizers, SparseRowsTest,
+INSTANTIATE_TEST_SUITE_P(Optimizers, LmSparseRowsTest,
                          ::testing::Values("sgd", "adagrad"));
 
 // Two servers, the table split into row ranges (--slice_bytes below its
 // 31 x 8 x 4 bytes), train what one server trains.
-TEST(SparseRowsTest, TwoServersEqualOne) {
+TEST(LmSparseRowsTest, TwoServersEqualOne) {
   ScratchDir dir;
   WriteCorpus(dir);
   auto one = LaunchSync(dir, "adagrad", "one.pt", {"--slice_bytes", "256"});

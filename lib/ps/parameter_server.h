@@ -238,8 +238,9 @@ class ParameterServer {
   std::vector<RowOptimizer*> row_optimizers_;  // per key, or null
   int dense_optimizers_ = 0;  // optimizers_[0, this): libtorch's
   struct RowsIn {
-    at::Tensor ids;   // int64 [n]
-    at::Tensor rows;  // [n, row_dim]
+    at::Tensor ids;   // int64 [n]: the first n of ids_storage
+    at::Tensor rows;  // [n, row_dim]: the first n of rows_storage
+    at::Tensor ids_storage, rows_storage;  // the largest n so far
   };
   std::vector<std::vector<RowsIn>> rows_in_;  // [worker][key]
   std::vector<at::Tensor> touched_;  // sync, per row-sparse key: bool [rows]

@@ -35,11 +35,16 @@ const at::Tensor& ParameterServer::RowsBuffer(int w, int key,
   PS_CHECK(is_row_sparse(key)) << "RowsBuffer of dense key " << key;
   RowsIn& in = rows_in_.at(w)[key];
   const int64_t n = static_cast<int64_t>(ids.size());
-  if (!in.ids.defined() || in.ids.size(0) != n) {
-    in.ids = at::empty({n}, at::kLong);
-    in.rows = at::empty({n, params_[key].size(1)},
-                        params_[key].options().requires_grad(false));
+  // A batch's unique count changes every step: grow the storage, never
+  // shrink it, and hand out its first n rows, so that pushes allocate
+  // only until the largest batch has been seen.
+  if (!in.ids_storage.defined() || in.ids_storage.size(0) < n) {
+    in.ids_storage = at::empty({n}, at::kLong);
+    in.rows_storage = at::empty({n, params_[key].size(1)},
+                                params_[key].options().requires_grad(false));
   }
+  in.ids = in.ids_storage.narrow(0, 0, n);
+  in.rows = in.rows_storage.narrow(0, 0, n);
   std::copy(ids.begin(), ids.end(), in.ids.data_ptr<int64_t>());
   return in.rows;
 }

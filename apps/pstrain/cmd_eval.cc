@@ -27,6 +27,24 @@ struct EvalFlags {
 
 // A language model: its job (the checkpoint's .json) says the vocabulary,
 // the model's sizes and the BPTT window; the corpus is read again.
+// Scores the checkpoint's `tensors` with `evaluator`: *r, and in *seconds
+// the time the scoring took (the load is not timed). A tensor the model
+// lacks or shapes that differ are bad input naming the checkpoint.
+Status LoadAndScore(models::Evaluator& evaluator,
+                    const ps::NamedTensors& tensors,
+                    const std::string& checkpoint, models::EvalResult* r,
+                    double* seconds) {
+  Status loaded = evaluator.Load(tensors);
+  if (!loaded.ok())
+    return InvalidArgument(checkpoint + ": " + loaded.message());
+  const auto start = std::chrono::steady_clock::now();
+  *r = evaluator.Score();
+  *seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return Status::Ok();
+}
+
 Status EvaluateText(const EvalFlags& f, const ps::NamedTensors& tensors,
                     const Result<nlohmann::json>& meta, report::EventLog& log) {
   if (!meta.ok() || !meta->contains("job"))
@@ -39,14 +57,10 @@ Status EvaluateText(const EvalFlags& f, const ps::NamedTensors& tensors,
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
                       ps::MakeJobModel(spec));
   auto evaluator = ps::MakeLmEvaluator(model, corpus->test, spec.bptt);
-  Status loaded = evaluator->Load(tensors);
-  if (!loaded.ok())
-    return InvalidArgument(f.checkpoint + ": " + loaded.message());
-  const auto start = std::chrono::steady_clock::now();
-  const models::EvalResult r = evaluator->Score();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  models::EvalResult r;
+  double seconds = 0;
+  PS_RETURN_IF_ERROR(
+      LoadAndScore(*evaluator, tensors, f.checkpoint, &r, &seconds));
   nlohmann::json event = {{"checkpoint", f.checkpoint},
                           {"samples", r.samples},
                           {"batch_size", ps::kLmEvalBatch},
@@ -88,14 +102,10 @@ Status Evaluate(EvalFlags& f, report::EventLog& log) {
                       models::MakeModel(f.model, {shape.channels, shape.height,
                                                   shape.num_classes}));
   auto evaluator = ps::MakeEvaluator(model, test, {f.batch_size});
-  Status loaded = evaluator->Load(tensors);
-  if (!loaded.ok())
-    return InvalidArgument(f.checkpoint + ": " + loaded.message());
-  const auto start = std::chrono::steady_clock::now();
-  const models::EvalResult r = evaluator->Score();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  models::EvalResult r;
+  double seconds = 0;
+  PS_RETURN_IF_ERROR(
+      LoadAndScore(*evaluator, tensors, f.checkpoint, &r, &seconds));
   log.Emit("eval", {{"checkpoint", f.checkpoint},
                     {"test_accuracy", r.accuracy},
                     {"test_loss", r.loss},

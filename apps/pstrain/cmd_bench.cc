@@ -87,6 +87,23 @@ void PrintWireTable(const json& result) {
       << bench::FormatTable({"op", "size", "workers", "median us", "p99 us",
                              "GB/s", "limit GB/s", "% of limit", "memcpy GB/s"},
                             rows);
+  std::vector<bench::TableRow> codecs;
+  for (const json& c : result.value("codecs", json::array())) {
+    codecs.push_back({c.value("codec", ""),
+                      bench::FixedDecimals(Number(c, "fraction"), 4),
+                      bench::FixedDecimals(Number(c, "encode_gbps"), 2),
+                      bench::FixedDecimals(Number(c, "validate_gbps"), 2),
+                      bench::FixedDecimals(Number(c, "decode_gbps"), 2),
+                      bench::FixedDecimals(Number(c, "memcpy_gbps"), 2)});
+  }
+  if (!codecs.empty()) {
+    std::cout << "\n--compression codecs on one thread; GB/s of float32 "
+                 "bytes in (encode) or out (decode-add)\n\n"
+              << bench::FormatTable(
+                     {"codec", "bytes/raw", "encode GB/s", "validate GB/s",
+                      "decode GB/s", "memcpy GB/s"},
+                     codecs);
+  }
 }
 
 int RunWire(WireFlags& f) {
@@ -191,6 +208,16 @@ void AddWireFlags(CLI::App* sub, WireFlags* f) {
       ->check(CLI::IsMember({"push", "pull", "push_pull"}));
   sub->add_option("--seconds", f->options.seconds_per_case,
                   "Seconds measured per case, after warm-up")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--codecs", f->options.codecs,
+                  "Codecs (as the job's compression flag names them) whose "
+                  "encode, validate and decode "
+                  "GB/s are measured (none: --codecs '')")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--codec_elements", f->options.codec_elements,
+                  "float32 elements of the tensor the codecs code")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_flag("--json", f->json, "One JSON document on stdout");

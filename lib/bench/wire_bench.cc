@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include "bench/bench_server.h"
+#include "bench/codec_bench.h"
 #include "bench/loopback_limits.h"
 #include "bench/start_line.h"
 #include "ps/parameter_server.h"
@@ -167,10 +168,14 @@ Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
       }
     }
   }
+  PS_ASSIGN_OR_RETURN(nlohmann::json codecs,
+                      RunCodecBench(options.codecs, options.codec_elements,
+                                    options.seconds_per_case / 4));
   return nlohmann::json{
       {"servers_and_workers", "threads of one process, loopback TCP"},
       {"cases", cases},
-      {"limits", limits}};
+      {"limits", limits},
+      {"codecs", codecs}};
 }
 
 Result<std::vector<uint64_t>> ParseSizes(const std::string& list) {

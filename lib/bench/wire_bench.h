@@ -23,11 +23,17 @@ struct WireBenchOptions {
   std::vector<std::string> ops = {"push", "pull", "push_pull"};
   /// Time spent on each case (size x workers x op), in seconds, after warm-up.
   double seconds_per_case = 1.0;
+  /// --compression's codecs, timed on a tensor of codec_elements float32s
+  /// (bench/codec_bench.h): by default Net's parameter count. Empty: none.
+  std::vector<std::string> codecs = {"none", "fp16",      "bf16",
+                                     "int8", "topk:0.01", "onebit"};
+  size_t codec_elements = 1199882;
 };
 
 /// Runs every case. Returns {"cases": [{op, bytes, workers, median_us, p99_us,
 /// gbps, limit_gbps, fraction_of_limit, memcpy_gbps, fraction_of_memcpy}],
-/// "limits": [{bytes, tcp_gbps, memcpy_gbps, tcp_round_trip_us}]}. GB/s are
+/// "limits": [{bytes, tcp_gbps, memcpy_gbps, tcp_round_trip_us}],
+/// "codecs": RunCodecBench's}. GB/s are
 /// 1e9 bytes per second; for push_pull the bytes both ways count.
 /// kUnavailable / kIOError if loopback sockets fail.
 Result<nlohmann::json> RunWireBench(const WireBenchOptions& options);

@@ -4,6 +4,7 @@
 
 #include "ps/engine_peer.h"
 #include "ps/tensor_codec.h"
+#include "util/check.h"
 
 namespace pstrain::ps {
 
@@ -26,8 +27,25 @@ Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
   workers_.assign(spec_.num_workers(), nullptr);
   done_workers_.assign(spec_.num_workers(), false);
   lost_.assign(spec_.num_workers(), false);
+  auto compression = CompressionOf(spec_);
+  PS_CHECK(compression.ok()) << compression.status().ToString();
+  compression_ = *compression;
+  const auto& params = server_->params();
+  std::vector<bool> row_sparse(params.size());
+  for (int k = 0; k < server_->num_keys(); ++k)
+    row_sparse[k] = server_->is_row_sparse(k);
+  pull_.Init(compression_, params, row_sparse);
   for (int k = 0; k < server_->num_keys(); ++k) {
-    params_msg_.params.push_back(DescribeTensor(k, server_->params()[k]));
+    push_codecs_.push_back(
+        row_sparse[k]
+            ? wire::Codec::kRaw
+            : PushCodecOf(compression_, params[k].requires_grad(), params[k]));
+    wire::TensorDesc d = DescribeTensor(k, params[k]);
+    if (pull_.codec(k) != wire::Codec::kRaw) {
+      d.codec = pull_.codec(k);
+      d.nbytes = pull_.nbytes(k);
+    }
+    params_msg_.params.push_back(d);
   }
   server_->set_step_by_key(true);  // see OnNewVersion
   step_gate_.OpenTo(net::SendGate::kAll);

@@ -36,9 +36,11 @@
 #include <ATen/core/Tensor.h>
 
 #include "net/send_gate.h"
+#include "ps/compression_spec.h"
 #include "ps/job_spec.h"
 #include "ps/outbox.h"
 #include "ps/parameter_server.h"
+#include "ps/pull_records.h"
 #include "ps/shard_plan.h"
 #include "ps/snapshot.h"
 #include "ps/ssp_gate.h"
@@ -246,6 +248,12 @@ class Engine {
                        const char* what);
   void PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
                   ReadPlan* plan);
+  void PlanRecord(Peer& peer, const wire::TensorDesc& desc, ReadPlan* plan);
+  void AddRecord(Peer& peer, int key, uint64_t nbytes);
+  // Where key k's parameters leave from, and how many bytes: the tensor,
+  // or its --pull_compression record (made now, unless the key is still
+  // to be stepped: StepNextKey makes it then).
+  std::pair<const void*, uint64_t> ParamBytes(int key);
   // Row-sparse keys (engine_rows.cc).
   Status CheckRows(const std::vector<wire::SparseRows>& rows,
                    const std::vector<wire::RowRequest>& requests,
@@ -329,7 +337,10 @@ class Engine {
   wire::Shard shard_msg_;                  // reused
   std::vector<std::string> shard_optimizer_states_;  // by server index
   wire::Params params_msg_;                          // descriptors built once
-  OutFrame out_;                                     // reused for every send
+  CompressionSpec compression_;
+  std::vector<wire::Codec> push_codecs_;  // by key: what pushes must carry
+  PullRecords pull_;                      // --pull_compression's records
+  OutFrame out_;                          // reused for every send
   std::function<void(uint64_t)> on_version_;
   struct SnapshotRequest {
     uint64_t min_version;

@@ -43,16 +43,22 @@ struct Engine::Peer {
     int key;
     uint64_t offset, bytes;
     char* rows = nullptr;  // a row-sparse key's rows (RowsBuffer), whole
+    // A compressed record's last piece: the record's bytes (it is in
+    // `record` whole once this piece is); 0 for any other piece.
+    uint64_t record_bytes = 0;
   };
   // The row requests of the push_pull being answered (the reply's rows),
   // and that reply's message and gathered rows, kept until written.
   std::vector<wire::RowRequest> want;
   wire::Params reply;
   std::vector<at::Tensor> reply_rows;
-  // The first key of the push being read that held NaN or Inf, or -1.
+  // The first key of the push being read that held NaN or Inf or a
+  // malformed compressed record, or -1; and what was wrong with it.
   int refused_key = -1;
-  std::vector<Piece> pieces;  // what each buffer of the push holds
-  std::string meta;           // reused encode buffer
+  std::string refused_why;
+  std::vector<uint8_t> record;  // a compressed record being read, whole
+  std::vector<Piece> pieces;    // what each buffer of the push holds
+  std::string meta;             // reused encode buffer
 
   uint64_t pushed_version() const {
     return push_is_push_pull ? push.version : push_only.version;

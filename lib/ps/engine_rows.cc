@@ -132,8 +132,8 @@ void Engine::SendRows(Peer& peer, uint64_t id) {
     if (asked[k])
       continue;
     m.params.push_back(params_msg_.params[k]);
-    out_.data.push_back({params[k].data_ptr(), params[k].nbytes(),
-                         static_cast<uint32_t>(k) + 1});
+    const auto [data, nbytes] = ParamBytes(static_cast<int>(k));
+    out_.data.push_back({data, nbytes, static_cast<uint32_t>(k) + 1});
   }
   for (size_t i = 0; i < peer.want.size(); ++i) {
     const wire::RowRequest& q = peer.want[i];

@@ -40,6 +40,7 @@ Status Engine::PlanPush(Peer& peer, wire::MsgType type, std::string_view meta,
       CheckRows(rows, push_pull ? peer.push.requests : kNone, what));
   PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, peer.pushed_version()));
   peer.refused_key = -1;
+  peer.refused_why.clear();
   PlanPieces(peer, grads, plan);
   PlanRows(peer, rows, plan);
   plan->piece_by_piece = true;
@@ -69,7 +70,20 @@ Status Engine::CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
                         KeyName(static_cast<int>(key)) +
                         "), which is row-sparse: expected its rows");
     }
-    PS_RETURN_IF_ERROR(CheckDescMatches(grads[i], key, params[key], what));
+    const wire::Codec codec = push_codecs_[key];
+    PS_RETURN_IF_ERROR(
+        CheckDescMatches(grads[i], key, params[key], what, codec));
+    if (codec == wire::Codec::kRaw)
+      continue;
+    const uint64_t want = wire::CompressedBytes(
+        codec, compression_.params, static_cast<size_t>(params[key].numel()));
+    if (grads[i].nbytes != want) {
+      return Corruption(std::string(what) + ": tensor " + std::to_string(i) +
+                        " (key " + std::to_string(key) + ") has " +
+                        std::to_string(grads[i].nbytes) + " bytes of " +
+                        wire::CodecName(codec) + ", expected " +
+                        std::to_string(want));
+    }
   }
   return Status::Ok();
 }
@@ -81,8 +95,20 @@ void Engine::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
   constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
   peer.pieces.clear();
   const auto& params = server_->params();
+  // Sized before any piece points into it: records share the buffer.
+  uint64_t largest = 0;
+  for (const auto& desc : grads) {
+    if (push_codecs_[desc.key] != wire::Codec::kRaw)
+      largest = std::max(largest, desc.nbytes);
+  }
+  if (peer.record.size() < largest)
+    peer.record.resize(largest);  // once per peer
   for (const auto& desc : grads) {
     const int k = static_cast<int>(desc.key);
+    if (push_codecs_[k] != wire::Codec::kRaw) {
+      PlanRecord(peer, desc, plan);
+      continue;
+    }
     const uint64_t nbytes = params[k].nbytes();
     for (uint64_t off = 0; off < nbytes; off += kPiece) {
       const uint64_t n = std::min(kPiece, nbytes - off);
@@ -92,6 +118,37 @@ void Engine::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
   }
 }
 
+// A compressed record is read whole, a piece at a time, into the peer's
+// record buffer, and decoded once its last piece is in (AddRecord).
+void Engine::PlanRecord(Peer& peer, const wire::TensorDesc& desc,
+                        ReadPlan* plan) {
+  constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
+  const int k = static_cast<int>(desc.key);
+  for (uint64_t off = 0; off < desc.nbytes; off += kPiece) {
+    const uint64_t n = std::min(kPiece, desc.nbytes - off);
+    Peer::Piece piece{k, off, n};
+    if (off + n == desc.nbytes)
+      piece.record_bytes = desc.nbytes;
+    peer.pieces.push_back(piece);
+    plan->buffers.push_back({peer.record.data() + off, n});
+  }
+}
+
+// Checked whole before any of it is added: a sum cannot be taken apart.
+void Engine::AddRecord(Peer& peer, int key, uint64_t nbytes) {
+  const wire::Codec codec = push_codecs_[key];
+  const size_t n = static_cast<size_t>(server_->params()[key].numel());
+  Status s =
+      wire::Validate(codec, compression_.params, peer.record.data(), nbytes, n);
+  if (!s.ok()) {
+    peer.refused_key = key;
+    peer.refused_why = s.message();
+    return;
+  }
+  rule_->AddRecord(peer.worker, key, codec, compression_.params,
+                   peer.record.data(), nbytes);
+}
+
 void Engine::OnPiece(PeerId id, size_t index) {
   Peer* peer = Find(id);
   if (!peer || peer->refused_key >= 0)
@@ -99,6 +156,11 @@ void Engine::OnPiece(PeerId id, size_t index) {
   const Peer::Piece& piece = peer->pieces[index];
   if (piece.rows != nullptr)
     return AddRowsPiece(*peer, index);
+  if (push_codecs_[piece.key] != wire::Codec::kRaw) {
+    if (piece.record_bytes > 0)
+      AddRecord(*peer, piece.key, piece.record_bytes);
+    return;
+  }
   const char* data = rule_->PieceBuffer(peer->worker, piece.key, piece.offset);
   // Checked before it is added: a NaN in the sum could not be taken out.
   if (!AllFinite(data, piece.bytes,
@@ -209,7 +271,10 @@ void Engine::RefusePush(const Peer& peer, uint64_t version) {
                                : "?";
   outbox_->Info("refused the push of rank " + std::to_string(peer.rank) +
                 " for version " + std::to_string(version) + ": key " +
-                std::to_string(key) + " (" + name + ") holds NaN or Inf; " +
+                std::to_string(key) + " (" + name + ") " +
+                (peer.refused_why.empty() ? std::string("holds NaN or Inf")
+                                          : peer.refused_why) +
+                "; " +
                 (spec_.mode == Mode::kSync ? "the step is skipped"
                                            : "it is not applied"));
 }
@@ -266,13 +331,21 @@ void Engine::SendParams(Peer& peer, uint64_t id) {
   out_.meta = peer.meta;
   out_.gate = &step_gate_;
   out_.data.clear();
-  const auto& params = server_->params();
-  for (size_t k = 0; k < params.size(); ++k) {
-    out_.data.push_back({params[k].data_ptr(), params[k].nbytes(),
-                         static_cast<uint32_t>(k) + 1});
+  for (int k = 0; k < server_->num_keys(); ++k) {
+    const auto [data, nbytes] = ParamBytes(k);
+    out_.data.push_back({data, nbytes, static_cast<uint32_t>(k) + 1});
   }
   fence_.Sent(peer.id);
   outbox_->Send(peer.id, out_);
+}
+
+std::pair<const void*, uint64_t> Engine::ParamBytes(int key) {
+  const at::Tensor& p = server_->params()[key];
+  if (pull_.codec(key) == wire::Codec::kRaw)
+    return {p.data_ptr(), p.nbytes()};
+  if (key < server_->first_unstepped_key())
+    pull_.Refresh(key, p, server_->version());
+  return {pull_.data(key), pull_.nbytes(key)};
 }
 
 }  // namespace pstrain::ps

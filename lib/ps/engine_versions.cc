@@ -27,6 +27,8 @@ void Engine::OnNewVersion() {
 void Engine::StepNextKey() {
   const int key = server_->StepNextKey();
   if (key >= 0) {
+    // Replies queued before this step point at the key's record.
+    pull_.Encode(key, server_->params()[key], server_->version());
     step_gate_.OpenTo(static_cast<uint32_t>(key) + 1);
     ResumeParamWrites();
     key_step_posted_ = true;  // between two keys the writes go on

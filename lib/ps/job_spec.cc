@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ps/compression_spec.h"
 #include "ps/interval.h"
 #include "ps/optimizer.h"
 
@@ -151,6 +152,9 @@ Status CheckRules(const JobSpec& s) {
   auto staleness_lr = ParseStalenessLr(s.staleness_lr);
   if (!staleness_lr.ok())
     return staleness_lr.status();
+  auto compression = CompressionOf(s);
+  if (!compression.ok())
+    return compression.status();
   if (s.dead_after > 0 && s.dead_after <= s.heartbeat) {
     return bad("dead_after", std::to_string(s.dead_after),
                "more than --heartbeat " + std::to_string(s.heartbeat) +

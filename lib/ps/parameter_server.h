@@ -44,6 +44,7 @@
 #include "ps/optimizer.h"
 #include "util/fanout.h"
 #include "util/result.h"
+#include "wire/compression.h"
 
 namespace pstrain::ps {
 
@@ -115,6 +116,17 @@ class ParameterServer {
   /// bytes = min(kPieceBytes, rest of the key).
   void Accumulate(int w, int key, uint64_t offset, const void* data,
                   uint64_t bytes);
+
+  /// Sync: as Accumulate, for a whole compressed record of float32 key
+  /// `key` (wire/compression.h, `nbytes` bytes, checked by wire::Validate):
+  /// it is decoded straight into the key's accumulator, with no decoded
+  /// copy, every piece of the key counting as added by `w`. The sum is the
+  /// same as Accumulate's of the decoded gradient. Allocates nothing.
+  /// REQUIRES: as Accumulate; the key is float32 and no piece of it from
+  /// `w` is in yet.
+  void AccumulateRecord(int w, int key, wire::Codec codec,
+                        const wire::CodecParams& params, const uint8_t* data,
+                        uint64_t nbytes);
 
   /// Worker `w`'s push of gradients computed on `version` is complete (sync:
   /// accumulated; otherwise in grad_buffer(w)). Returns true when a new

@@ -31,6 +31,12 @@ class StreamingSync : public UpdateRule {
     server_->Accumulate(w, key, offset, chunks_[w].data(), bytes);
   }
 
+  void AddRecord(int w, int key, wire::Codec codec,
+                 const wire::CodecParams& params, const uint8_t* data,
+                 uint64_t nbytes) override {
+    server_->AccumulateRecord(w, key, codec, params, data, nbytes);
+  }
+
   void AddRows(int w, int key) override { server_->AccumulateRows(w, key); }
 
   // A refused push still counts so that the step closes, but its earlier

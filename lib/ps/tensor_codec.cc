@@ -93,20 +93,25 @@ std::string Shape(const int64_t* dims, size_t n) {
 }  // namespace
 
 Status CheckDescMatches(const wire::TensorDesc& desc, uint32_t key,
-                        const at::Tensor& t, const char* what) {
+                        const at::Tensor& t, const char* what,
+                        wire::Codec codec) {
   wire::TensorDesc want = DescribeTensor(key, t);
   bool same = desc.key == want.key && desc.dtype == want.dtype &&
-              desc.ndim == want.ndim && desc.codec == wire::Codec::kRaw;
+              desc.ndim == want.ndim && desc.codec == codec;
   for (int i = 0; same && i < desc.ndim; ++i)
     same = desc.dims[i] == want.dims[i];
   if (same)
     return Status::Ok();
-  return Corruption(std::string(what) + ": tensor " + std::to_string(key) +
-                    " is key " + std::to_string(desc.key) + " " +
-                    wire::DTypeName(desc.dtype) + " " +
-                    Shape(desc.dims.data(), desc.ndim) + ", expected key " +
-                    std::to_string(key) + " " + wire::DTypeName(want.dtype) +
-                    " " + Shape(want.dims.data(), want.ndim));
+  auto in = [](wire::Codec c) {
+    return c == wire::Codec::kRaw ? std::string()
+                                  : std::string(" in ") + wire::CodecName(c);
+  };
+  return Corruption(
+      std::string(what) + ": tensor " + std::to_string(key) + " is key " +
+      std::to_string(desc.key) + " " + wire::DTypeName(desc.dtype) + " " +
+      Shape(desc.dims.data(), desc.ndim) + in(desc.codec) + ", expected key " +
+      std::to_string(key) + " " + wire::DTypeName(want.dtype) + " " +
+      Shape(want.dims.data(), want.ndim) + in(codec));
 }
 
 Status CheckBytesDesc(const wire::TensorDesc& desc, uint32_t key,

@@ -34,10 +34,15 @@ wire::TensorDesc DescribeBytes(uint32_t key, uint64_t nbytes);
 Status CheckBytesDesc(const wire::TensorDesc& desc, uint32_t key,
                       const char* what);
 
-/// kCorruption unless `desc` names key `key` with exactly t's dtype and shape:
-/// "push_pull: tensor 2 is float32 [64,32,3,3], expected float32 [64,32,3]".
+/// kCorruption unless `desc` names key `key` with exactly t's dtype and
+/// shape, in `codec`: "push_pull: tensor 2 is key 2 float32 [64,32,3,3],
+/// expected key 2 float32 [64,32,3]"; "push: tensor 1 is key 1 float32
+/// [10] in fp16, expected key 1 float32 [10] in int8". A compressed record's
+/// nbytes is checked against wire::CompressedBytes by the caller, which
+/// knows the job's CodecParams.
 Status CheckDescMatches(const wire::TensorDesc& desc, uint32_t key,
-                        const at::Tensor& t, const char* what);
+                        const at::Tensor& t, const char* what,
+                        wire::Codec codec = wire::Codec::kRaw);
 
 /// Model fingerprint entry for a parameter.
 wire::KeySpec KeySpecOf(const std::string& name, const at::Tensor& t);

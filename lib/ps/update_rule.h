@@ -30,6 +30,13 @@ class UpdateRule {
   /// That piece is in and finite (its bytes at PieceBuffer). Allocates
   /// nothing.
   virtual void AddPiece(int w, int key, uint64_t offset, uint64_t bytes) = 0;
+  /// Worker `w`'s whole compressed record of float32 key `key` is in and
+  /// valid (wire::Validate): `nbytes` bytes at `data`, in `codec`. It is
+  /// decoded into where the rule sums or keeps the worker's gradient.
+  /// Allocates nothing.
+  virtual void AddRecord(int w, int key, wire::Codec codec,
+                         const wire::CodecParams& params, const uint8_t* data,
+                         uint64_t nbytes) = 0;
   /// Worker `w`'s rows of row-sparse key `key` are in
   /// (ParameterServer::RowsBuffer) and finite; called once per key and
   /// push, for an empty set of rows too.

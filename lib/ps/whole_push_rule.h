@@ -17,6 +17,16 @@ class WholePushRule : public UpdateRule {
     return static_cast<char*>(server_->grad_buffer(w)[key].data_ptr()) + offset;
   }
   void AddPiece(int, int, uint64_t, uint64_t) override {}
+  // The worker's buffer holds the decoded gradient: a record of topk
+  // names only some elements, and the rest are zero.
+  void AddRecord(int w, int key, wire::Codec codec,
+                 const wire::CodecParams& params, const uint8_t* data,
+                 uint64_t nbytes) override {
+    const at::Tensor& g = server_->grad_buffer(w)[key];
+    g.zero_();
+    wire::DecodeAdd(codec, params, data, nbytes, static_cast<size_t>(g.numel()),
+                    1.0f, g.data_ptr<float>());
+  }
   Result<bool> Push(int w, uint64_t version, bool refused) override {
     if (refused)
       return false;

@@ -32,6 +32,19 @@ Status CheckNbytes(const TensorDesc& d) {
   if (numel > std::numeric_limits<uint64_t>::max() / size) {
     return Corruption(what() + " overflows u64");
   }
+  if (d.codec != Codec::kRaw) {
+    // The exact size needs the job's CodecParams: the receiver checks it.
+    if (d.dtype != DType::kFloat32) {
+      return Corruption(std::string("codec ") + CodecName(d.codec) + " on a " +
+                        DTypeName(d.dtype) + " tensor, expected float32");
+    }
+    if (d.nbytes > numel * 8) {
+      return Corruption("nbytes " + std::to_string(d.nbytes) + " of " +
+                        CodecName(d.codec) + " exceeds 8 x numel " +
+                        std::to_string(numel));
+    }
+    return Status::Ok();
+  }
   if (d.nbytes != numel * size) {
     return Corruption("nbytes " + std::to_string(d.nbytes) + " != " + what());
   }

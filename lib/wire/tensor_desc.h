@@ -39,12 +39,10 @@ enum class Codec : uint8_t {
   kTopK = 4,    // the k largest |x|: u32 indices, then float32 values
   kOneBit = 5,  // per-chunk mean |x| scale, one sign bit per element
 };
-/// The largest codec a descriptor may carry today. Messages do not carry
-/// compressed tensors yet, so DecodeTensorDesc still refuses codecs 1..5;
-/// the integration raises this to kLastCodec with a kWireVersion bump.
-inline constexpr uint8_t kMaxCodec = 0;
 /// The largest Codec value this build defines (wire/compression.h codes it).
 inline constexpr uint8_t kLastCodec = 5;
+/// The largest codec a descriptor may carry (wire version 5 on).
+inline constexpr uint8_t kMaxCodec = kLastCodec;
 
 inline constexpr int kMaxTensorRank = 8;
 
@@ -76,8 +74,12 @@ size_t EncodeTensorDesc(const TensorDesc& desc, char* out);
 
 /// Decodes one descriptor from the front of `*in` and advances `*in` past it.
 /// Returns kCorruption naming the field for: too few bytes, unknown dtype or
-/// codec, ndim > 8, a negative dim, a dims product that overflows, or
-/// nbytes != numel * DTypeSize (raw codec). Never reads past `in`.
+/// codec, ndim > 8, a negative dim, a dims product that overflows,
+/// nbytes != numel * DTypeSize (raw codec), or, for a compressed codec, a
+/// dtype other than float32 or nbytes above 8 * numel (no codec's record
+/// is larger: topk with R = 1). The exact size of a compressed record
+/// depends on the job's CodecParams, which the receiver checks
+/// (wire::CompressedBytes). Never reads past `in`.
 Status DecodeTensorDesc(std::string_view* in, TensorDesc* out);
 
 }  // namespace pstrain::wire

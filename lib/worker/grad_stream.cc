@@ -68,6 +68,8 @@ void GradStream::Begin() {
 void GradStream::OnReady(int key) {
   if (ready_[key])
     return;
+  if (prepare_)
+    prepare_(key);
   ready_[key] = true;
   seen_.push_back(key);
   const size_t before = prefix_;
@@ -78,6 +80,12 @@ void GradStream::OnReady(int key) {
 }
 
 bool GradStream::End() {
+  if (prepare_) {
+    for (size_t k = 0; k < ready_.size(); ++k) {
+      if (!ready_[k])
+        prepare_(static_cast<int>(k));
+    }
+  }
   gate_.OpenTo(net::SendGate::kAll);
   // Keys without a gradient this step (unused) keep their place at the end.
   if (seen_.empty() || std::equal(seen_.begin(), seen_.end(), order_.begin())) {

@@ -11,6 +11,7 @@
 // Begin/End/Abort and the hooks run on the thread that runs backward.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,13 @@ class GradStream {
   GradStream& operator=(const GradStream&) = delete;
 
   net::SendGate* gate() { return &gate_; }
+  /// Calls `prepare(key)` once per key and step, when the key is final and
+  /// before the gate lets it go (a parameter: in its hook, on backward's
+  /// thread; the rest at Begin or End), so that it may code the key's
+  /// gradient for sending (worker/push_compressor.h). Empty: none.
+  void SetPrepare(std::function<void(int)> prepare) {
+    prepare_ = std::move(prepare);
+  }
   /// Key k's mark (1 + its place in the expected order), by key.
   const std::vector<uint32_t>& marks() const { return marks_; }
 
@@ -53,6 +61,7 @@ class GradStream {
   void OnReady(int key);
 
   net::SendGate gate_;
+  std::function<void(int)> prepare_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hooks_;  // one per accumulators_ entry
   std::vector<int> buffer_keys_;  // keys that are buffers

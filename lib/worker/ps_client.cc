@@ -10,6 +10,7 @@
 #include "net/send_gate.h"
 #include "ps/tensor_codec.h"
 #include "worker/param_arrivals.h"
+#include "worker/push_compressor.h"
 
 namespace pstrain::worker {
 
@@ -142,11 +143,18 @@ void PsClient::SetSparse(std::vector<SparseSlot>* slots) {
   DescribePush();
 }
 
+void PsClient::SetCompressor(PushCompressor* compressor) {
+  compressor_ = compressor;
+  DescribePush();
+}
+
 void PsClient::OnPiece(size_t index) {
   if (index >= piece_keys_.size())
     return;
   if (piece_slots_[index] >= 0)
     ApplyRows(index);
+  if (piece_coded_[index])
+    DecodePulled(index);
   const int key = piece_keys_[index];
   if (arrivals_ != nullptr && key < static_cast<int>(slice_keys_.size()))
     arrivals_->OnSlice(slice_keys_[key]);
@@ -160,6 +168,37 @@ void PsClient::ApplyRows(size_t index) {
       at::from_blob(const_cast<int64_t*>(r.ids.data()),
                     {static_cast<int64_t>(r.ids.size())}, at::kLong);
   params_[slot.key].index_copy_(0, ids, slot.reply_rows);
+}
+
+void PsClient::DecodePulled(size_t index) {
+  const int k = piece_keys_[index];
+  const wire::TensorDesc& d = reply_.params[index];
+  const std::vector<uint8_t>& in = pulled_[k];
+  const size_t n = static_cast<size_t>(params_[k].numel());
+  Status s = wire::Validate(d.codec, {}, in.data(), in.size(), n);
+  if (!s.ok()) {
+    if (pull_error_.ok())
+      pull_error_ =
+          Corruption("params: key " + std::to_string(k) + ": " + s.message());
+    return;
+  }
+  float* p = params_[k].data_ptr<float>();
+  std::fill(p, p + n, 0.0f);
+  wire::DecodeAdd(d.codec, {}, in.data(), in.size(), n, 1.0f, p);
+}
+
+Status PsClient::FinishReply() {
+  if (!piecewise()) {
+    for (size_t i = 0; i < piece_slots_.size(); ++i) {
+      if (piece_slots_[i] >= 0)
+        ApplyRows(i);
+      if (piece_coded_[i])
+        DecodePulled(i);
+    }
+  }
+  Status s = pull_error_;
+  pull_error_ = Status::Ok();
+  return s;
 }
 
 void PsClient::DescribeRows() {
@@ -189,7 +228,12 @@ void PsClient::DescribePush() {
       push_order_.end());
   push_msg_.grads.clear();
   for (uint32_t k : push_order_) {
-    push_msg_.grads.push_back(ps::DescribeTensor(k, grads_[k]));
+    wire::TensorDesc d = ps::DescribeTensor(k, grads_[k]);
+    if (compressor_ != nullptr && compressor_->compressed(k)) {
+      d.codec = compressor_->codec(k);
+      d.nbytes = compressor_->record(k).size();
+    }
+    push_msg_.grads.push_back(d);
   }
   push_only_msg_.grads = push_msg_.grads;
 }
@@ -199,7 +243,12 @@ void PsClient::DescribePush() {
 void PsClient::AddGrads(net::FrameBuffers& req) const {
   req.SetGate(gate_);
   for (uint32_t k : push_order_) {
-    req.AddData(grads_[k].data_ptr(), grads_[k].nbytes(), marks_[k]);
+    if (compressor_ != nullptr && compressor_->compressed(k)) {
+      const std::vector<uint8_t>& record = compressor_->record(k);
+      req.AddData(record.data(), record.size(), marks_[k]);
+    } else {
+      req.AddData(grads_[k].data_ptr(), grads_[k].nbytes(), marks_[k]);
+    }
   }
   if (sparse_ == nullptr)
     return;
@@ -223,6 +272,8 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
   }
   piece_keys_.clear();
   piece_slots_.clear();
+  piece_coded_.clear();
+  pull_error_ = Status::Ok();
   // Dense keys come in key order, skipping the row-sparse keys that came
   // as rows (wire/messages.h; the server's SendRows).
   size_t k = 0;
@@ -232,10 +283,27 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
     if (k == params_.size())
       return Corruption("params: tensor of key " + std::to_string(d.key) +
                         " out of order");
-    PS_RETURN_IF_ERROR(ps::CheckDescMatches(d, k, params_[k], "params"));
-    dst->emplace_back(params_[k].data_ptr(), params_[k].nbytes());
+    const bool coded = d.codec != wire::Codec::kRaw;
+    PS_RETURN_IF_ERROR(ps::CheckDescMatches(
+        d, k, params_[k], "params", coded ? pull_codec_ : wire::Codec::kRaw));
+    if (coded) {
+      const size_t want = wire::CompressedBytes(
+          d.codec, {}, static_cast<size_t>(params_[k].numel()));
+      if (d.nbytes != want) {
+        return Corruption("params: key " + std::to_string(k) + " has " +
+                          std::to_string(d.nbytes) + " bytes of " +
+                          wire::CodecName(d.codec) + ", expected " +
+                          std::to_string(want));
+      }
+      pulled_.resize(params_.size());
+      pulled_[k].resize(want);
+      dst->emplace_back(pulled_[k].data(), want);
+    } else {
+      dst->emplace_back(params_[k].data_ptr(), params_[k].nbytes());
+    }
     piece_keys_.push_back(static_cast<int>(k));
     piece_slots_.push_back(-1);
+    piece_coded_.push_back(coded);
     ++k;
   }
   for (size_t i = 0; i < reply_.rows.size(); ++i) {
@@ -257,6 +325,7 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
       dst->emplace_back(slot.reply_rows.data_ptr(), r.rows.nbytes);
       piece_keys_.push_back(static_cast<int>(slot.key));
       piece_slots_.push_back(static_cast<int>(i));
+      piece_coded_.push_back(false);
     }
   }
   if (arrivals_ != nullptr) {
@@ -275,6 +344,7 @@ Result<uint64_t> PsClient::Pull(uint64_t min_version) {
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPull, 0, meta_);
   PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
+  PS_RETURN_IF_ERROR(FinishReply());
   return reply_.version;
 }
 
@@ -286,12 +356,7 @@ Result<uint64_t> PsClient::PushPull(uint64_t version) {
   req.Reset(wire::MsgType::kPushPull, 0, meta_);
   AddGrads(req);
   PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
-  if (!piecewise()) {
-    for (size_t i = 0; i < piece_slots_.size(); ++i) {
-      if (piece_slots_[i] >= 0)
-        ApplyRows(i);
-    }
-  }
+  PS_RETURN_IF_ERROR(FinishReply());
   return reply_.version;
 }
 

@@ -26,6 +26,7 @@
 namespace pstrain::worker {
 
 class ParamArrivals;
+class PushCompressor;
 
 /// One row-sparse key among a PsClient's attached tensors (ps/sparse_keys.h):
 /// what the next push_pull carries of it and asks for. The owner (the
@@ -87,6 +88,16 @@ class PsClient : private net::ReplySink {
   /// nullptr: none.
   void SetSparse(std::vector<SparseSlot>* slots);
 
+  /// Pushes carry the compressed keys of `compressor` (which must outlive
+  /// this client, or until the next call) as its records, the others as
+  /// raw gradients. nullptr: all raw.
+  void SetCompressor(PushCompressor* compressor);
+  /// Replies may carry float32 parameters in `codec` (--pull_compression:
+  /// fp16 or bf16), decoded into the attached tensors as they arrive; a
+  /// record that does not decode (wire::Validate) fails the call. Raw:
+  /// none may.
+  void SetPullCodec(wire::Codec codec) { pull_codec_ = codec; }
+
   /// Pulls parameters of at least `min_version`; returns the version.
   Result<uint64_t> Pull(uint64_t min_version);
   /// Pushes the gradients computed on `version` and receives the next
@@ -137,6 +148,13 @@ class PsClient : private net::ReplySink {
   void DescribeRows();
   /// Writes the rows of reply buffer `index` into their tensor.
   void ApplyRows(size_t index);
+  /// The reply's buffer `index` is a compressed record: decodes it into
+  /// its tensor (a failure is kept in pull_error_).
+  void DecodePulled(size_t index);
+  /// After a params reply is in whole: the rows and records not yet
+  /// applied (without ParamArrivals, pieces are not reported), then
+  /// pull_error_.
+  Status FinishReply();
   /// One request and its reply of type `want`; data goes to `sink`.
   Status Call(net::FrameBuffers& request, net::ReplySink* sink,
               wire::MsgType want);
@@ -153,10 +171,15 @@ class PsClient : private net::ReplySink {
   ParamArrivals* arrivals_ = nullptr;
   std::vector<int> slice_keys_;  // by attached tensor
   std::vector<SparseSlot>* sparse_ = nullptr;
-  std::vector<bool> is_sparse_;   // by attached tensor
-  std::vector<int> piece_keys_;   // the reply's buffers: attached tensor
-  std::vector<int> piece_slots_;  // ... and sparse slot, or -1
-  wire::PushPull push_msg_;       // descriptors built once
+  std::vector<bool> is_sparse_;    // by attached tensor
+  std::vector<int> piece_keys_;    // the reply's buffers: attached tensor
+  std::vector<int> piece_slots_;   // ... and sparse slot, or -1
+  std::vector<bool> piece_coded_;  // ... and whether it is a record
+  PushCompressor* compressor_ = nullptr;
+  wire::Codec pull_codec_ = wire::Codec::kRaw;
+  std::vector<std::vector<uint8_t>> pulled_;  // records in, by key
+  Status pull_error_;
+  wire::PushPull push_msg_;  // descriptors built once
   wire::Push push_only_msg_;
   wire::Params reply_;     // reused
   std::string meta_;       // reused

@@ -9,6 +9,7 @@
 #include "net/address.h"
 #include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
+#include "util/check.h"
 
 namespace pstrain::worker {
 
@@ -77,8 +78,21 @@ void ServerGroup::Attach(models::Model* model, HostMirror* mirror,
     ++slices_per_key[slice.key];
   arrivals_ = std::make_unique<ParamArrivals>(std::move(slices_per_key),
                                               spec_.num_servers);
+  auto compression = ps::CompressionOf(spec_);
+  PS_CHECK(compression.ok()) << compression.status().ToString();
+  compression_ = *compression;
+  compressors_.resize(spec_.num_servers);
+  slices_of_key_.assign(mirror_->params().size(), {});
+  for (int s = 0; s < spec_.num_servers; ++s) {
+    const auto& mine = plan_.by_server[s];
+    for (size_t j = 0; j < mine.size(); ++j)
+      slices_of_key_[plan_.slices[mine[j]].key].push_back(
+          {s, static_cast<int>(j)});
+  }
   for (int s = 0; s < spec_.num_servers; ++s)
     AttachSlices(*clients_[s], s);
+  if (compression_.push != wire::Codec::kRaw)
+    stream_->SetPrepare([this](int key) { Prepare(key); });
   fanout_ = std::make_unique<Fanout>(spec_.num_servers + 1, [this](int i) {
     return i > 0 ? ExchangeWith(i - 1) : Status::Ok();
   });
@@ -93,6 +107,48 @@ void ServerGroup::AttachSlices(PsClient& client, int s) {
   client.SetArrivals(arrivals_.get(), SliceKeys(s));
   if (!sparse_slots_.empty())
     client.SetSparse(&sparse_slots_[s]);
+  client.SetPullCodec(compression_.pull);
+  if (!compressors_[s])
+    MakeCompressor(s);
+  client.SetCompressor(compressors_[s].get());
+}
+
+// The same rule as the server's (ps::PushCodecOf), slice by slice; the
+// rows of a row-sparse slice travel raw.
+void ServerGroup::MakeCompressor(int s) {
+  compressors_[s].reset();
+  if (compression_.push == wire::Codec::kRaw)
+    return;
+  std::vector<at::Tensor> grads = ps::SliceViews(plan_, s, mirror_->grads());
+  const auto& mine = plan_.by_server[s];
+  std::vector<wire::Codec> codecs(grads.size(), wire::Codec::kRaw);
+  bool any = false;
+  for (size_t j = 0; j < mine.size(); ++j) {
+    const int key = plan_.slices[mine[j]].key;
+    bool sparse = false;
+    if (!sparse_refs_.empty()) {
+      for (const SparseRef& ref : sparse_refs_[s])
+        sparse = sparse || ref.key == key;
+    }
+    const bool trained = mirror_->model_params()[key].requires_grad();
+    codecs[j] = sparse ? wire::Codec::kRaw
+                       : ps::PushCodecOf(compression_, trained, grads[j]);
+    any = any || codecs[j] != wire::Codec::kRaw;
+  }
+  if (!any)
+    return;
+  const uint64_t seed = spec_.seed * 0x9E3779B97F4A7C15ULL ^
+                        (static_cast<uint64_t>(options_.rank) << 20) ^
+                        static_cast<uint64_t>(s);
+  compressors_[s] = std::make_unique<PushCompressor>(
+      compression_, std::move(grads), std::move(codecs), seed);
+}
+
+void ServerGroup::Prepare(int model_key) {
+  for (const auto& [s, j] : slices_of_key_[model_key]) {
+    if (compressors_[s])
+      compressors_[s]->Compress(j);
+  }
 }
 
 void ServerGroup::SetRowSparse(const std::vector<bool>& model_keys) {
@@ -120,8 +176,11 @@ void ServerGroup::SetRowSparse(const std::vector<bool>& model_keys) {
     sparse_refs_.clear();
     return;
   }
-  for (int s = 0; s < spec_.num_servers; ++s)
+  for (int s = 0; s < spec_.num_servers; ++s) {
     clients_[s]->SetSparse(&sparse_slots_[s]);
+    MakeCompressor(s);  // row-sparse slices travel raw
+    clients_[s]->SetCompressor(compressors_[s].get());
+  }
 }
 
 void ServerGroup::SetRows(int key, const std::vector<int64_t>& touched,

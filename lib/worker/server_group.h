@@ -26,6 +26,7 @@
 #include "worker/host_mirror.h"
 #include "worker/param_arrivals.h"
 #include "worker/ps_client.h"
+#include "worker/push_compressor.h"
 #include "worker/trainer.h"
 
 namespace pstrain::worker {
@@ -121,6 +122,10 @@ class ServerGroup {
   Status ConnectTo(PsClient& client, int server_rank);
   void AttachSlices(PsClient& client, int server_rank);
   std::vector<uint32_t> SliceMarks(int server_rank) const;
+  /// --compression: server s's PushCompressor (none when every key is
+  /// raw), and GradStream's prepare codes each model key's slices.
+  void MakeCompressor(int server_rank);
+  void Prepare(int model_key);
   std::vector<int> SliceKeys(int server_rank) const;
   Status ExchangeWith(int server_rank);
   Status JoinAgain(int server_rank);
@@ -150,6 +155,10 @@ class ServerGroup {
   };
   std::vector<std::vector<SparseSlot>> sparse_slots_;  // by server rank
   std::vector<std::vector<SparseRef>> sparse_refs_;    // by server rank
+  ps::CompressionSpec compression_;
+  std::vector<std::unique_ptr<PushCompressor>> compressors_;  // by server
+  // By model key: the (server, slice key) pairs Prepare codes.
+  std::vector<std::vector<std::pair<int, int>>> slices_of_key_;
   uint64_t rows_pushed_ = 0;
   uint64_t rows_pulled_ = 0;
   int64_t pulls_ = 0;

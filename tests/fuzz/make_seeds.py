@@ -40,6 +40,24 @@ def desc(key, dims, dtype=1, size=4):
             struct.pack("<Q", n * size)), b"\x00" * (n * size)
 
 
+def coded(key, n, codec, data):
+    """A float32 [n] descriptor in `codec` (1 fp16 .. 5 onebit), and its
+    record `data` (share/doc/wire-format.md, "Compressed tensors")."""
+    return (struct.pack("<IBBB", key, 1, codec, 1) + struct.pack("<q", n) +
+            struct.pack("<Q", len(data))), data
+
+
+def compressed(mtype, version, records, tail=b"\0" * 8):
+    """A push or push_pull of compressed `records` [(n, codec, data)]."""
+    metas, datas = [], []
+    for key, (n, codec, data) in enumerate(records):
+        m, d = coded(key, n, codec, data)
+        metas.append(m)
+        datas.append(d)
+    meta = struct.pack("<QI", version, len(records)) + b"".join(metas) + tail
+    return frame(mtype, meta, b"".join(datas))
+
+
 def tensors(mtype, version, shapes, tail=b""):
     metas, datas = [], []
     for key, dims in enumerate(shapes):
@@ -116,6 +134,23 @@ def main(out):
     seeds["params-sparse"] = sparse(9, 4, [[3]], [(1, [2, 4], 2)],
                                     tail=b"\0" * 4 + b"\0")
     seeds["push-sparse"] = sparse(11, 3, [], [(1, [7], 2), (2, [], 3)], [])
+    # Compressed records of 4 elements (params chunk 256, ratio 0.01: k = 1),
+    # as in the golden bytes of share/doc/wire-format.md.
+    f32 = lambda *v: struct.pack("<%df" % len(v), *v)
+    seeds["push_pull-fp16"] = compressed(8, 2, [(4, 1, bytes.fromhex(
+        "003c00c0003800bc"))])
+    seeds["push-bf16"] = compressed(11, 2, [(4, 2, bytes.fromhex(
+        "803f00c0003f80bf"))])
+    seeds["push_pull-int8"] = compressed(8, 2, [(4, 3, f32(2.0) + bytes(
+        [64, 0x81, 32, 127]))])
+    seeds["push_pull-topk"] = compressed(8, 2, [(4, 4, struct.pack("<I", 1) +
+                                                 f32(-2.0))])
+    seeds["push-onebit"] = compressed(11, 2, [(4, 5, f32(1.25) + bytes(
+        [0x06]))])
+    seeds["push_pull-mixed"] = compressed(8, 2, [
+        (300, 3, f32(1.0, 0.5) + bytes(300)),
+        (600, 4, struct.pack("<6I", 0, 5, 9, 100, 200, 599) + f32(*[1.0] * 6)),
+        (9, 5, f32(0.5) + bytes(2))])
     for name, data in seeds.items():
         for piece in (0, 5):
             with open(os.path.join(out, f"{name}-{piece}"), "wb") as f:

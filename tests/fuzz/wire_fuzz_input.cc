@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "wire/compression.h"
 #include "wire/frame_reader.h"
 #include "wire/message_table.h"
 #include "wire/messages.h"
@@ -68,9 +69,38 @@ void DecodeDescriptors(std::string_view in) {
   }
 }
 
+// A push's compressed records go through what a server does with them:
+// Validate, then (when valid) DecodeAdd into an accumulator. Records of up
+// to 2^20 elements are decoded, so that the accumulator stays within the
+// fuzzer's allocation limit.
+void CheckRecords(wire::MsgType type, std::string_view meta,
+                  std::string_view data, const wire::CodecParams& params) {
+  if (type != wire::MsgType::kPush && type != wire::MsgType::kPushPull)
+    return;
+  wire::PushPull msg;
+  if (!wire::DecodeMeta(meta, &msg).ok())
+    return;
+  uint64_t offset = 0;
+  std::vector<float> acc;
+  for (const wire::TensorDesc& d : msg.grads) {
+    if (d.nbytes > data.size() - offset)
+      return;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(data.data() + offset);
+    offset += d.nbytes;
+    const uint64_t n = static_cast<uint64_t>(d.numel());
+    if (d.codec == wire::Codec::kRaw || n > (uint64_t{1} << 20))
+      continue;
+    if (!wire::Validate(d.codec, params, bytes, d.nbytes, n).ok())
+      continue;
+    acc.assign(n, 0.0f);
+    wire::DecodeAdd(d.codec, params, bytes, d.nbytes, n, 1.0f, acc.data());
+  }
+}
+
 // Feeds the stream in pieces of `piece` bytes (0 = all at once), as a socket
 // would deliver it, and decodes the meta of every whole frame once more.
-FuzzOutcome ReadFrames(std::string_view in, size_t piece) {
+FuzzOutcome ReadFrames(std::string_view in, size_t piece,
+                       const wire::CodecParams& params) {
   FuzzOutcome outcome;
   wire::FrameReader reader(kFuzzMaxFrameBytes);
   size_t since_frame = 0;  // bytes consumed since the last whole frame
@@ -92,6 +122,7 @@ FuzzOutcome ReadFrames(std::string_view in, size_t piece) {
         outcome.frames.push_back(header.type);
         DecodeAsItsType(header.type, reader.meta());
         DecodeEveryMessage(reader.meta());
+        CheckRecords(header.type, reader.meta(), reader.data(), params);
         if (header.body_len !=
             wire::kMetaLenBytes + reader.meta().size() + reader.data().size())
           std::abort();
@@ -128,8 +159,12 @@ FuzzOutcome FuzzWireInput(const uint8_t* data, size_t size) {
   if (size == 0)
     return {};
   const size_t piece = data[0] % 17;  // 0: whole input; else 1..16 bytes
+  // The codecs' params are the job's, not on the wire: the first byte
+  // picks the default ones or others that reach other paths.
+  static const wire::CodecParams kParams[] = {{256, 0.01}, {1, 1.0}, {3, 0.5}};
+  const wire::CodecParams& params = kParams[(data[0] / 17) % 3];
   std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  FuzzOutcome outcome = ReadFrames(rest, piece);
+  FuzzOutcome outcome = ReadFrames(rest, piece, params);
   DecodeEveryMessage(rest);
   DecodeDescriptors(rest);
   return outcome;

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "ps/compression_spec.h"
 
 namespace pstrain::ps {
 namespace {
@@ -163,7 +166,7 @@ TEST(JobSpecTest, EveryFieldHasOneJsonKey) {
   const JobSpec spec;
   ForEachJobField(
       spec, [&](const JobField& f, const auto&) { names.push_back(f.name); });
-  EXPECT_EQ(names.size(), 48u);
+  EXPECT_EQ(names.size(), 53u);
   const auto j = ToJson(JobSpec{});
   EXPECT_EQ(j.size(), names.size());
   for (const auto& name : names)
@@ -226,6 +229,65 @@ TEST(JobSpecTest, FlagTextsReadBackTheirDefaults) {
   EXPECT_EQ(s.betas, (Betas{0.5, 0.25}));
   EXPECT_EQ(job_table::kBetasText.parse("0.5", &s).message(),
             "--betas '0.5': expected two numbers B1,B2");
+}
+
+}  // namespace
+}  // namespace pstrain::ps
+
+namespace pstrain::ps {
+namespace {
+
+TEST(CompressionSpecTest, ParsesEachCodecAndRefusesTheRest) {
+  JobSpec s;
+  s.world_size = 2;
+  const std::pair<const char*, wire::Codec> kOk[] = {
+      {"none", wire::Codec::kRaw},       {"fp16", wire::Codec::kFp16},
+      {"bf16", wire::Codec::kBf16},      {"int8", wire::Codec::kInt8},
+      {"topk:0.01", wire::Codec::kTopK}, {"onebit", wire::Codec::kOneBit}};
+  for (const auto& [text, codec] : kOk) {
+    s.compression = text;
+    auto c = CompressionOf(s);
+    ASSERT_TRUE(c.ok()) << text;
+    EXPECT_EQ(c->push, codec);
+    EXPECT_EQ(CompressionName(c->push, c->params), text);
+  }
+  for (const char* bad : {"topk", "topk:0", "topk:1.5", "topk:x", "int4", ""}) {
+    s.compression = bad;
+    EXPECT_EQ(ValidateJobSpec(s).message(),
+              std::string("--compression '") + bad +
+                  "': expected none, fp16, bf16, int8, topk:R with 0 < R <= "
+                  "1, or onebit");
+  }
+  s.compression = "none";
+  s.pull_compression = "int8";
+  EXPECT_EQ(ValidateJobSpec(s).message(),
+            "--pull_compression 'int8': expected none, fp16 or bf16");
+  s.pull_compression = "bf16";
+  s.error_feedback = "maybe";
+  EXPECT_EQ(ValidateJobSpec(s).message(),
+            "--error_feedback 'maybe': expected on or off");
+  s.error_feedback = "off";
+  auto c = CompressionOf(s);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->error_feedback);
+  EXPECT_EQ(c->pull, wire::Codec::kBf16);
+}
+
+// Both ends apply this rule: only trained float32 tensors of at least
+// --compress_min_bytes are coded.
+TEST(CompressionSpecTest, SmallUntrainedAndNonFloatTensorsTravelRaw) {
+  JobSpec s;
+  s.compression = "int8";
+  s.pull_compression = "fp16";
+  auto c = CompressionOf(s);
+  ASSERT_TRUE(c.ok());
+  const at::Tensor big = torch::zeros({1024});  // 4096 bytes: the minimum
+  EXPECT_EQ(PushCodecOf(*c, true, big), wire::Codec::kInt8);
+  EXPECT_EQ(PullCodecOf(*c, true, big), wire::Codec::kFp16);
+  EXPECT_EQ(PushCodecOf(*c, false, big), wire::Codec::kRaw);
+  EXPECT_EQ(PushCodecOf(*c, true, torch::zeros({1023})), wire::Codec::kRaw);
+  EXPECT_EQ(PushCodecOf(*c, true, torch::zeros({1024}, torch::kDouble)),
+            wire::Codec::kRaw);
 }
 
 }  // namespace

@@ -155,6 +155,29 @@ Status EngineHarness::PushRows(ps::PeerId peer, uint64_t version,
   return FeedRaw(peer, wire::MsgType::kPushPull, meta, id, data, data_bytes);
 }
 
+Status EngineHarness::PushRecords(ps::PeerId peer, uint64_t version,
+                                  const std::vector<Record>& records,
+                                  uint64_t id) {
+  wire::PushPull m{version, {}};
+  std::vector<const char*> data;
+  uint64_t data_bytes = 0;
+  for (size_t k = 0; k < records.size(); ++k) {
+    wire::TensorDesc d = ps::DescribeTensor(k, params_[k]);
+    d.codec = records[k].codec;
+    d.nbytes = records[k].bytes.size();
+    m.grads.push_back(d);
+    data_bytes += d.nbytes;
+    const char* base = reinterpret_cast<const char*>(records[k].bytes.data());
+    for (uint64_t off = 0; off < d.nbytes;
+         off += ps::ParameterServer::kPieceBytes) {
+      data.push_back(base + off);
+    }
+  }
+  std::string meta;
+  wire::EncodeMeta(m, &meta);
+  return FeedRaw(peer, wire::MsgType::kPushPull, meta, id, data, data_bytes);
+}
+
 void EngineHarness::Close(ps::PeerId peer, const Status& why) {
   engine_->OnClose(peer, why, now_);
 }

@@ -75,6 +75,16 @@ class EngineHarness {
                   const std::vector<at::Tensor>& grads,
                   const std::vector<KeyRows>& rows,
                   const std::vector<wire::RowRequest>& want, uint64_t id);
+  /// A push_pull whose key k carries `records[k]`: the codec and bytes of
+  /// a tensor of the params' shape (raw: the float32 elements), with the
+  /// descriptor's nbytes their size; the bytes arrive in pieces of
+  /// ParameterServer::kPieceBytes.
+  struct Record {
+    wire::Codec codec;
+    std::vector<uint8_t> bytes;
+  };
+  Status PushRecords(ps::PeerId peer, uint64_t version,
+                     const std::vector<Record>& records, uint64_t id);
   void Close(ps::PeerId peer, const Status& why = Unavailable("reset"));
   /// Runs posted work until none is left.
   void RunPosts();

@@ -212,7 +212,7 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   f = SampleFrame();
   f[4] = 7;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 7, this build speaks 4");
+              "protocol version 7, this build speaks 5");
   f = SampleFrame();
   f[6] = 19;
   ExpectError(f, StatusCode::kCorruption,

@@ -149,13 +149,34 @@ TEST(TensorDescTest, RejectsUnknownDTypeAndCodec) {
                   "dtype " + std::to_string(v) + " is unknown, expected 1..8");
   }
   bytes = Encode(Desc(DType::kFloat32, {2}));
-  // Codecs 1..5 are defined (wire/compression.h) but no message carries
-  // them yet, so a descriptor still refuses them.
-  for (int v = 1; v <= 6; ++v) {
+  for (int v : {6, 255}) {
     bytes[5] = static_cast<char>(v);
     ExpectCorrupt(bytes,
-                  "codec " + std::to_string(v) + " is unknown, expected 0..0");
+                  "codec " + std::to_string(v) + " is unknown, expected 0..5");
   }
+}
+
+// A compressed record's exact size needs the job's CodecParams; the
+// descriptor checks what it can alone.
+TEST(TensorDescTest, CompressedCodecsAreFloat32AndAtMostEightBytesEach) {
+  TensorDesc d = Desc(DType::kFloat32, {3});
+  for (int v = 1; v <= 5; ++v) {
+    d.codec = static_cast<Codec>(v);
+    d.nbytes = 24;  // topk with R = 1: 8 bytes per element
+    std::string bytes = Encode(d);
+    std::string_view in = bytes;
+    TensorDesc out;
+    ASSERT_TRUE(DecodeTensorDesc(&in, &out).ok()) << v;
+    EXPECT_EQ(out.codec, d.codec);
+    EXPECT_EQ(out.nbytes, 24u);
+    d.nbytes = 25;
+    ExpectCorrupt(Encode(d), std::string("nbytes 25 of ") + CodecName(d.codec) +
+                                 " exceeds 8 x numel 3");
+  }
+  d = Desc(DType::kFloat64, {3});
+  d.codec = Codec::kFp16;
+  d.nbytes = 6;
+  ExpectCorrupt(Encode(d), "codec fp16 on a float64 tensor, expected float32");
 }
 
 TEST(TensorDescTest, RejectsRankAboveEight) {

@@ -6,20 +6,13 @@
 #include <cmath>
 #include <string>
 
+#include "wire/compression.h"
 #include "wire/compression_internal.h"
 
 namespace pstrain::wire::internal {
 namespace {
 
 constexpr float kLevels = 127.0f;
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15u;  // splitmix64's increment
-
-// splitmix64's output function (Steele, Lea, Flood, OOPSLA 2014).
-uint64_t Mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-  return z ^ (z >> 31);
-}
 
 // max |x|; NaN if any element is NaN, so that the record is refused rather
 // than quietly dropping the NaN (std::max would keep whichever came first).
@@ -61,7 +54,7 @@ void QuantizeChunk(const float* x, size_t n, float scale, uint64_t seed,
 float StochasticDraw(uint64_t seed, uint64_t i) {
   // Output i of splitmix64 seeded with `seed`, computed directly: any
   // chunk can be encoded on its own, in any order, with the same bytes.
-  const uint64_t r = Mix64(seed + (i + 1) * kGolden);
+  const uint64_t r = SplitMix64(seed + (i + 1) * kSplitMixGamma);
   return static_cast<float>(r >> 40) * 0x1p-24f;  // 24 bits: exact in float
 }
 

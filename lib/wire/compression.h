@@ -64,6 +64,17 @@ size_t TopKCount(double ratio, size_t n);
 /// REQUIRES: CheckCodecParams ok, n <= kMaxCompressedElements.
 size_t CompressedBytes(Codec codec, const CodecParams& params, size_t n);
 
+/// splitmix64's increment (the golden ratio in 64 bits) and output function
+/// (Steele, Lea, Flood, "Fast Splittable Pseudorandom Number Generators",
+/// OOPSLA 2014): int8's draws below, and how a sender derives each
+/// record's `seed` from its own.
+inline constexpr uint64_t kSplitMixGamma = 0x9E3779B97F4A7C15ULL;
+inline uint64_t SplitMix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 /// Encodes x[0..n) to out[0..CompressedBytes) and returns that size.
 /// - raw: the floats as they are.
 /// - fp16, bf16: each element rounded to the nearest, ties to even

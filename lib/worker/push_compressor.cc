@@ -17,14 +17,6 @@ std::vector<size_t> ResidualSizes(const std::vector<at::Tensor>& grads,
   return sizes;
 }
 
-// splitmix64's finalizer (Steele et al., OOPSLA 2014): each (seed, key,
-// step) gets draws of its own.
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 }  // namespace
 
 PushCompressor::PushCompressor(const ps::CompressionSpec& c,
@@ -55,9 +47,11 @@ void PushCompressor::Compress(int key) {
     return;
   const at::Tensor& g = grads_[key];
   const size_t n = static_cast<size_t>(g.numel());
+  // Each (seed, key, step) gets draws of its own.
   const uint64_t seed =
-      Mix(seed_ ^ Mix(static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ULL +
-                      steps_[key]++));
+      wire::SplitMix64(seed_ ^ wire::SplitMix64(static_cast<uint64_t>(key) *
+                                                    wire::kSplitMixGamma +
+                                                steps_[key]++));
   const float* x = g.data_ptr<float>();
   uint8_t* out = records_[key].data();
   if (ps::IsLossy(codecs_[key])) {

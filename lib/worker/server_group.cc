@@ -137,7 +137,7 @@ void ServerGroup::MakeCompressor(int s) {
   }
   if (!any)
     return;
-  const uint64_t seed = spec_.seed * 0x9E3779B97F4A7C15ULL ^
+  const uint64_t seed = spec_.seed * wire::kSplitMixGamma ^
                         (static_cast<uint64_t>(options_.rank) << 20) ^
                         static_cast<uint64_t>(s);
   compressors_[s] = std::make_unique<PushCompressor>(

@@ -153,7 +153,7 @@ void PsClient::OnPiece(size_t index) {
     return;
   if (piece_slots_[index] >= 0)
     ApplyRows(index);
-  if (piece_coded_[index])
+  if (IsRecord(index))
     DecodePulled(index);
   const int key = piece_keys_[index];
   if (arrivals_ != nullptr && key < static_cast<int>(slice_keys_.size()))
@@ -192,7 +192,7 @@ Status PsClient::FinishReply() {
     for (size_t i = 0; i < piece_slots_.size(); ++i) {
       if (piece_slots_[i] >= 0)
         ApplyRows(i);
-      if (piece_coded_[i])
+      if (IsRecord(i))
         DecodePulled(i);
     }
   }
@@ -272,7 +272,6 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
   }
   piece_keys_.clear();
   piece_slots_.clear();
-  piece_coded_.clear();
   pull_error_ = Status::Ok();
   // Dense keys come in key order, skipping the row-sparse keys that came
   // as rows (wire/messages.h; the server's SendRows).
@@ -303,7 +302,6 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
     }
     piece_keys_.push_back(static_cast<int>(k));
     piece_slots_.push_back(-1);
-    piece_coded_.push_back(coded);
     ++k;
   }
   for (size_t i = 0; i < reply_.rows.size(); ++i) {
@@ -325,7 +323,6 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
       dst->emplace_back(slot.reply_rows.data_ptr(), r.rows.nbytes);
       piece_keys_.push_back(static_cast<int>(slot.key));
       piece_slots_.push_back(static_cast<int>(i));
-      piece_coded_.push_back(false);
     }
   }
   if (arrivals_ != nullptr) {

@@ -148,6 +148,12 @@ class PsClient : private net::ReplySink {
   void DescribeRows();
   /// Writes the rows of reply buffer `index` into their tensor.
   void ApplyRows(size_t index);
+  /// Whether the reply's buffer `index` is a compressed record: the dense
+  /// keys' buffers come first, one per reply_.params entry.
+  bool IsRecord(size_t index) const {
+    return index < reply_.params.size() &&
+           reply_.params[index].codec != wire::Codec::kRaw;
+  }
   /// The reply's buffer `index` is a compressed record: decodes it into
   /// its tensor (a failure is kept in pull_error_).
   void DecodePulled(size_t index);
@@ -174,7 +180,6 @@ class PsClient : private net::ReplySink {
   std::vector<bool> is_sparse_;    // by attached tensor
   std::vector<int> piece_keys_;    // the reply's buffers: attached tensor
   std::vector<int> piece_slots_;   // ... and sparse slot, or -1
-  std::vector<bool> piece_coded_;  // ... and whether it is a record
   PushCompressor* compressor_ = nullptr;
   wire::Codec pull_codec_ = wire::Codec::kRaw;
   std::vector<std::vector<uint8_t>> pulled_;  // records in, by key

@@ -177,9 +177,9 @@ class PsClient : private net::ReplySink {
   ParamArrivals* arrivals_ = nullptr;
   std::vector<int> slice_keys_;  // by attached tensor
   std::vector<SparseSlot>* sparse_ = nullptr;
-  std::vector<bool> is_sparse_;    // by attached tensor
-  std::vector<int> piece_keys_;    // the reply's buffers: attached tensor
-  std::vector<int> piece_slots_;   // ... and sparse slot, or -1
+  std::vector<bool> is_sparse_;   // by attached tensor
+  std::vector<int> piece_keys_;   // the reply's buffers: attached tensor
+  std::vector<int> piece_slots_;  // ... and sparse slot, or -1
   PushCompressor* compressor_ = nullptr;
   wire::Codec pull_codec_ = wire::Codec::kRaw;
   std::vector<std::vector<uint8_t>> pulled_;  // records in, by key

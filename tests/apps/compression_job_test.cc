@@ -16,14 +16,31 @@ namespace {
 
 using data::testing::ScratchDir;
 
+// Each run checkpoints into `dir`: the default, pstrain-model.pt in the
+// working directory, is shared with every other test that runs beside it.
 nlohmann::json Summary(const ScratchDir& dir, const std::string& model,
                        int workers, int steps, const std::string& compression) {
-  auto r = RunPstrain(
-      {"launch", "--world_size", std::to_string(workers + 1), "--master_port",
-       "0", "--model", model, "--batch_size", "4", "--max_steps",
-       std::to_string(steps), "--compression", compression, "--data_dir",
-       dir.path(), "--threads", "1", "--json"},
-      300);
+  auto r = RunPstrain({"launch",
+                       "--world_size",
+                       std::to_string(workers + 1),
+                       "--master_port",
+                       "0",
+                       "--model",
+                       model,
+                       "--batch_size",
+                       "4",
+                       "--max_steps",
+                       std::to_string(steps),
+                       "--compression",
+                       compression,
+                       "--data_dir",
+                       dir.path(),
+                       "--checkpoint",
+                       dir.File("model.pt"),
+                       "--threads",
+                       "1",
+                       "--json"},
+                      300);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json summary = FindEvent(r.out, "summary");
   EXPECT_FALSE(summary.is_null()) << r.out;

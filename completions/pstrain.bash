@@ -19,7 +19,7 @@ _pstrain() {
     pstrain_eval) words='--help --checkpoint --model --dataset --image_size --batch_size --data_dir --threads --timeout --max_frame_bytes --auth_token_file --json --quiet --config --print_config' ;;
     pstrain_bench) words='wire train load eval data --help' ;;
     pstrain_bench_wire) words='--help --sizes --workers --op --seconds --codecs --codec_elements --json --config --print_config' ;;
-    pstrain_bench_train) words='--help --model --dataset --optimizer --clip_grad_norm --vocab_size --bptt --embed_dim --hidden_dim --num_layers --dropout --tie_weights --sparse_embeddings --image_size --data_threads --modes --world_size --steps --batch_size --single_batch_size --data_dir --lr --momentum --lr_schedule --seed --threads --target_accuracy --eval_interval --timeout --json --config --print_config' ;;
+    pstrain_bench_train) words='--help --model --dataset --optimizer --clip_grad_norm --vocab_size --bptt --embed_dim --hidden_dim --num_layers --dropout --tie_weights --sparse_embeddings --compression --pull_compression --image_size --data_threads --modes --world_size --steps --batch_size --single_batch_size --data_dir --lr --momentum --lr_schedule --seed --threads --target_accuracy --eval_interval --timeout --json --config --print_config' ;;
     pstrain_bench_load) words='--help --connections --bytes --seconds --json --config --print_config' ;;
     pstrain_bench_eval) words='--help --model --dataset --data_dir --checkpoint --batch_sizes --threads --repeats --json --config --print_config' ;;
     pstrain_bench_data) words='--help --dataset --data_dir --image_size --data_threads --seconds --samples --files --json --config --print_config' ;;

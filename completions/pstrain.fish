@@ -196,6 +196,8 @@ complete -c pstrain -n '__fish_seen_subcommand_from train' -l num_layers -r -F -
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l dropout -r -F -d 'lstm_lm: dropout'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l tie_weights -d 'lstm_lm: the decoder'\''s weight is the embedding'\''s'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l sparse_embeddings -d 'Embedding rows travel alone (launch'\''s flag); --sparse_embeddings=false: whole tables'
+complete -c pstrain -n '__fish_seen_subcommand_from train' -l compression -r -F -d 'sync, async: the job'\''s push codec (none, fp16, bf16, int8, topk:R, onebit)'
+complete -c pstrain -n '__fish_seen_subcommand_from train' -l pull_compression -r -F -d 'sync, async: none, fp16 or bf16'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l image_size -r -F -d 'imagefolder: side of the crop, pixels'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l data_threads -r -F -d 'Threads of each worker that read and augment batches'
 complete -c pstrain -n '__fish_seen_subcommand_from train' -l modes -r -F -d 'Rows: single, sync, async'

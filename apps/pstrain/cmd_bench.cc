@@ -266,6 +266,13 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
                 "Embedding rows travel alone (launch's flag); "
                 "--sparse_embeddings=false: whole tables")
       ->capture_default_str();
+  sub->add_option("--compression", o.compression,
+                  "sync, async: the job's push codec (none, fp16, bf16, "
+                  "int8, topk:R, onebit)")
+      ->capture_default_str();
+  sub->add_option("--pull_compression", o.pull_compression,
+                  "sync, async: none, fp16 or bf16")
+      ->capture_default_str();
   sub->add_option("--image_size", o.image_size,
                   "imagefolder: side of the crop, pixels")
       ->capture_default_str()

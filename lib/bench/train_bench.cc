@@ -125,6 +125,8 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   l.eval_interval = o.eval_interval;
   PS_ASSIGN_OR_RETURN(worker::LocalRunStats s, worker::TrainLocally(l));
   json row = RowBase(o, "single");
+  if (o.compression != "none" || o.pull_compression != "none")
+    row["notes"].push_back("single has no wire: nothing was compressed");
   row["batch_size"] = l.batch_size;
   row["processes"] = 1;
   row["workers"] = 1;
@@ -175,7 +177,8 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
       "--checkpoint",   checkpoint,
       "--json"};
   a.insert(a.end(), {"--optimizer", o.optimizer, "--clip_grad_norm",
-                     Exact(o.clip_grad_norm)});
+                     Exact(o.clip_grad_norm), "--compression", o.compression,
+                     "--pull_compression", o.pull_compression});
   if (o.model == "lstm_lm") {
     a.insert(
         a.end(),
@@ -255,6 +258,7 @@ json MaxOf(const std::vector<json>& workers, const char* field) {
 void SetWire(json* row, const std::vector<json>& workers, double steps) {
   (*row)["bytes_per_step"] =
       (Mean(workers, "bytes_pushed") + Mean(workers, "bytes_pulled")) / steps;
+  (*row)["bytes_pushed_per_step"] = Mean(workers, "bytes_pushed") / steps;
   if (Mean(workers, "sparse_rows_pushed_per_step") <= 0)
     return;
   (*row)["sparse_rows"] = {
@@ -272,6 +276,8 @@ json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
   row["processes"] = o.world_size;
   row["workers"] = o.world_size - 1;
   row["threads_per_process"] = cluster::ThreadsPerProcess(o.world_size);
+  row["compression"] = o.compression;
+  row["pull_compression"] = o.pull_compression;
   row["samples"] = static_cast<int64_t>(std::llround(s.value("samples", 0.0)));
   row["wall_seconds"] = s.value("wall_seconds", 0.0);
   row["samples_per_second"] = s.value("samples_per_second", 0.0);

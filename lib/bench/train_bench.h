@@ -64,6 +64,9 @@ struct TrainBenchOptions {
   /// launch's --sparse_embeddings (sync, async: the rows an embedding's
   /// batch touches travel alone). Default: true, the job's default.
   bool sparse_embeddings = true;
+  /// sync, async: launch's --compression (push codec) and
+  /// --pull_compression, e.g. "topk:0.01", "fp16". Defaults: "none".
+  std::string compression = "none", pull_compression = "none";
   uint64_t seed = 1;
   /// libtorch threads of the single process; 0: all cores (as `launch`
   /// gives each of its processes cores / processes). Default: 0.
@@ -102,6 +105,8 @@ struct TrainBenchOptions {
 ///     reported; single: {"process": this process's peak so far}),
 ///   speedup_over_single (samples_per_second / that of the single row;
 ///     null without one), lr, momentum, seed, notes (array of strings);
+///   sync, async: compression, pull_compression, bytes_per_step (a
+///     worker's push plus pull, bytes) and bytes_pushed_per_step;
 ///   with a target: target_accuracy, time_to_target_seconds (sync, async:
 ///     the summary's, from the first worker joining until the version that
 ///     reached it was made; single: training seconds until that step) and

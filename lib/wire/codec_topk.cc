@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -28,22 +28,37 @@ std::string At(size_t pos) {
 }  // namespace
 
 void EncodeTopK(const float* x, size_t n, size_t k, uint8_t* out) {
-  std::vector<uint32_t> index(n);
-  std::iota(index.begin(), index.end(), 0u);
-  // Larger first; equal magnitudes by lower index, so the choice does not
-  // depend on the library's nth_element.
-  auto before = [x](uint32_t a, uint32_t b) {
-    const float ma = Magnitude(x[a]);
-    const float mb = Magnitude(x[b]);
-    return ma > mb || (ma == mb && a < b);
-  };
-  if (k < n)
-    std::nth_element(index.begin(), index.begin() + k, index.end(), before);
-  std::sort(index.begin(), index.begin() + k);  // only the k kept
+  // The k-th largest magnitude t by nth_element on plain floats, then one
+  // pass in index order keeping every |x| > t and the first of those equal
+  // to t: the same k elements as ranking (magnitude, lower index) would
+  // pick, already in ascending order, at a few times the speed of ranking
+  // indices through a comparator (it is on a step's critical path).
+  std::vector<float> magnitude(n);
+  for (size_t i = 0; i < n; ++i)
+    magnitude[i] = Magnitude(x[i]);
+  float threshold = -1.0f;  // below every magnitude: k == n keeps all
+  size_t ties = 0;
+  if (k < n) {
+    std::vector<float> order(magnitude);
+    std::nth_element(order.begin(), order.begin() + (k - 1), order.end(),
+                     std::greater<float>());
+    threshold = order[k - 1];
+    size_t above = 0;
+    for (float m : magnitude)
+      above += m > threshold;
+    ties = k - above;
+  }
   uint8_t* values = out + 4 * k;
-  for (size_t j = 0; j < k; ++j) {
-    StoreU32(out + 4 * j, index[j]);
-    StoreF32(values + 4 * j, x[index[j]]);
+  size_t j = 0;
+  for (size_t i = 0; i < n && j < k; ++i) {
+    const float m = magnitude[i];
+    if (m > threshold || (m == threshold && ties > 0)) {
+      if (m == threshold)
+        --ties;
+      StoreU32(out + 4 * j, static_cast<uint32_t>(i));
+      StoreF32(values + 4 * j, x[i]);
+      ++j;
+    }
   }
 }
 

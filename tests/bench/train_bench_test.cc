@@ -56,6 +56,34 @@ TEST(TrainBenchProcessTest, PrintsOneDocumentWithARowPerMode) {
   EXPECT_GT(rows[1]["speedup_over_single"].get<double>(), 0);
 }
 
+// --compression and --pull_compression reach launch: fp16 both ways halves
+// a worker's bytes per step (biases under 4 KiB travel raw).
+TEST(TrainBenchProcessTest, CompressionHalvesBytesPerStepWithFp16) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 320, 100);
+  std::vector<nlohmann::json> rows;
+  for (const char* codec : {"none", "fp16"}) {
+    auto r = RunPstrain(
+        {"bench", "train", "--model", "mlp", "--modes", "sync", "--steps", "5",
+         "--batch_size", "8", "--compression", codec, "--pull_compression",
+         codec, "--data_dir", dir.path(), "--json"},
+        180);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto doc = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << r.out;
+    ASSERT_EQ(doc["train"].size(), 1u) << doc.dump(2);
+    rows.push_back(doc["train"][0]);
+    EXPECT_EQ(rows.back()["compression"], codec);
+    EXPECT_EQ(rows.back()["pull_compression"], codec);
+  }
+  for (const char* field : {"bytes_per_step", "bytes_pushed_per_step"}) {
+    const double fraction =
+        rows[1][field].get<double>() / rows[0][field].get<double>();
+    EXPECT_GT(fraction, 0.49) << field;
+    EXPECT_LT(fraction, 0.51) << field;
+  }
+}
+
 // Single with the workers' batches together sees sync's samples, and as sync
 // is the same computation (the lr schedule's too), scores what it scores.
 TEST(TrainBenchProcessTest, SingleBatchSizeGivesSingleSyncsSamples) {

@@ -214,6 +214,38 @@ TEST(CompressionTest, TopKBreaksTiesByLowerIndex) {
             std::vector<float>({0, -3.0f, 3.0f, 0, -3.0f, 0}));
 }
 
+// The selection by threshold keeps what ranking every element by
+// (magnitude, then lower index) keeps, with many ties at the boundary and
+// a NaN, which ranks above everything so that it travels to be refused.
+TEST(CompressionTest, TopKMatchesRankingWithTies) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> level(-6, 6);
+  std::vector<float> x(5000);
+  for (float& v : x)
+    v = 0.5f * static_cast<float>(level(rng));
+  x[4321] = std::nanf("");
+  for (double ratio : {0.001, 0.01, 0.1, 0.3, 0.97, 1.0}) {
+    const CodecParams p = Params(256, ratio);
+    const size_t k = TopKCount(ratio, x.size());
+    std::vector<uint32_t> rank(x.size());
+    for (uint32_t i = 0; i < rank.size(); ++i)
+      rank[i] = i;
+    auto magnitude = [&x](uint32_t i) {
+      return std::isnan(x[i]) ? INFINITY : std::fabs(x[i]);
+    };
+    std::stable_sort(rank.begin(), rank.end(), [&](uint32_t a, uint32_t b) {
+      return magnitude(a) > magnitude(b);
+    });
+    std::set<uint32_t> expected(rank.begin(), rank.begin() + k);
+    const Bytes coded = EncodeVec(Codec::kTopK, p, x);
+    std::vector<uint32_t> got(k);
+    for (size_t j = 0; j < k; ++j)
+      got[j] = internal::LoadU32(coded.data() + 4 * j);
+    EXPECT_EQ(got, std::vector<uint32_t>(expected.begin(), expected.end()))
+        << "ratio " << ratio;
+  }
+}
+
 TEST(CompressionTest, TopKCount) {
   EXPECT_EQ(TopKCount(0.01, 100000), 1000u);
   EXPECT_EQ(TopKCount(0.07, 100), 7u);  // 7.000000000000001 in double

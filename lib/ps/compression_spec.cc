@@ -103,4 +103,15 @@ wire::Codec PullCodecOf(const CompressionSpec& c, bool trained,
   return Compressible(c, trained, t) ? c.pull : wire::Codec::kRaw;
 }
 
+wire::Codec PushRowsCodecOf(const CompressionSpec& c, const at::Tensor& table) {
+  const bool per_element =
+      c.push == wire::Codec::kFp16 || c.push == wire::Codec::kBf16;
+  return per_element && table.scalar_type() == at::kFloat ? c.push
+                                                          : wire::Codec::kRaw;
+}
+
+wire::Codec PullRowsCodecOf(const CompressionSpec& c, const at::Tensor& table) {
+  return table.scalar_type() == at::kFloat ? c.pull : wire::Codec::kRaw;
+}
+
 }  // namespace pstrain::ps

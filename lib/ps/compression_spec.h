@@ -47,6 +47,24 @@ wire::Codec PushCodecOf(const CompressionSpec& c, bool trained,
 wire::Codec PullCodecOf(const CompressionSpec& c, bool trained,
                         const at::Tensor& t);
 
+/// The codec the rows a worker pushes of a row-sparse key (a float32
+/// table [rows, row_dim], ps/sparse_keys.h) travel in: the job's
+/// --compression when it is fp16 or bf16, raw for every other codec and
+/// for a table of another dtype. int8, topk and onebit are per-tensor
+/// codecs whose error feedback keeps a residual per key; the rows of a
+/// push change every step, so a residual of the rows would carry the last
+/// batch's rows into rows the next batch does not touch. fp16 and bf16
+/// round each element on its own and carry nothing. min_bytes does not
+/// apply: a table is large, and the rows of one push (a batch's unique
+/// ids) would cross any byte threshold from step to step, changing the
+/// codec with them.
+wire::Codec PushRowsCodecOf(const CompressionSpec& c, const at::Tensor& table);
+/// The codec the rows a server returns of a row-sparse key (the params
+/// reply to a push_pull's requests) travel in: --pull_compression (fp16,
+/// bf16 or none) for a float32 table, raw for another dtype. A pull of
+/// whole tables (a worker's first, or after a reconnect) sends them raw.
+wire::Codec PullRowsCodecOf(const CompressionSpec& c, const at::Tensor& table);
+
 /// Whether `codec` leaves something out that error feedback carries.
 inline bool IsLossy(wire::Codec codec) {
   return codec == wire::Codec::kInt8 || codec == wire::Codec::kTopK ||

@@ -60,6 +60,13 @@ void DecodeAddDense(Codec codec, const uint8_t* in, size_t n, float alpha,
   }
 }
 
+// Back to front: element i's bytes [4i, 4i + 4) hold codes 2i and 2i + 1,
+// both at or past i, so read already (code i just now).
+void DecodeDenseInPlace(Codec codec, uint8_t* buf, size_t n) {
+  for (size_t i = n; i-- > 0;)
+    StoreF32(buf + 4 * i, CodeValue(codec, LoadU16(buf + 2 * i)));
+}
+
 Status ValidateDense(Codec codec, const uint8_t* in, size_t n) {
   if (codec == Codec::kRaw)  // length only, as raw data always was
     return Status::Ok();

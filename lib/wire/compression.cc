@@ -155,6 +155,12 @@ void DecodeAdd(Codec codec, const CodecParams& params, const uint8_t* in,
   }
 }
 
+void DecodeInPlace(Codec codec, uint8_t* buf, size_t n) {
+  PS_CHECK(IsDense(codec)) << CodecName(codec) << " is not per element";
+  if (codec != Codec::kRaw)
+    internal::DecodeDenseInPlace(codec, buf, n);
+}
+
 Status Validate(Codec codec, const CodecParams& params, const uint8_t* in,
                 size_t nbytes, size_t n) {
   if (!IsCodec(codec)) {

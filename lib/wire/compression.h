@@ -124,6 +124,18 @@ size_t Encode(Codec codec, const CodecParams& params, const float* x, size_t n,
 void DecodeAdd(Codec codec, const CodecParams& params, const uint8_t* in,
                size_t nbytes, size_t n, float alpha, float* acc);
 
+/// Decodes a record of a per-element codec (raw, fp16, bf16) in place: its
+/// CompressedBytes(codec, params, n) bytes at the front of buf[0..4n)
+/// become the float32 elements x[0..n) in all of buf (little-endian, as
+/// raw data is), each the value DecodeAdd would add, -0 kept. A receiver
+/// reads rows (ps/engine_rows.cc, worker/ps_client_rows.cc) into the
+/// float32 buffer they are used from, so this needs no second buffer. It
+/// runs back to front: element i's 4 bytes cover codes 2i and 2i + 1,
+/// which are read by then. raw is a no-op.
+/// REQUIRES: codec is raw, fp16 or bf16; Validate ok on the record; buf
+/// holds 4n bytes.
+void DecodeInPlace(Codec codec, uint8_t* buf, size_t n);
+
 /// Checks a record from a peer before DecodeAdd may read it. kCorruption
 /// with a one-line message, prefixed by the codec's name, for:
 /// - an unknown codec, or n above kMaxCompressedElements;

@@ -58,6 +58,8 @@ void EncodeDense(Codec codec, const float* x, size_t n, uint8_t* out);
 void DecodeAddDense(Codec codec, const uint8_t* in, size_t n, float alpha,
                     float* acc);
 Status ValidateDense(Codec codec, const uint8_t* in, size_t n);
+// fp16, bf16: the 2n bytes at buf's front to n float32s in buf[0..4n).
+void DecodeDenseInPlace(Codec codec, uint8_t* buf, size_t n);
 
 // int8 (codec_int8.cc).
 void EncodeInt8(const float* x, size_t n, uint32_t chunk, uint64_t seed,

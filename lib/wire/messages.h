@@ -85,7 +85,10 @@ inline constexpr uint32_t kMaxRowIds = 1u << 22;
 /// tensor's, and their row ids. Meta: TensorDesc (ndim 2, dims
 /// [n, row_dim]), then n x i64 ids. The ids are checked as they are decoded:
 /// each >= 0 and strictly above the one before it (so unique); whether they
-/// are below the table's row count is the receiver's check (ps/).
+/// are below the table's row count is the receiver's check (ps/). The rows
+/// may be coded (fp16, bf16: one record of n x row_dim elements, nbytes
+/// 2 x numel) as the job's rule says (ps/compression_spec.h); the receiver
+/// checks the codec and the record (wire/compression.h).
 struct SparseRows {
   TensorDesc rows;           // ndim 2: [ids.size(), row_dim]
   std::vector<int64_t> ids;  // strictly ascending, >= 0

@@ -38,7 +38,7 @@ Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
   for (int k = 0; k < server_->num_keys(); ++k) {
     push_codecs_.push_back(
         row_sparse[k]
-            ? wire::Codec::kRaw
+            ? PushRowsCodecOf(compression_, params[k])
             : PushCodecOf(compression_, params[k].requires_grad(), params[k]));
     wire::TensorDesc d = DescribeTensor(k, params[k]);
     if (pull_.codec(k) != wire::Codec::kRaw) {

@@ -338,9 +338,10 @@ class Engine {
   std::vector<std::string> shard_optimizer_states_;  // by server index
   wire::Params params_msg_;                          // descriptors built once
   CompressionSpec compression_;
-  std::vector<wire::Codec> push_codecs_;  // by key: what pushes must carry
-  PullRecords pull_;                      // --pull_compression's records
-  OutFrame out_;                          // reused for every send
+  // By key: what pushes must carry (of a row-sparse key: its rows).
+  std::vector<wire::Codec> push_codecs_;
+  PullRecords pull_;  // --pull_compression's records
+  OutFrame out_;      // reused for every send
   std::function<void(uint64_t)> on_version_;
   struct SnapshotRequest {
     uint64_t min_version;

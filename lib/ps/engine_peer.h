@@ -42,16 +42,20 @@ struct Engine::Peer {
   struct Piece {
     int key;
     uint64_t offset, bytes;
-    char* rows = nullptr;  // a row-sparse key's rows (RowsBuffer), whole
+    // A row-sparse key's rows (RowsBuffer), whole; a record of them at
+    // its front, decoded there (Engine::AddRowsPiece).
+    char* rows = nullptr;
     // A compressed record's last piece: the record's bytes (it is in
     // `record` whole once this piece is); 0 for any other piece.
     uint64_t record_bytes = 0;
   };
   // The row requests of the push_pull being answered (the reply's rows),
-  // and that reply's message and gathered rows, kept until written.
+  // and that reply's message and gathered rows, raw or coded in the pull
+  // codec (by request), kept until written.
   std::vector<wire::RowRequest> want;
   wire::Params reply;
   std::vector<at::Tensor> reply_rows;
+  std::vector<std::vector<uint8_t>> reply_records;
   // The first key of the push being read that held NaN or Inf or a
   // malformed compressed record, or -1; and what was wrong with it.
   int refused_key = -1;

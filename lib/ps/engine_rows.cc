@@ -3,7 +3,8 @@
 // are checked against this server's tables before any byte is read, the
 // rows land in ParameterServer::RowsBuffer and are handed to the update
 // rule once finite, and the reply to a push_pull carries the rows it asked
-// for instead of those tables.
+// for instead of those tables. Rows travel in the codecs of
+// ps::PushRowsCodecOf and ps::PullRowsCodecOf (raw, fp16 or bf16).
 
 #include <algorithm>
 
@@ -13,8 +14,37 @@
 #include "ps/engine_peer.h"
 #include "ps/finite_check.h"
 #include "ps/tensor_codec.h"
+#include "util/check.h"
+#include "wire/compression.h"
 
 namespace pstrain::ps {
+
+namespace {
+
+// " in fp16" for a message; "" for raw, as CheckDescMatches says it.
+std::string In(wire::Codec codec) {
+  return codec == wire::Codec::kRaw
+             ? std::string()
+             : std::string(" in ") + wire::CodecName(codec);
+}
+
+// The rows `ids` of `table` (float32 [rows, row_dim], contiguous) coded
+// in `codec` into out, one row after another: a per-element codec codes
+// each row as it would the whole gathered tensor, without gathering it.
+void EncodeRows(wire::Codec codec, const at::Tensor& table,
+                const std::vector<int64_t>& ids, uint8_t* out) {
+  PS_CHECK(table.is_contiguous() && table.scalar_type() == at::kFloat)
+      << "rows of a table that is not contiguous float32";
+  const size_t dim = static_cast<size_t>(table.size(1));
+  const size_t row_bytes = wire::CompressedBytes(codec, {}, dim);
+  const float* base = table.data_ptr<float>();
+  for (size_t j = 0; j < ids.size(); ++j) {
+    wire::Encode(codec, {}, base + static_cast<size_t>(ids[j]) * dim, dim, 0,
+                 out + j * row_bytes);
+  }
+}
+
+}  // namespace
 
 std::string Engine::KeyName(int key) const {
   return key >= 0 && key < static_cast<int>(fingerprint_.size())
@@ -41,13 +71,27 @@ Status Engine::CheckRows(const std::vector<wire::SparseRows>& rows,
       return Corruption(record + ") names a key an earlier tensor was");
     key_seen_[d.key] = true;
     const at::Tensor& table = params[d.key];
-    if (d.dtype != DescribeTensor(d.key, table).dtype ||
-        d.dims[1] != table.size(1) || d.codec != wire::Codec::kRaw) {
+    const wire::Codec codec = push_codecs_[d.key];
+    const wire::DType dtype = DescribeTensor(d.key, table).dtype;
+    if (d.dtype != dtype || d.dims[1] != table.size(1) || d.codec != codec) {
       return Corruption(record + ", " + KeyName(d.key) + ") is " +
                         wire::DTypeName(d.dtype) + " rows of " +
-                        std::to_string(d.dims[1]) + ", expected " +
-                        wire::DTypeName(DescribeTensor(d.key, table).dtype) +
-                        " rows of " + std::to_string(table.size(1)));
+                        std::to_string(d.dims[1]) + In(d.codec) +
+                        ", expected " + wire::DTypeName(dtype) + " rows of " +
+                        std::to_string(table.size(1)) + In(codec));
+    }
+    // A raw descriptor's nbytes the wire checked; a record's size is the
+    // job's codec's (wire::CompressedBytes).
+    const uint64_t want =
+        codec == wire::Codec::kRaw
+            ? d.nbytes
+            : wire::CompressedBytes(codec, compression_.params,
+                                    static_cast<size_t>(d.numel()));
+    if (d.nbytes != want) {
+      return Corruption(record + ", " + KeyName(d.key) + ") has " +
+                        std::to_string(d.nbytes) + " bytes of " +
+                        wire::CodecName(codec) + ", expected " +
+                        std::to_string(want));
     }
     PS_RETURN_IF_ERROR(
         CheckRowIds(rows[i].ids, d.key, record + ", " + KeyName(d.key) + ")"));
@@ -85,8 +129,9 @@ Status Engine::CheckRowIds(const std::vector<int64_t>& ids, uint32_t key,
                     " rows");
 }
 
-// A key's rows are read whole into RowsBuffer; a key with no rows in this
-// push has no piece, and is handed to the rule at once.
+// A key's rows are read whole into RowsBuffer (a record of them, half its
+// size, into its front); a key with no rows in this push has no piece, and
+// is handed to the rule at once.
 void Engine::PlanRows(Peer& peer, const std::vector<wire::SparseRows>& rows,
                       ReadPlan* plan) {
   for (const auto& r : rows) {
@@ -102,12 +147,30 @@ void Engine::PlanRows(Peer& peer, const std::vector<wire::SparseRows>& rows,
   }
 }
 
+// Raw rows are checked for NaN and Inf; a record is validated (its
+// values finite) and decoded where it lies, at the front of RowsBuffer,
+// into the float32 rows that the rule reads from there, as raw ones.
 void Engine::AddRowsPiece(Peer& peer, size_t index) {
   const Peer::Piece& piece = peer.pieces[index];
-  if (!AllFinite(piece.rows, piece.bytes,
-                 server_->params()[piece.key].scalar_type())) {
-    peer.refused_key = piece.key;
-    return;
+  const wire::Codec codec = push_codecs_[piece.key];
+  if (codec == wire::Codec::kRaw) {
+    if (!AllFinite(piece.rows, piece.bytes,
+                   server_->params()[piece.key].scalar_type())) {
+      peer.refused_key = piece.key;
+      return;
+    }
+  } else {
+    auto* data = reinterpret_cast<uint8_t*>(piece.rows);
+    // Per-element codecs: CheckRows made bytes n codes of this size.
+    const size_t n = static_cast<size_t>(
+        piece.bytes / wire::CompressedBytes(codec, compression_.params, 1));
+    Status s = wire::Validate(codec, compression_.params, data, piece.bytes, n);
+    if (!s.ok()) {
+      peer.refused_key = piece.key;
+      peer.refused_why = "rows: " + s.message();
+      return;
+    }
+    wire::DecodeInPlace(codec, data, n);
   }
   rule_->AddRows(peer.worker, piece.key);
 }
@@ -135,14 +198,29 @@ void Engine::SendRows(Peer& peer, uint64_t id) {
     const auto [data, nbytes] = ParamBytes(static_cast<int>(k));
     out_.data.push_back({data, nbytes, static_cast<uint32_t>(k) + 1});
   }
+  peer.reply_records.resize(peer.want.size());
   for (size_t i = 0; i < peer.want.size(); ++i) {
     const wire::RowRequest& q = peer.want[i];
-    const at::Tensor ids = at::tensor(q.ids, at::kLong);
-    peer.reply_rows[i] = params[q.key].detach().index_select(0, ids);
-    m.rows[i].rows = DescribeTensor(q.key, peer.reply_rows[i]);
+    const at::Tensor table = params[q.key].detach();
+    const wire::Codec codec = PullRowsCodecOf(compression_, table);
     m.rows[i].ids = q.ids;
-    out_.data.push_back(
-        {peer.reply_rows[i].data_ptr(), peer.reply_rows[i].nbytes(), 0});
+    if (codec == wire::Codec::kRaw) {
+      peer.reply_rows[i] = table.index_select(0, at::tensor(q.ids, at::kLong));
+      m.rows[i].rows = DescribeTensor(q.key, peer.reply_rows[i]);
+      out_.data.push_back(
+          {peer.reply_rows[i].data_ptr(), peer.reply_rows[i].nbytes(), 0});
+      continue;
+    }
+    wire::TensorDesc& d = m.rows[i].rows;
+    d = DescribeTensor(q.key, table);
+    d.dims[0] = static_cast<int64_t>(q.ids.size());
+    d.codec = codec;
+    d.nbytes = wire::CompressedBytes(codec, compression_.params,
+                                     static_cast<size_t>(d.numel()));
+    std::vector<uint8_t>& record = peer.reply_records[i];
+    record.resize(d.nbytes);  // grows to the largest request, then reused
+    EncodeRows(codec, table, q.ids, record.data());
+    out_.data.push_back({record.data(), d.nbytes, 0});
   }
   wire::EncodeMeta(m, &peer.meta);
   out_.type = wire::MsgType::kParams;

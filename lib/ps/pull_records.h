@@ -18,7 +18,8 @@ namespace pstrain::ps {
 class PullRecords {
  public:
   /// `params`: the server's keys; `row_sparse`, by key (empty: none):
-  /// keys whose rows travel as rows, raw. A key travels as
+  /// keys whose rows travel as rows (coded by the Engine as
+  /// PullRowsCodecOf says), and whole, in a pull, raw. A key travels as
   /// PullCodecOf(c, requires_grad, param) says.
   void Init(const CompressionSpec& c, const std::vector<at::Tensor>& params,
             const std::vector<bool>& row_sparse);

@@ -160,16 +160,6 @@ void PsClient::OnPiece(size_t index) {
     arrivals_->OnSlice(slice_keys_[key]);
 }
 
-void PsClient::ApplyRows(size_t index) {
-  const SparseSlot& slot = (*sparse_)[piece_slots_[index]];
-  const wire::SparseRows& r = reply_.rows[piece_slots_[index]];
-  at::NoGradGuard no_grad;  // the attached tensor may be a model's leaf
-  at::Tensor ids =
-      at::from_blob(const_cast<int64_t*>(r.ids.data()),
-                    {static_cast<int64_t>(r.ids.size())}, at::kLong);
-  params_[slot.key].index_copy_(0, ids, slot.reply_rows);
-}
-
 void PsClient::DecodePulled(size_t index) {
   const int k = piece_keys_[index];
   const wire::TensorDesc& d = reply_.params[index];
@@ -201,20 +191,6 @@ Status PsClient::FinishReply() {
   return s;
 }
 
-void PsClient::DescribeRows() {
-  push_msg_.rows.clear();
-  push_msg_.requests.clear();
-  if (sparse_ == nullptr)
-    return;
-  for (const SparseSlot& slot : *sparse_) {
-    wire::SparseRows rows;
-    rows.rows = ps::DescribeTensor(slot.key, slot.push_rows);
-    rows.ids = slot.push_ids;
-    push_msg_.rows.push_back(std::move(rows));
-    push_msg_.requests.push_back({slot.key, slot.want_ids});
-  }
-}
-
 void PsClient::DescribePush() {
   push_order_.resize(grads_.size());
   std::iota(push_order_.begin(), push_order_.end(), 0);
@@ -238,8 +214,6 @@ void PsClient::DescribePush() {
   push_only_msg_.grads = push_msg_.grads;
 }
 
-// A row-sparse key's rows leave last, once the gate is fully open: the
-// training loop gathers them from the whole gradient after backward.
 void PsClient::AddGrads(net::FrameBuffers& req) const {
   req.SetGate(gate_);
   for (uint32_t k : push_order_) {
@@ -250,14 +224,7 @@ void PsClient::AddGrads(net::FrameBuffers& req) const {
       req.AddData(grads_[k].data_ptr(), grads_[k].nbytes(), marks_[k]);
     }
   }
-  if (sparse_ == nullptr)
-    return;
-  for (const SparseSlot& slot : *sparse_) {
-    if (slot.push_rows.nbytes() > 0) {
-      req.AddData(slot.push_rows.data_ptr(), slot.push_rows.nbytes(),
-                  gate_ != nullptr ? net::SendGate::kAll : 0);
-    }
-  }
+  AddRows(req);
 }
 
 Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
@@ -304,27 +271,7 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
     piece_slots_.push_back(-1);
     ++k;
   }
-  for (size_t i = 0; i < reply_.rows.size(); ++i) {
-    const wire::SparseRows& r = reply_.rows[i];
-    if (sparse_ == nullptr || i >= sparse_->size() ||
-        (*sparse_)[i].key != r.rows.key ||
-        r.rows.dims[1] != params_[r.rows.key].size(1) ||
-        (!r.ids.empty() && r.ids.back() >= params_[r.rows.key].size(0))) {
-      return Corruption("params: rows " + std::to_string(i) + " of key " +
-                        std::to_string(r.rows.key) + " were not asked for");
-    }
-    SparseSlot& slot = (*sparse_)[i];
-    slot.reply_rows =
-        at::empty({r.rows.dims[0], r.rows.dims[1]},
-                  params_[slot.key].options().requires_grad(false));
-    if (slot.reply_rows.nbytes() != r.rows.nbytes)
-      return Corruption("params: rows " + std::to_string(i) + ": bad nbytes");
-    if (r.rows.nbytes > 0) {
-      dst->emplace_back(slot.reply_rows.data_ptr(), r.rows.nbytes);
-      piece_keys_.push_back(static_cast<int>(slot.key));
-      piece_slots_.push_back(static_cast<int>(i));
-    }
-  }
+  PS_RETURN_IF_ERROR(PlanReplyRows(dst));
   if (arrivals_ != nullptr) {
     arrivals_->OnMeta();
     // Rows of no bytes have no buffer, so no piece: they are in already.

@@ -33,13 +33,22 @@ class PushCompressor;
 /// training loop, through ServerGroup) fills it before each push_pull;
 /// `push_rows` may be filled until the gate opens fully (GradStream::End),
 /// as the rows leave last. Ids are the slice's own rows (model row minus
-/// the slice's first), ascending and unique.
+/// the slice's first), ascending and unique. The codecs are the job's rule
+/// for the key (ps::PushRowsCodecOf, ps::PullRowsCodecOf): raw, fp16 or
+/// bf16.
 struct SparseSlot {
   uint32_t key = 0;               // index among the attached tensors
   std::vector<int64_t> push_ids;  // rows this batch touched
-  at::Tensor push_rows;           // [push_ids.size(), row_dim]
+  at::Tensor push_rows;           // float32 [push_ids.size(), row_dim]
   std::vector<int64_t> want_ids;  // rows the next batch looks up
-  at::Tensor reply_rows;          // where the reply's rows land
+  at::Tensor reply_rows;          // where the reply's rows land, float32
+  /// What push_rows travel in. Not raw: push_record carries them, sized
+  /// (wire::CompressedBytes) with push_rows and filled when they are.
+  wire::Codec push_codec = wire::Codec::kRaw;
+  std::vector<uint8_t> push_record;
+  /// What the reply's rows must come in; a record of them is read into
+  /// reply_rows' front and decoded there (wire::DecodeInPlace).
+  wire::Codec pull_codec = wire::Codec::kRaw;
 };
 
 class PsClient : private net::ReplySink {
@@ -146,7 +155,12 @@ class PsClient : private net::ReplySink {
   void AddGrads(net::FrameBuffers& req) const;
   /// The sparse rows and requests of the next push_pull, into push_msg_.
   void DescribeRows();
-  /// Writes the rows of reply buffer `index` into their tensor.
+  /// The row-sparse slots' row data of a push, after the dense keys'.
+  void AddRows(net::FrameBuffers& req) const;
+  /// The reply's rows: checked against the slots, each given a buffer.
+  Status PlanReplyRows(std::vector<asio::mutable_buffer>* dst);
+  /// Writes the rows of reply buffer `index` into their tensor (a record
+  /// validated and decoded first; a failure is kept in pull_error_).
   void ApplyRows(size_t index);
   /// Whether the reply's buffer `index` is a compressed record: the dense
   /// keys' buffers come first, one per reply_.params entry.

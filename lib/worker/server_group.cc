@@ -7,7 +7,6 @@
 #include <ATen/ATen.h>
 
 #include "net/address.h"
-#include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
 #include "util/check.h"
 
@@ -114,7 +113,7 @@ void ServerGroup::AttachSlices(PsClient& client, int s) {
 }
 
 // The same rule as the server's (ps::PushCodecOf), slice by slice; the
-// rows of a row-sparse slice travel raw.
+// rows of a row-sparse slice are not its keys (SparseSlot codes them).
 void ServerGroup::MakeCompressor(int s) {
   compressors_[s].reset();
   if (compression_.push == wire::Codec::kRaw)
@@ -148,90 +147,6 @@ void ServerGroup::Prepare(int model_key) {
   for (const auto& [s, j] : slices_of_key_[model_key]) {
     if (compressors_[s])
       compressors_[s]->Compress(j);
-  }
-}
-
-void ServerGroup::SetRowSparse(const std::vector<bool>& model_keys) {
-  sparse_slots_.assign(spec_.num_servers, {});
-  sparse_refs_.assign(spec_.num_servers, {});
-  bool any = false;
-  for (int s = 0; s < spec_.num_servers; ++s) {
-    const auto& mine = plan_.by_server[s];
-    for (size_t j = 0; j < mine.size(); ++j) {
-      const ps::Slice& slice = plan_.slices[mine[j]];
-      if (!model_keys.at(slice.key))
-        continue;
-      SparseSlot slot;
-      slot.key = static_cast<uint32_t>(j);
-      slot.push_rows =
-          at::empty({0, mirror_->grads()[slice.key].size(1)},
-                    mirror_->grads()[slice.key].options().requires_grad(false));
-      sparse_slots_[s].push_back(std::move(slot));
-      sparse_refs_[s].push_back({slice.key, slice.row_begin, slice.row_end});
-      any = true;
-    }
-  }
-  if (!any) {
-    sparse_slots_.clear();
-    sparse_refs_.clear();
-    return;
-  }
-  for (int s = 0; s < spec_.num_servers; ++s) {
-    clients_[s]->SetSparse(&sparse_slots_[s]);
-    MakeCompressor(s);  // row-sparse slices travel raw
-    clients_[s]->SetCompressor(compressors_[s].get());
-  }
-}
-
-void ServerGroup::SetRows(int key, const std::vector<int64_t>& touched,
-                          const std::vector<int64_t>& next) {
-  for (size_t s = 0; s < sparse_slots_.size(); ++s) {
-    for (size_t j = 0; j < sparse_slots_[s].size(); ++j) {
-      const SparseRef& ref = sparse_refs_[s][j];
-      if (ref.key != key)
-        continue;
-      SparseSlot& slot = sparse_slots_[s][j];
-      ps::RowsInRange(touched, ref.row_begin, ref.row_end, &slot.push_ids);
-      ps::RowsInRange(next, ref.row_begin, ref.row_end, &slot.want_ids);
-      // Its shape is in the push's meta, its storage in the push's data,
-      // before GatherRows fills it.
-      slot.push_rows =
-          at::empty({static_cast<int64_t>(slot.push_ids.size()),
-                     mirror_->grads()[key].size(1)},
-                    mirror_->grads()[key].options().requires_grad(false));
-      rows_pushed_ += slot.push_ids.size();
-      rows_pulled_ += slot.want_ids.size();
-    }
-  }
-}
-
-Status ServerGroup::PlanRows(BatchRows& rows, int64_t global, int64_t end,
-                             const data::Batch& batch,
-                             const BatchRows::ReadBatch& read) {
-  if (rows.empty())
-    return Status::Ok();
-  if (rows.NeedsPull(global, pulls_)) {
-    PS_RETURN_IF_ERROR(Finish());
-    PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
-    mirror_->ParamsToModel();
-  }
-  std::vector<int64_t> now, next;
-  rows.Plan(global, end, pulls_, batch, read, &now, &next);
-  for (int k : rows.keys())
-    SetRows(k, now, next);
-  return Status::Ok();
-}
-
-void ServerGroup::GatherRows() {
-  at::NoGradGuard no_grad;
-  for (size_t s = 0; s < sparse_slots_.size(); ++s) {
-    for (size_t j = 0; j < sparse_slots_[s].size(); ++j) {
-      const SparseRef& ref = sparse_refs_[s][j];
-      SparseSlot& slot = sparse_slots_[s][j];
-      const at::Tensor ids =
-          at::tensor(slot.push_ids, at::kLong).add_(ref.row_begin);
-      at::index_select_out(slot.push_rows, mirror_->grads()[ref.key], 0, ids);
-    }
   }
 }
 

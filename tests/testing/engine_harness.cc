@@ -145,9 +145,15 @@ Status EngineHarness::PushRows(ps::PeerId peer, uint64_t version,
   }
   for (const auto& r : rows) {
     m.rows.push_back({ps::DescribeTensor(r.key, r.rows), r.ids});
-    data_bytes += r.rows.nbytes();
-    if (r.rows.nbytes() > 0)
-      data.push_back(static_cast<const char*>(r.rows.data_ptr()));
+    const char* bytes = static_cast<const char*>(r.rows.data_ptr());
+    if (r.codec != wire::Codec::kRaw) {
+      m.rows.back().rows.codec = r.codec;
+      m.rows.back().rows.nbytes = r.record.size();
+      bytes = reinterpret_cast<const char*>(r.record.data());
+    }
+    data_bytes += m.rows.back().rows.nbytes;
+    if (m.rows.back().rows.nbytes > 0)
+      data.push_back(bytes);
   }
   m.requests = want;
   std::string meta;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -65,11 +66,23 @@ class EngineHarness {
   /// A push_pull of `grads` as Push, but the keys of `rows` (key, ids,
   /// rows [ids.size(), row_dim]) travel as sparse rows, not in `grads`
   /// (whose entries for them are ignored), and `want` (key, ids) asks for
-  /// rows in the reply.
+  /// rows in the reply. A `codec` other than raw sends `record` as the
+  /// rows' bytes (the descriptor's nbytes its size) instead of `rows`,
+  /// which still give the shape.
   struct KeyRows {
+    KeyRows(uint32_t key, std::vector<int64_t> ids, at::Tensor rows,
+            wire::Codec codec = wire::Codec::kRaw,
+            std::vector<uint8_t> record = {})
+        : key(key),
+          ids(std::move(ids)),
+          rows(std::move(rows)),
+          codec(codec),
+          record(std::move(record)) {}
     uint32_t key;
     std::vector<int64_t> ids;
     at::Tensor rows;
+    wire::Codec codec;
+    std::vector<uint8_t> record;
   };
   Status PushRows(ps::PeerId peer, uint64_t version,
                   const std::vector<at::Tensor>& grads,

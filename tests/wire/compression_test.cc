@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <set>
@@ -283,6 +284,35 @@ TEST(CompressionTest, DecodeAddAddsAlphaTimesDecoded) {
     DecodeAdd(codec, p, b.data(), b.size(), x.size(), -0.5f, acc.data());
     for (size_t i = 0; i < x.size(); ++i)
       EXPECT_NEAR(acc[i], 10.0f - 0.5f * d[i], 1e-6f) << CodecName(codec);
+  }
+}
+
+// Rows are decoded where they were read (ps/engine_rows.cc): the record at
+// the front of a buffer of 4n bytes becomes the n floats DecodeAdd gives,
+// bit for bit, -0 and subnormals included.
+TEST(CompressionTest, DecodeInPlaceGivesTheDecodedFloats) {
+  std::vector<float> x = Normal(37, 9);
+  x[0] = -0.0f;
+  x[5] = 1e-7f;       // an fp16 subnormal
+  x[36] = -3.0e-41f;  // a bf16 subnormal
+  for (Codec codec : {Codec::kRaw, Codec::kFp16, Codec::kBf16}) {
+    const Bytes b = EncodeVec(codec, {}, x);
+    std::vector<float> want(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      want[i] = codec == Codec::kRaw ? x[i]
+                : codec == Codec::kFp16
+                    ? HalfToFloat(FloatToHalf(x[i]))
+                    : BFloat16ToFloat(FloatToBFloat16(x[i]));
+    }
+    Bytes buf(4 * x.size(), 0xAB);
+    std::copy(b.begin(), b.end(), buf.begin());
+    DecodeInPlace(codec, buf.data(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      float got;
+      std::memcpy(&got, buf.data() + 4 * i, 4);
+      EXPECT_EQ(FloatBits(got), FloatBits(want[i]))
+          << CodecName(codec) << " at " << i;
+    }
   }
 }
 

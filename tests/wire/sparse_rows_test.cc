@@ -153,6 +153,29 @@ TEST(SparseRowsTest, ValidateFrameCountsTheRowsData) {
   EXPECT_EQ(total, 32u);
 }
 
+// Rows in fp16 (issue 15): the descriptor's codec byte is 1 and its
+// nbytes 2 x numel, as a dense record's; the data section counts those.
+TEST(SparseRowsTest, CarriesACodecOnItsRows) {
+  PushPull m = SparsePush();
+  m.rows[0].rows.codec = Codec::kFp16;
+  m.rows[0].rows.nbytes = 2 * 2 * 3;
+  const std::string meta = Meta(m);
+  const std::string rows_desc =
+      Bytes({0,  0, 0, 0, 0x01, 0x01, 2,       // key 0, float32, fp16, ndim 2
+             2,  0, 0, 0, 0,    0,    0, 0,    // dims[0]: 2 rows
+             3,  0, 0, 0, 0,    0,    0, 0,    // dims[1]: row_dim 3
+             12, 0, 0, 0, 0,    0,    0, 0});  // nbytes: 2 x 6
+  EXPECT_NE(meta.find(rows_desc), std::string::npos);
+  PushPull out;
+  ASSERT_TRUE(DecodeMeta(meta, &out).ok());
+  EXPECT_EQ(out.rows[0].rows.codec, Codec::kFp16);
+  EXPECT_EQ(out.rows[0].rows.nbytes, 12u);
+  FrameHeader h;
+  h.type = MsgType::kPushPull;
+  h.body_len = 4 + meta.size() + 8 + 12;
+  EXPECT_TRUE(ValidateFrame(h, meta, 8 + 12).ok());
+}
+
 TEST(SparseRowsTest, AcceptsAscendingIds) {
   EXPECT_TRUE(Decode(PushPullWithIds({})).ok());
   EXPECT_TRUE(Decode(PushPullWithIds({0, 1, 1000000})).ok());

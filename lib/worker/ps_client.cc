@@ -163,18 +163,16 @@ void PsClient::OnPiece(size_t index) {
 void PsClient::DecodePulled(size_t index) {
   const int k = piece_keys_[index];
   const wire::TensorDesc& d = reply_.params[index];
-  const std::vector<uint8_t>& in = pulled_[k];
+  auto* data = static_cast<uint8_t*>(params_[k].data_ptr());
   const size_t n = static_cast<size_t>(params_[k].numel());
-  Status s = wire::Validate(d.codec, {}, in.data(), in.size(), n);
+  Status s = wire::Validate(d.codec, {}, data, d.nbytes, n);
   if (!s.ok()) {
     if (pull_error_.ok())
       pull_error_ =
           Corruption("params: key " + std::to_string(k) + ": " + s.message());
     return;
   }
-  float* p = params_[k].data_ptr<float>();
-  std::fill(p, p + n, 0.0f);
-  wire::DecodeAdd(d.codec, {}, in.data(), in.size(), n, 1.0f, p);
+  wire::DecodeInPlace(d.codec, data, n);
 }
 
 Status PsClient::FinishReply() {
@@ -261,9 +259,9 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
                           wire::CodecName(d.codec) + ", expected " +
                           std::to_string(want));
       }
-      pulled_.resize(params_.size());
-      pulled_[k].resize(want);
-      dst->emplace_back(pulled_[k].data(), want);
+      // The record lands at the front of the tensor it decodes into, as a
+      // raw tensor lands in it whole (DecodePulled): no second buffer.
+      dst->emplace_back(params_[k].data_ptr(), want);
     } else {
       dst->emplace_back(params_[k].data_ptr(), params_[k].nbytes());
     }

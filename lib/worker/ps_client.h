@@ -168,8 +168,9 @@ class PsClient : private net::ReplySink {
     return index < reply_.params.size() &&
            reply_.params[index].codec != wire::Codec::kRaw;
   }
-  /// The reply's buffer `index` is a compressed record: decodes it into
-  /// its tensor (a failure is kept in pull_error_).
+  /// The reply's buffer `index` is a compressed record, read into the
+  /// front of its tensor: validates it and decodes it there
+  /// (wire::DecodeInPlace; a failure is kept in pull_error_).
   void DecodePulled(size_t index);
   /// After a params reply is in whole: the rows and records not yet
   /// applied (without ParamArrivals, pieces are not reported), then
@@ -196,7 +197,6 @@ class PsClient : private net::ReplySink {
   std::vector<int> piece_slots_;  // ... and sparse slot, or -1
   PushCompressor* compressor_ = nullptr;
   wire::Codec pull_codec_ = wire::Codec::kRaw;
-  std::vector<std::vector<uint8_t>> pulled_;  // records in, by key
   Status pull_error_;
   wire::PushPull push_msg_;  // descriptors built once
   wire::Push push_only_msg_;

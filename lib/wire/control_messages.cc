@@ -1,7 +1,8 @@
 // The codecs of the messages that carry no tensors and set up, answer or
 // end a conversation: hello, error, get_job, job_spec, register, ack, done,
-// heartbeat and server_info. Layouts: messages.h. The auth messages are in
-// auth_messages.cc, the messages about parameters in tensor_messages.cc.
+// heartbeat, server_info and get_module. Layouts: messages.h. The auth
+// messages are in auth_messages.cc, the messages about parameters in
+// tensor_messages.cc, module (which carries a file) in module_messages.cc.
 
 #include <array>
 #include <string>
@@ -195,6 +196,14 @@ void EncodeMeta(const ServerInfo& m, std::string* meta) {
 
 Status DecodeMeta(std::string_view meta, ServerInfo* out) {
   return DecodeString(meta, TypeOf(*out), "address", &out->address);
+}
+
+void EncodeMeta(const GetModule&, std::string* meta) {
+  meta->clear();
+}
+
+Status DecodeMeta(std::string_view meta, GetModule* out) {
+  return DecodeEmpty(meta, TypeOf(*out));
 }
 
 }  // namespace pstrain::wire

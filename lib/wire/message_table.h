@@ -4,7 +4,10 @@
 // (frame.h), TypeOf and the EncodeMeta/DecodeMeta declarations
 // (messages.h), ValidateFrame, and the fuzzer's decoders. To add a message,
 // add a row here, its struct to messages.h, its codec to the .cc of its
-// kind, its layout to share/doc/wire-format.md and a golden-bytes test.
+// kind, its layout to share/doc/wire-format.md and a golden-bytes test. A
+// kTensors message whose meta is not tensor_messages.cc's "u64 version,
+// u32 count, descriptors" also needs its own walk in
+// internal::ValidateTensorMeta (as module has).
 //
 // PSTRAIN_WIRE_MESSAGES(X) calls X(value, Enum, name, Struct, Data) per row:
 //   value   the u16 `type` on the wire. Never renumber or reuse one; retire
@@ -53,5 +56,9 @@
   /* worker -> server while it computes; no reply */                          \
   X(17, kHeartbeat, "heartbeat", Heartbeat, kNone)                            \
   /* master's observer -> server: slices at a version; reply kShard */        \
-  X(18, kSnapshot, "snapshot", Snapshot, kNone)
+  X(18, kSnapshot, "snapshot", Snapshot, kNone)                               \
+  /* worker or server -> master: ask for the job's TorchScript module */      \
+  X(19, kGetModule, "get_module", GetModule, kNone)                           \
+  /* master -> asker: the job's TorchScript module, its bytes as data */      \
+  X(20, kModule, "module", ModuleMsg, kTensors)
 // clang-format on

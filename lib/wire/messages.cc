@@ -1,7 +1,8 @@
 // What messages.h declares about whole frames rather than one message:
 // the frame prefix, the body length check and ValidateFrame, whose type
 // dispatch is generated from wire/message_table.h. The codecs are in
-// control_messages.cc, tensor_messages.cc and auth_messages.cc.
+// control_messages.cc, tensor_messages.cc, auth_messages.cc and
+// module_messages.cc.
 
 #include "wire/messages.h"
 

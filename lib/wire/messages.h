@@ -201,6 +201,26 @@ struct Snapshot {
 /// Snapshot flag bits.
 inline constexpr uint8_t kSnapshotOptimizerState = 1;
 
+/// A worker or server asks rank 0 (the master) for the job's TorchScript
+/// module (--model PATH) at the handshake; reply: ModuleMsg. Meta: empty.
+struct GetModule {};
+
+/// Characters of a ModuleMsg's sha256: 64 lowercase hex digits.
+inline constexpr uint32_t kSha256HexChars = 64;
+
+/// The job's TorchScript module: the bytes of its file (tens of MB, more
+/// than kMaxStringBytes, so they travel in the data section, not in a str).
+/// Meta: str sha256, TensorDesc bytes. Decode refuses a sha256 of other
+/// than kSha256HexChars chars of [0-9a-f] (the length checked before
+/// anything is read), and a descriptor other than key 0, codec raw, dtype
+/// uint8, ndim 1, nbytes == dims[0]. REQUIRES (PS_CHECK, EncodeMeta): the
+/// same of `sha256` and `bytes`. Whether the bytes hash to `sha256` is the
+/// receiver's check, once it has read them.
+struct ModuleMsg {
+  std::string sha256;  // SHA-256 of the file's bytes, lowercase hex
+  TensorDesc bytes;    // uint8 [n], raw: the n bytes of the file
+};
+
 // For every message of wire/message_table.h, generated from it:
 //
 //   constexpr MsgType TypeOf(const Struct&);

@@ -31,9 +31,13 @@ Status CheckMetaLength(const FrameHeader& header, uint64_t meta_len);
 /// ValidateFrame for a DataSection::kTensors message (tensor_messages.cc):
 /// walks `meta`'s descriptors, checked as DecodeMeta checks them, without
 /// storing them, and refuses unless their nbytes add up to `data_bytes`.
-/// Allocates nothing unless it fails.
+/// Allocates nothing unless it fails, but for a module (its sha256).
 Status ValidateTensorMeta(std::string_view meta, MsgType type,
                           uint64_t data_bytes);
+/// ValidateTensorMeta for module (module_messages.cc): decodes `meta` as
+/// DecodeMeta(ModuleMsg) does and refuses unless its descriptor's nbytes
+/// is `data_bytes`.
+Status ValidateModuleMeta(std::string_view meta, uint64_t data_bytes);
 
 /// Appends little-endian fields to a string; reusing one string keeps its
 /// capacity. Sizes that the layout cannot express are programmer errors

@@ -1,7 +1,8 @@
 // The codecs of the messages about parameters: pull, push_pull and push
 // (one codec, GradientsMsg), params, shard and snapshot, with their sparse
 // rows and row requests; and the walk over descriptors that ValidateFrame
-// runs on the hot path. Layouts: messages.h.
+// runs on the hot path (module, whose meta is of another shape, has its
+// own in module_messages.cc). Layouts: messages.h.
 
 #include <string>
 
@@ -245,6 +246,8 @@ namespace internal {
 // frame allocates nothing.
 Status ValidateTensorMeta(std::string_view meta, MsgType type,
                           uint64_t data_bytes) {
+  if (type == MsgType::kModule)
+    return ValidateModuleMeta(meta, data_bytes);
   // Sums nbytes as it goes, so that a descriptor the data cannot hold is
   // refused at once.
   class SumSink : public TensorMetaSink {

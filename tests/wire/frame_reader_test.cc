@@ -51,7 +51,7 @@ std::string SampleFrame() {
   return Frame(m, 42, RandomBytes(&rng, 40));
 }
 
-// One frame of every type (tensor ones with data), request ids 1..18.
+// One frame of every type (tensor ones with data), request ids 1..20.
 std::vector<std::string> FrameOfEveryType() {
   const std::vector<TensorDesc> descs = {Desc(0, DType::kUInt8, {3}),
                                          Desc(1, DType::kFloat16, {0, 2})};
@@ -72,7 +72,10 @@ std::vector<std::string> FrameOfEveryType() {
           Frame(ServerInfo{"h:1"}, 15, ""),
           Frame(Shard{4, descs}, 16, "xyz"),
           Frame(Heartbeat{}, 17, ""),
-          Frame(Snapshot{8, true}, 18, "")};
+          Frame(Snapshot{8, true}, 18, ""),
+          Frame(GetModule{}, 19, ""),
+          Frame(ModuleMsg{std::string(64, 'c'), Desc(0, DType::kUInt8, {4})},
+                20, "PK\x03\x04")};
 }
 
 // Feeds `bytes` in pieces of `chunk` until the reader leaves kNeedMore or
@@ -212,11 +215,11 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   f = SampleFrame();
   f[4] = 7;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 7, this build speaks 5");
+              "protocol version 7, this build speaks 6");
   f = SampleFrame();
-  f[6] = 19;
+  f[6] = 21;
   ExpectError(f, StatusCode::kCorruption,
-              "frame header: type 19 is unknown, expected 1..18");
+              "frame header: type 21 is unknown, expected 1..20");
   f = SampleFrame();
   f[11] = static_cast<char>(0x80);
   ExpectError(f, StatusCode::kCorruption,

@@ -56,7 +56,7 @@ TEST(FrameTest, HeaderGoldenBytes) {
   h.request_id = 0x1122334455667788ull;
   const std::string expected = Bytes({
       0x50, 0x53, 0x54, 0x52,                          // magic "PSTR"
-      0x05, 0x00,                                      // version 5
+      0x06, 0x00,                                      // version 6
       0x08, 0x00,                                      // type push_pull
       0x00, 0x00, 0x00, 0x00,                          // flags
       0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // body_len
@@ -99,24 +99,24 @@ TEST(FrameTest, RejectsWrongMagic) {
 }
 
 TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
-  for (uint16_t v : {0, 1, 2, 3, 4, 7, 0xFFFF}) {
+  for (uint16_t v : {0, 1, 2, 3, 4, 5, 7, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.version = v;
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kIncompatible);
     EXPECT_EQ(s.message(), "protocol version " + std::to_string(v) +
-                               ", this build speaks 5");
+                               ", this build speaks 6");
   }
 }
 
 TEST(FrameTest, RejectsUnknownType) {
-  for (uint16_t t : {0, 19, 0x0100, 0xFFFF}) {
+  for (uint16_t t : {0, 21, 0x0100, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.type = static_cast<MsgType>(t);
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kCorruption);
     EXPECT_EQ(s.message(), "frame header: type " + std::to_string(t) +
-                               " is unknown, expected 1..18");
+                               " is unknown, expected 1..20");
   }
 }
 
@@ -192,29 +192,30 @@ TEST(FrameTest, ChecksMagicThenVersionThenType) {
 }
 
 TEST(FrameTest, MsgTypeNames) {
-  const char* names[] = {"hello",     "error",   "get_job",     "job_spec",
-                         "register",  "ack",     "pull",        "push_pull",
-                         "params",    "done",    "push",        "auth_hello",
-                         "challenge", "auth",    "server_info", "shard",
-                         "heartbeat", "snapshot"};
+  const char* names[] = {"hello",     "error",    "get_job",     "job_spec",
+                         "register",  "ack",      "pull",        "push_pull",
+                         "params",    "done",     "push",        "auth_hello",
+                         "challenge", "auth",     "server_info", "shard",
+                         "heartbeat", "snapshot", "get_module",  "module"};
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(t)), names[t - 1]);
   }
   EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(0)), "unknown");
-  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(19)), "unknown");
+  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(21)), "unknown");
 }
 
 TEST(FrameTest, TheMessageTableSaysWhichTypesCarryTensors) {
-  EXPECT_EQ(kMaxMsgType, 18);
+  EXPECT_EQ(kMaxMsgType, 20);
   EXPECT_FALSE(IsMsgType(0));
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_TRUE(IsMsgType(t)) << t;
   }
-  EXPECT_FALSE(IsMsgType(19));
+  EXPECT_FALSE(IsMsgType(21));
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     const MsgType type = static_cast<MsgType>(t);
     const bool tensors = type == MsgType::kPushPull || type == MsgType::kPush ||
-                         type == MsgType::kParams || type == MsgType::kShard;
+                         type == MsgType::kParams || type == MsgType::kShard ||
+                         type == MsgType::kModule;
     EXPECT_EQ(DataSectionOf(type),
               tensors ? DataSection::kTensors : DataSection::kNone)
         << MsgTypeName(type);

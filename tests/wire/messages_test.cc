@@ -103,6 +103,14 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
   EXPECT_EQ(Meta(Challenge{a, b}),
             Bytes({32, 0, 0, 0}) + a + Bytes({32, 0, 0, 0}) + b);
   EXPECT_EQ(Meta(Auth{b}), Bytes({32, 0, 0, 0}) + b);
+  EXPECT_EQ(Meta(GetModule{}), "");
+  const std::string sha =  // SHA-256 of "abc"
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  EXPECT_EQ(Meta(ModuleMsg{sha, Desc(0, DType::kUInt8, {3})}),
+            Bytes({64, 0, 0, 0}) + sha +              // sha256
+                Bytes({0, 0, 0, 0, 0x08, 0x00, 1,     // key 0, uint8, raw, ndim
+                       3, 0, 0, 0, 0,    0,    0, 0,  // dims[0]
+                       3, 0, 0, 0, 0,    0,    0, 0}));  // nbytes
 }
 
 TEST(MessagesTest, AuthFieldsMustBe32Bytes) {
@@ -134,7 +142,7 @@ TEST(MessagesTest, GoldenFramePrefix) {
   std::string out = "stale";
   EncodeFramePrefix(MsgType::kHello, 0x0A0B, Meta(Hello{Role::kServer, 0, 2}),
                     0, &out);
-  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x05, 0x00, 0x01, 0x00,  //
+  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x06, 0x00, 0x01, 0x00,  //
                         0x00, 0x00, 0x00, 0x00,                          //
                         13,   0,    0,    0,    0,    0,    0,    0,     //
                         0x0B, 0x0A, 0,    0,    0,    0,    0,    0,     //
@@ -158,8 +166,10 @@ TEST(MessagesTest, RoundTripsScalarMessages) {
   EXPECT_EQ(err.message, "v2");
   GetJob get_job;
   Ack ack;
+  GetModule get_module;
   EXPECT_TRUE(DecodeMeta("", &get_job).ok());
   EXPECT_TRUE(DecodeMeta("", &ack).ok());
+  EXPECT_TRUE(DecodeMeta("", &get_module).ok());
   JobSpecMsg job;
   ASSERT_TRUE(DecodeMeta(Meta(JobSpecMsg{R"({"lr":0.1})"}), &job).ok());
   EXPECT_EQ(job.json, R"({"lr":0.1})");
@@ -226,6 +236,7 @@ TEST(MessagesTest, RejectsTruncationAndTrailingBytes) {
   ExpectCorrupt<Hello>(hello + "xy", "hello: 2 trailing bytes");
   ExpectCorrupt<Ack>("x", "ack: 1 trailing byte");
   ExpectCorrupt<GetJob>("xyz", "get_job: 3 trailing bytes");
+  ExpectCorrupt<GetModule>("x", "get_module: 1 trailing byte");
   ExpectCorrupt<Pull>(U64(1) + "!", "pull: 1 trailing byte");
   ExpectCorrupt<Pull>("1234",
                       "pull: truncated at min_version: 4 bytes left, "
@@ -374,6 +385,9 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   ok(MsgType::kShard, Meta(Shard{1, descs}), 24);
   ok(MsgType::kHeartbeat, "", 0);
   ok(MsgType::kSnapshot, Meta(Snapshot{5, true}), 0);
+  ok(MsgType::kGetModule, "", 0);
+  ok(MsgType::kModule,
+     Meta(ModuleMsg{std::string(64, 'f'), Desc(0, DType::kUInt8, {5})}), 5);
 }
 
 TEST(MessagesTest, RefusesUnknownFlagBits) {
@@ -408,8 +422,8 @@ TEST(MessagesTest, ValidateFrameChecksDataAndType) {
   // Meta decoded as the header's type says: a Pull's meta is no Hello.
   EXPECT_EQ(check(MsgType::kHello, Meta(Pull{5}), 0).message(),
             "hello: role 5 is unknown, expected 1..3");
-  EXPECT_EQ(check(static_cast<MsgType>(19), "", 0).message(),
-            "frame header: type 19 is unknown, expected 1..18");
+  EXPECT_EQ(check(static_cast<MsgType>(21), "", 0).message(),
+            "frame header: type 21 is unknown, expected 1..20");
   Status s = ValidateFrame(Header(MsgType::kAck, 9), "", 0);
   EXPECT_EQ(s.message(), "frame: body_len 9 != 4 + meta_len 0 + data 0");
 }
@@ -505,6 +519,8 @@ TEST(MessagesTest, TypeOfAndRoleName) {
   EXPECT_EQ(TypeOf(Shard{}), MsgType::kShard);
   EXPECT_EQ(TypeOf(Heartbeat{}), MsgType::kHeartbeat);
   EXPECT_EQ(TypeOf(Snapshot{}), MsgType::kSnapshot);
+  EXPECT_EQ(TypeOf(GetModule{}), MsgType::kGetModule);
+  EXPECT_EQ(TypeOf(ModuleMsg{}), MsgType::kModule);
   EXPECT_STREQ(RoleName(Role::kServer), "server");
   EXPECT_STREQ(RoleName(Role::kWorker), "worker");
   EXPECT_STREQ(RoleName(Role::kTool), "tool");

@@ -4,6 +4,7 @@ the wire fuzzer (tests/fuzz/run.sh). Layouts: share/doc/wire-format.md; the
 protocol version is read from lib/wire/frame.h, so seeds follow its bumps.
 Each file starts with the fuzzer's piece-size byte (0 = feed at once).
 After a change, run tests/fuzz/update_outcomes.sh for FuzzCorpusTest."""
+import hashlib
 import os
 import re
 import struct
@@ -100,6 +101,16 @@ def sparse(mtype, version, shapes, rows, requests=None, tail=b""):
     return frame(mtype, meta + tail, b"".join(datas))
 
 
+def module(data):
+    """A module frame: the sha256 of `data`, a uint8 [n] raw descriptor,
+    then `data` itself as the data section."""
+    sha = hashlib.sha256(data).hexdigest().encode()
+    n = len(data)
+    meta = (s(sha) + struct.pack("<IBBB", 0, 8, 0, 1) + struct.pack("<q", n) +
+            struct.pack("<Q", n))
+    return frame(20, meta, data)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     reg = (struct.pack("<I", 2) + s(b"fc.weight") + struct.pack("<BBqq", 1, 2, 3, 4)
@@ -125,6 +136,8 @@ def main(out):
         "shard": tensors(16, 5, [[2], [3, 1]]),
         "heartbeat": frame(17, b""),
         "snapshot": frame(18, struct.pack("<QB", 6, 1)),
+        "get_module": frame(19, b""),
+        "module": module(b"PK\x03\x04 a TorchScript archive"),
     }
     # Sparse rows (an embedding table of 10 rows of 2, as key 1): a push_pull
     # with the rows its batch touched and the ids of its next batch, the

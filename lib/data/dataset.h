@@ -29,8 +29,11 @@ struct Dataset {
 /// Rows of a Dataset picked by GetBatch.
 struct Batch {
   /// float32 [b, C, H, W]: [b,1,28,28] from GetBatch; Source::shape() says.
+  /// A `tensors` data set's are float32 [b, ...], any shape (TensorFile).
   torch::Tensor images;
-  torch::Tensor labels;  ///< int64 [b]
+  /// int64 [b], class labels; a `tensors` data set's may instead be float32
+  /// [b, ...], regression targets (TensorFile::y_is_float()).
+  torch::Tensor labels;
   /// Samples asked for but left out because they could not be decoded
   /// (Source::Get).
   int64_t skipped = 0;

@@ -6,6 +6,7 @@
 #include "data/cifar10.h"
 #include "data/image_folder.h"
 #include "data/source_util.h"
+#include "data/tensor_file.h"
 #include "util/check.h"
 
 namespace pstrain::data {
@@ -60,6 +61,7 @@ std::vector<std::string> SourceNames() {
   std::vector<std::string> names = DatasetNames();
   names.emplace_back("cifar10");
   names.emplace_back("imagefolder");
+  names.emplace_back("tensors");
   return names;
 }
 
@@ -69,6 +71,11 @@ Result<std::unique_ptr<Source>> OpenSource(const SourceOptions& options,
     PS_ASSIGN_OR_RETURN(std::unique_ptr<ImageFolder> folder,
                         ImageFolder::Open(options, split));
     return std::unique_ptr<Source>(std::move(folder));
+  }
+  if (options.dataset == "tensors") {
+    PS_ASSIGN_OR_RETURN(std::unique_ptr<TensorFile> tensors,
+                        TensorFile::Open(options, split));
+    return std::unique_ptr<Source>(std::move(tensors));
   }
   if (options.dataset == "cifar10") {
     PS_ASSIGN_OR_RETURN(std::unique_ptr<Cifar10> cifar,

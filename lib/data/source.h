@@ -1,9 +1,10 @@
 #pragma once
 // Source: one split of a data set, read sample by sample. The IDX sets
-// (fashion-mnist, mnist) are held whole in memory; image folders and
-// CIFAR-10 are read and augmented per batch, so a worker holds only its
-// file list. Every Source is thread-safe: Get may run on several threads at
-// once (data/batch_loader.h).
+// (fashion-mnist, mnist) and the user's tensors (data/tensor_file.h) are
+// held whole in memory; image folders and CIFAR-10 are read and augmented
+// per batch, so a worker holds only its file list. Every Source is
+// thread-safe: Get may run on several threads at once
+// (data/batch_loader.h).
 
 #include <array>
 #include <cstdint>
@@ -21,9 +22,11 @@ namespace pstrain::data {
 
 /// What OpenSource reads.
 struct SourceOptions {
-  /// "fashion-mnist", "mnist", "cifar10" or "imagefolder" (SourceNames()).
+  /// "fashion-mnist", "mnist", "cifar10", "imagefolder" or "tensors"
+  /// (SourceNames()).
   std::string dataset = "fashion-mnist";
-  /// "" means DefaultDataDir(dataset); imagefolder requires one.
+  /// "" means DefaultDataDir(dataset); cifar10, imagefolder and tensors
+  /// require one.
   std::string data_dir;
   /// imagefolder: the side of the square crop a batch holds, pixels
   /// (--image_size). Other data sets have their own fixed size.
@@ -57,7 +60,9 @@ class Source {
   virtual SourceShape shape() const = 0;
 
   /// The samples at `indices` (int64 [b], each in [0, size())), in order,
-  /// as images float32 [b', C, H, W] (normalized) and labels int64 [b'].
+  /// as images float32 [b', C, H, W] (normalized) and labels int64 [b'];
+  /// a `tensors` data set's images are float32 [b, ...], any shape, and its
+  /// labels may be float32 [b, ...] (regression targets; TensorFile).
   /// The train split augments (seeded as SourceOptions::seed says, with
   /// `epoch`); the test split does not. A sample that cannot be decoded is
   /// left out (b' < b), logged once with its path, and counted in
@@ -67,14 +72,14 @@ class Source {
 };
 
 /// Names OpenSource accepts, default first: fashion-mnist, mnist, cifar10,
-/// imagefolder.
+/// imagefolder, tensors.
 std::vector<std::string> SourceNames();
 
 /// Opens `split` of the data set. Errors (each one line naming the path):
-/// kInvalidArgument for an unknown name, or imagefolder without a data_dir;
-/// kNotFound for a missing folder or file; kCorruption for a folder with no
-/// class subfolders, classes that differ between train and val, or a bad
-/// IDX/CIFAR file.
+/// kInvalidArgument for an unknown name, or cifar10, imagefolder or tensors
+/// without a data_dir; kNotFound for a missing folder or file; kCorruption
+/// for a folder with no class subfolders, classes that differ between train
+/// and val, or a bad IDX/CIFAR/tensors file.
 Result<std::unique_ptr<Source>> OpenSource(const SourceOptions& options,
                                            Split split);
 

@@ -14,7 +14,7 @@ using testing::ScratchDir;
 TEST(SourceTest, NamesDefaultFirst) {
   EXPECT_EQ(SourceNames(),
             (std::vector<std::string>{"fashion-mnist", "mnist", "cifar10",
-                                      "imagefolder"}));
+                                      "imagefolder", "tensors"}));
 }
 
 TEST(SourceTest, UnknownNameIsInvalidArgument) {

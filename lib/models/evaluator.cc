@@ -124,7 +124,7 @@ EvalResult Evaluator::Score() {
   const int64_t b = options_.batch_size;
   double loss_sum = 0;
   int64_t correct = 0;
-  int64_t n = 0;
+  int64_t n = 0, elements = 0;
   for (int64_t begin = 0; begin < num_samples_; begin += b) {
     auto [x, y] = read_(begin, std::min(num_samples_, begin + b));
     if (y.size(0) == 0)
@@ -132,14 +132,17 @@ EvalResult Evaluator::Score() {
     if (x.dim() == 4)
       x = x.contiguous(at::MemoryFormat::ChannelsLast);
     const auto out = model_->forward(x);
-    loss_sum += torch::nll_loss(out, y, {}, at::Reduction::Sum).item<double>();
-    correct += out.argmax(1).eq(y).sum().item<int64_t>();
+    const Loss loss = options_.loss;
+    loss_sum += ComputeLoss(loss, out, y, at::Reduction::Sum).item<double>();
+    if (IsClassification(loss))
+      correct += out.argmax(1).eq(y).sum().item<int64_t>();
     n += y.size(0);
+    elements += y.numel();
   }
   EvalResult r;
   r.samples = n;
   r.accuracy = n ? static_cast<double>(correct) / n : 0.0;
-  r.loss = n ? loss_sum / n : 0.0;
+  r.loss = elements ? loss_sum / elements : 0.0;  // mse: per element
   return r;
 }
 

@@ -18,6 +18,7 @@
 
 #include <torch/types.h>
 
+#include "models/loss.h"
 #include "models/model.h"
 #include "util/result.h"
 
@@ -27,8 +28,11 @@ namespace pstrain::models {
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
 struct EvalResult {
-  double accuracy = 0;  // fraction of correct argmax predictions, 0..1
-  double loss = 0;      // mean NLL over all samples
+  /// Fraction of correct argmax predictions, 0..1; 0 for a regression
+  /// (Loss::kMse).
+  double accuracy = 0;
+  /// The mean loss per sample (EvaluatorOptions::loss; kMse: per element).
+  double loss = 0;
   int64_t samples = 0;  // a language model: target tokens
   /// A language model: exp(loss), the perplexity; 0 for a classifier.
   double perplexity = 0;
@@ -49,6 +53,8 @@ struct EvaluatorOptions {
   /// Samples per forward; 0 (default): AutoBatchSize(images).
   /// REQUIRES: >= 0.
   int64_t batch_size = 0;
+  /// How outputs are scored. Default: kNll, the built-in models'.
+  Loss loss = Loss::kNll;
 };
 
 /// Reads samples [begin, end) of a labelled set: images float32 [b, ...]

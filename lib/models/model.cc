@@ -38,4 +38,9 @@ void Model::Await(const torch::nn::Module& layer) const {
                            : SIZE_MAX);  // not a layer of ours: wait for all
 }
 
+void Model::AwaitAll() const {
+  if (await_)
+    await_(SIZE_MAX);
+}
+
 }  // namespace pstrain::models

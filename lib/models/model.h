@@ -34,6 +34,9 @@ class Model : public torch::nn::Module {
  protected:
   /// In forward, before the first use of `layer`'s parameters.
   void Await(const torch::nn::Module& layer) const;
+  /// In forward, before the first use of any parameter: waits for every
+  /// key (a model whose layers are not its own modules).
+  void AwaitAll() const;
 
  private:
   std::function<void(size_t)> await_;

@@ -114,4 +114,12 @@ std::vector<std::string> ModelNames() {
   return names;
 }
 
+bool IsZooModel(const std::string& name) {
+  for (const ZooEntry& entry : kZoo) {
+    if (name == entry.name)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace pstrain::models

@@ -38,4 +38,8 @@ Result<std::shared_ptr<Model>> MakeModel(const std::string& name,
 /// "resnet18", "resnet34", "resnet50", "lstm_lm"}.
 std::vector<std::string> ModelNames();
 
+/// Whether `name` is one of ModelNames() (else, in a job, a TorchScript
+/// file's path: models/script_model.h).
+bool IsZooModel(const std::string& name);
+
 }  // namespace pstrain::models

@@ -1,0 +1,99 @@
+#include "models/script_model.h"
+
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include <torch/csrc/jit/serialization/import.h>
+#include <torch/torch.h>
+
+#include "models/loss.h"
+
+namespace pstrain::models {
+namespace {
+
+std::string FirstLine(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+// The wire and the server's optimizer read a key's storage as one block.
+torch::Tensor Contiguous(torch::Tensor t) {
+  if (!t.is_contiguous())
+    t.set_data(t.contiguous());  // same tensor: the module sees the change
+  return t;
+}
+
+// Registers `from`'s own parameters and buffers in `to` under their names,
+// then mirrors its children the same way, depth first: state_dict's order.
+Status Mirror(const torch::jit::Module& from, torch::nn::Module& to,
+              const std::string& prefix, const std::string& file) {
+  for (const auto& p : from.named_parameters(/*recurse=*/false)) {
+    if (p.value.scalar_type() != at::kFloat) {
+      return InvalidArgument(file + ": parameter '" + prefix + p.name +
+                             "' is " + DTypeText(p.value.scalar_type()) +
+                             "; expected float32 (call .float() before "
+                             "scripting)");
+    }
+    to.register_parameter(p.name, Contiguous(p.value), /*requires_grad=*/true);
+  }
+  for (const auto& b : from.named_buffers(/*recurse=*/false)) {
+    const auto t = b.value.scalar_type();
+    if (t != at::kFloat && t != at::kLong) {
+      return InvalidArgument(file + ": buffer '" + prefix + b.name + "' is " +
+                             DTypeText(t) + "; expected float32 or int64");
+    }
+    to.register_buffer(b.name, Contiguous(b.value));
+  }
+  for (const auto& c : from.named_children()) {
+    auto child = to.register_module(
+        c.name, std::make_shared<torch::nn::Module>("ScriptSubmodule"));
+    PS_RETURN_IF_ERROR(Mirror(c.value, *child, prefix + c.name + ".", file));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+ScriptModel::ScriptModel(torch::jit::Module module)
+    : module_(std::move(module)) {}
+
+Result<std::shared_ptr<ScriptModel>> ScriptModel::Load(
+    const std::string& bytes, const std::string& name) {
+  torch::jit::Module module;
+  try {
+    std::istringstream in(bytes);
+    module = torch::jit::load(in, torch::Device(torch::kCPU));
+  } catch (const c10::Error& e) {
+    return InvalidArgument(
+        name +
+        ": not a TorchScript module (torch.jit.script(model).save(PATH) "
+        "writes one): " +
+        FirstLine(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return InvalidArgument(
+        name + ": not a TorchScript module: " + FirstLine(e.what()));
+  }
+  if (!module.find_method("forward"))
+    return InvalidArgument(name + ": the module has no forward method");
+  std::shared_ptr<ScriptModel> model(new ScriptModel(std::move(module)));
+  PS_RETURN_IF_ERROR(Mirror(model->module_, *model, "", name));
+  model->train(true);
+  return model;
+}
+
+torch::Tensor ScriptModel::forward(torch::Tensor x) {
+  AwaitAll();  // the module's layers are not ours to wait for one by one
+  c10::IValue out = module_.forward({std::move(x)});
+  if (!out.isTensor()) {
+    throw std::runtime_error("the module's forward returned a " +
+                             out.tagKind() + ", expected one Tensor");
+  }
+  return out.toTensor();
+}
+
+void ScriptModel::train(bool on) {
+  torch::nn::Module::train(on);
+  module_.train(on);
+}
+
+}  // namespace pstrain::models

@@ -187,6 +187,10 @@ class Engine {
                 Tag<wire::GetJob>) {
     return OnGetJob(p, h.request_id);
   }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
+                Tag<wire::GetModule>) {
+    return OnGetModule(p, h.request_id);
+  }
   Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
                 Tag<wire::ServerInfo>) {
     return OnServerInfo(p, h.request_id, meta);
@@ -232,6 +236,7 @@ class Engine {
   Status OnDone(Peer& peer, uint64_t id, std::string_view meta);
   Status OnGetJob(Peer& peer, uint64_t id);
   void ReplyJob(Peer& peer, uint64_t id);
+  Status OnGetModule(Peer& peer, uint64_t id);
   Status OnServerInfo(Peer& peer, uint64_t id, std::string_view meta);
   Status PlanShard(Peer& peer, std::string_view meta, ReadPlan* plan);
   Status OnShard(Peer& peer, uint64_t id);

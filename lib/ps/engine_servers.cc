@@ -43,6 +43,28 @@ void Engine::ReplyJob(Peer& peer, uint64_t id) {
   Reply(peer, wire::MsgType::kJobSpec, id);
 }
 
+// The job's TorchScript module goes straight from the bytes the spec
+// keeps, which live as long as the engine.
+Status Engine::OnGetModule(Peer& peer, uint64_t id) {
+  if (!spec_.module) {
+    return InvalidArgument("get_module: the job trains the built-in model " +
+                           spec_.model + ", no module");
+  }
+  wire::ModuleMsg msg;
+  msg.sha256 = spec_.model_sha256;
+  msg.bytes = DescribeBytes(0, spec_.module->size());
+  wire::EncodeMeta(msg, &peer.meta);
+  if (peer.closing)
+    return Status::Ok();
+  out_.type = wire::MsgType::kModule;
+  out_.request_id = id;
+  out_.meta = peer.meta;
+  out_.data = {DataSpan{spec_.module->data(), spec_.module->size()}};
+  out_.gate = nullptr;
+  outbox_->Send(peer.id, out_);
+  return Status::Ok();
+}
+
 Status Engine::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
   if (peer.server <= 0)
     return InvalidArgument("server_info from a worker");

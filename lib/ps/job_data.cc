@@ -6,6 +6,8 @@
 
 #include "data/bptt_batches.h"
 #include "models/language_model.h"
+#include "models/script_model.h"
+#include "ps/job_module.h"
 
 namespace pstrain::ps {
 namespace {
@@ -60,8 +62,13 @@ models::InputShape InputShapeOf(const JobSpec& spec) {
 Status CheckInputShape(const JobSpec& spec, const std::string& data_dir,
                        const data::SourceShape& shape) {
   const models::InputShape want = InputShapeOf(spec);
+  // Tensor files count classes by their largest label, which one split may
+  // lack: a module's output is checked against the labels instead
+  // (ps::CheckModelOnData).
+  const bool classes = spec.dataset != "tensors";
   if (shape.channels == want.channels && shape.height == want.image_size &&
-      shape.width == want.image_size && shape.num_classes == want.num_classes) {
+      shape.width == want.image_size &&
+      (!classes || shape.num_classes == want.num_classes)) {
     return Status::Ok();
   }
   return InvalidArgument(
@@ -142,7 +149,15 @@ std::shared_ptr<models::Evaluator> MakeLmEvaluator(
 }
 
 Result<std::shared_ptr<models::Model>> MakeJobModel(const JobSpec& spec) {
-  return models::MakeModel(spec.model, InputShapeOf(spec), LmOptionsOf(spec));
+  if (!IsScriptJob(spec))
+    return models::MakeModel(spec.model, InputShapeOf(spec), LmOptionsOf(spec));
+  if (!spec.module) {
+    return InvalidArgument("--model " + spec.model +
+                           ": the module's bytes are not loaded");
+  }
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::ScriptModel> model,
+                      models::ScriptModel::Load(*spec.module, spec.model));
+  return std::shared_ptr<models::Model>(std::move(model));
 }
 
 std::shared_ptr<models::Evaluator> MakeEvaluator(

@@ -43,7 +43,8 @@ models::InputShape InputShapeOf(const JobSpec& spec);
 
 /// kInvalidArgument unless `shape` (a worker's training set) is what the
 /// spec says: "--data_dir D: the training set has 3x32x32 images in 10
-/// classes; rank 0's test set 1x28x28 in 10".
+/// classes; rank 0's test set 1x28x28 in 10". For --dataset tensors the
+/// classes are not compared (a split may lack the largest label).
 Status CheckInputShape(const JobSpec& spec, const std::string& data_dir,
                        const data::SourceShape& shape);
 
@@ -84,8 +85,9 @@ bool ReachesTarget(const JobSpec& spec, const models::EvalResult& r);
 /// model's test_perplexity.
 nlohmann::json EvalScores(const models::EvalResult& r);
 
-/// The job's model (models::MakeModel(spec.model, InputShapeOf(spec),
-/// LmOptionsOf(spec))).
+/// The job's model: models::MakeModel(spec.model, InputShapeOf(spec),
+/// LmOptionsOf(spec)), or the TorchScript module in spec.module
+/// (models::ScriptModel::Load; kInvalidArgument when spec.module is null).
 Result<std::shared_ptr<models::Model>> MakeJobModel(const JobSpec& spec);
 
 /// An Evaluator over all of `source` (which must outlive it), read batch by

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,12 @@ struct JobSpec {
   type name = init;
 #include "ps/job_fields.inc"
 #undef PSTRAIN_JOB_FIELD
+
+  /// --model PATH: the TorchScript module's bytes (shared, never changed),
+  /// read by rank 0 and fetched from it by every other process
+  /// (wire::GetModule); null for a built-in model, or before they are in.
+  /// Not a field of the table: it travels beside the JSON, not in it.
+  std::shared_ptr<const std::string> module;
 
   int num_workers() const {
     return world_size - num_servers;

@@ -1,6 +1,7 @@
 #include "ps/master_client.h"
 
 #include "net/auth.h"
+#include "ps/module_fetch.h"
 #include "ps/tensor_codec.h"
 #include "wire/messages.h"
 
@@ -46,6 +47,11 @@ Result<JobSpec> MasterClient::Handshake(int rank, int world_size) {
   wire::JobSpecMsg msg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(client_.reply_meta(), &msg));
   return JobSpecFromPeer(msg.json, "rank 0");
+}
+
+Result<std::shared_ptr<const std::string>> MasterClient::FetchModule(
+    const std::string& sha256) {
+  return ps::FetchModule(&client_, timeout_, sha256);
 }
 
 Status MasterClient::AnnounceServer(const std::string& address) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ class MasterClient {
   /// rank); kInvalidArgument for a job spec that is not valid
   /// (JobSpecFromPeer): the peer is not a pstrain master of this version.
   Result<JobSpec> Handshake(int rank, int world_size);
+  /// The job's TorchScript module, whose SHA-256 is `sha256` (the job
+  /// spec's model_sha256): ps::FetchModule.
+  Result<std::shared_ptr<const std::string>> FetchModule(
+      const std::string& sha256);
   /// Where workers reach this server ("host:port").
   Status AnnounceServer(const std::string& address);
   /// At the end: this server's slices (ps/shard_plan.h order, contiguous

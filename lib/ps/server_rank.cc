@@ -13,6 +13,7 @@
 #include "ps/checkpoint.h"
 #include "ps/checkpoint_rotation.h"
 #include "ps/job_data.h"
+#include "ps/job_module.h"
 #include "ps/master_client.h"
 #include "ps/parameter_server.h"
 #include "ps/service.h"
@@ -45,8 +46,10 @@ Result<ScoreFn> DefaultScorer(const JobSpec& spec,
                               std::shared_ptr<const data::Source> test,
                               std::shared_ptr<const data::TextCorpus> corpus) {
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
+  models::EvaluatorOptions options;
+  options.loss = LossOf(spec);
   auto evaluator = corpus ? MakeLmEvaluator(model, corpus->test, spec.bptt)
-                          : MakeEvaluator(model, std::move(test));
+                          : MakeEvaluator(model, std::move(test), options);
   return ScoreFn([evaluator](const models::NamedTensors& state) {
     return evaluator->Score(state);
   });
@@ -107,6 +110,9 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
                       o.auth_token);
   PS_RETURN_IF_ERROR(master.Connect(o.master_addr, o.master_port));
   PS_ASSIGN_OR_RETURN(JobSpec spec, master.Handshake(o.rank, o.world_size));
+  if (IsScriptJob(spec)) {
+    PS_ASSIGN_OR_RETURN(spec.module, master.FetchModule(spec.model_sha256));
+  }
   models::SetComputeThreads(o.threads);
   torch::manual_seed(spec.seed);
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
@@ -237,6 +243,7 @@ std::string ResolveResume(const ServerRankOptions& o, report::EventLog* log) {
 
 Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   JobSpec spec = o.spec;
+  PS_RETURN_IF_ERROR(ReadModuleFile(&spec));
   models::SetComputeThreads(o.threads);
   // The test set's shape (a corpus: its vocabulary) builds the model, here
   // and on every other rank.
@@ -252,6 +259,10 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   }
   torch::manual_seed(spec.seed);
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
+  if (test) {
+    PS_RETURN_IF_ERROR(CheckModelOnData(
+        spec, *model, *test, DataName(spec, o.data_dir, data::Split::kTest)));
+  }
   PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer
                                          ? o.make_scorer(spec)
                                          : DefaultScorer(spec, test, corpus));

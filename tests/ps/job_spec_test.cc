@@ -145,6 +145,44 @@ TEST(JobSpecTest, LanguageModelRules) {
             "--dropout 1.000000: expected in [0, 1)");
 }
 
+TEST(JobSpecTest, OwnModelRules) {
+  auto message = [](auto edit) {
+    JobSpec s;
+    s.world_size = 3;
+    s.model = "own/mlp.pt";
+    edit(s);
+    return ValidateJobSpec(s).message();
+  };
+  EXPECT_EQ(message([](JobSpec&) {}), "");
+  EXPECT_EQ(message([](JobSpec& s) { s.loss = "mse"; }), "");
+  EXPECT_EQ(message([](JobSpec& s) { s.loss = "hinge"; }),
+            "--loss 'hinge': expected cross_entropy, nll or mse");
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.model = "net";
+              s.loss = "mse";
+            }),
+            "--loss mse: the built-in model net is a classifier "
+            "(log_softmax, trained with nll); --loss applies to --model PATH");
+  EXPECT_EQ(message([](JobSpec& s) { s.loss = "nll"; }), "");
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.loss = "mse";
+              s.target_accuracy = 0.9;
+            }),
+            "--target_accuracy: not with --loss mse (a regression has no "
+            "accuracy)");
+  EXPECT_EQ(message([](JobSpec& s) { s.model_sha256 = std::string(64, 'a'); }),
+            "");
+  EXPECT_EQ(message([](JobSpec& s) { s.model_sha256 = "abc"; }),
+            "model_sha256 'abc': expected 64 hex digits, and only with --model "
+            "PATH");
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.model = "net";
+              s.model_sha256 = std::string(64, 'a');
+            }),
+            "model_sha256 '" + std::string(64, 'a') +
+                "': expected 64 hex digits, and only with --model PATH");
+}
+
 TEST(JobSpecTest, LstmLmDefaultsWhereNotGiven) {
   JobSpec s;
   s.model = "lstm_lm";
@@ -166,7 +204,7 @@ TEST(JobSpecTest, EveryFieldHasOneJsonKey) {
   const JobSpec spec;
   ForEachJobField(
       spec, [&](const JobField& f, const auto&) { names.push_back(f.name); });
-  EXPECT_EQ(names.size(), 53u);
+  EXPECT_EQ(names.size(), 55u);
   const auto j = ToJson(JobSpec{});
   EXPECT_EQ(j.size(), names.size());
   for (const auto& name : names)

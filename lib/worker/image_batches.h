@@ -34,6 +34,8 @@ class ImageBatches {
                                                     report::EventLog* log);
 
   int64_t steps_per_epoch() const { return sampler_.steps_per_epoch(); }
+  /// The training split the batches are read from.
+  const data::Source& source() const { return *train_; }
 
   /// The batch of global step `global`. The loader holds the next requests
   /// in step order (up to `end`, exclusive) and is cleared when `global` is

@@ -12,6 +12,7 @@
 #include "models/model_state.h"
 #include "models/model_zoo.h"
 #include "ps/job_data.h"
+#include "ps/job_module.h"
 #include "ps/optimizer.h"
 #include "worker/lm_stream.h"
 
@@ -47,6 +48,7 @@ Status Validate(const LocalTrainOptions& o) {
 ps::JobSpec SpecOf(const LocalTrainOptions& o) {
   ps::JobSpec spec;
   spec.model = o.model;
+  spec.loss = o.loss;
   spec.dataset = o.dataset;
   spec.optimizer = o.optimizer;
   spec.lr = o.lr;
@@ -94,7 +96,8 @@ Result<std::shared_ptr<const data::Source>> Load(const LocalTrainOptions& o,
 
 // `steps` SGD steps over as many epochs as they need, or fewer when an
 // evaluation reaches the target. Returns the training seconds.
-double RunSteps(models::Model& model, const data::Source& train,
+double RunSteps(models::Model& model, models::Loss loss,
+                const data::Source& train,
                 const std::shared_ptr<const data::Source>& test,
                 const LocalTrainOptions& o, LocalRunStats* stats) {
   data::ShardSampler sampler(train.size(), 1, 0, o.batch_size, o.seed);
@@ -128,16 +131,19 @@ double RunSteps(models::Model& model, const data::Source& train,
       stats->skipped_samples += batch.skipped;
       ps::SetLr(*optimizer, ps::ScheduledLr(schedule, o.lr, done, o.steps));
       optimizer->zero_grad();
-      torch::nll_loss(model.forward(batch.images), batch.labels).backward();
+      models::ComputeLoss(loss, model.forward(batch.images), batch.labels)
+          .backward();
       Clip(params, o.clip_grad_norm);
       optimizer->step();
       if (++done % o.eval_interval != 0 || !evaluate)
         continue;
       seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      models::EvaluatorOptions eval;
+      eval.loss = loss;
       const double accuracy =
           ps::MakeEvaluator(
               std::shared_ptr<models::Model>(&model, [](models::Model*) {}),
-              test)
+              test, eval)
               ->Score()
               .accuracy;
       model.train();
@@ -238,16 +244,23 @@ Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
                            " exceeds the " + std::to_string(train->size()) +
                            " training samples");
   }
-  const data::SourceShape shape = test->shape();
+  ps::JobSpec spec = SpecOf(o);
+  PS_RETURN_IF_ERROR(models::ParseLoss(o.loss).status());
+  PS_RETURN_IF_ERROR(ps::ReadModuleFile(&spec));
+  ps::SetInputShape(test->shape(), &spec);
   torch::manual_seed(o.seed);
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
-                      models::MakeModel(o.model, {shape.channels, shape.height,
-                                                  shape.num_classes}));
+                      ps::MakeJobModel(spec));
+  PS_RETURN_IF_ERROR(ps::CheckModelOnData(
+      spec, *model, *train,
+      ps::DataName(spec, o.data_dir, data::Split::kTrain)));
+  models::EvaluatorOptions eval;
+  eval.loss = ps::LossOf(spec);
   ThreadCount thread_count(o.threads);
   LocalRunStats stats;
   stats.threads = at::get_num_threads();
   try {
-    stats.wall_seconds = RunSteps(*model, *train, test, o, &stats);
+    stats.wall_seconds = RunSteps(*model, eval.loss, *train, test, o, &stats);
   } catch (const c10::Error& e) {
     return InvalidArgument(std::string("training failed: ") +
                            e.what_without_backtrace());
@@ -255,9 +268,10 @@ Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
   stats.steps = stats.steps_to_target > 0 ? stats.steps_to_target : o.steps;
   stats.samples_per_second =
       stats.wall_seconds > 0 ? stats.samples / stats.wall_seconds : 0.0;
-  models::EvalResult eval = ps::MakeEvaluator(model, test)->Score();
-  stats.test_accuracy = eval.accuracy;
-  stats.test_loss = eval.loss;
+  const models::EvalResult scores =
+      ps::MakeEvaluator(model, test, eval)->Score();
+  stats.test_accuracy = scores.accuracy;
+  stats.test_loss = scores.loss;
   return stats;
 }
 

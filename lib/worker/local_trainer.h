@@ -15,8 +15,12 @@
 namespace pstrain::worker {
 
 struct LocalTrainOptions {
-  /// Model of the zoo (models::MakeModel). Default: "net".
+  /// Model of the zoo (models::MakeModel), or a TorchScript file's path
+  /// (ps::ReadModuleFile). Default: "net".
   std::string model = "net";
+  /// A TorchScript model's loss (models::ParseLoss); the zoo's use nll.
+  /// Default: "cross_entropy".
+  std::string loss = "cross_entropy";
   /// Data set by name (data::OpenSource). Default: "fashion-mnist".
   std::string dataset = "fashion-mnist";
   /// Its directory; "" = Debian's place for the data set.
@@ -82,7 +86,8 @@ struct LocalRunStats {
 };
 
 /// Loads the data set, builds the model from `seed`, runs `steps` steps of
-/// forward / nll_loss / backward / (clip) / optimizer step on batches drawn
+/// forward / loss (nll, or a TorchScript model's --loss) / backward /
+/// (clip) / optimizer step on batches drawn
 /// by data::ShardSampler(N, 1, 0, batch_size, seed), then evaluates. With
 /// dataset "text": windows i = step % windows of the training split in
 /// batch_size streams, then the test perplexity (ps::MakeLmEvaluator).

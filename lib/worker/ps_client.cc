@@ -8,6 +8,7 @@
 
 #include "net/auth.h"
 #include "net/send_gate.h"
+#include "ps/module_fetch.h"
 #include "ps/tensor_codec.h"
 #include "worker/param_arrivals.h"
 #include "worker/push_compressor.h"
@@ -101,6 +102,11 @@ Result<ps::JobSpec> PsClient::GetJob() {
   wire::JobSpecMsg msg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(client_.reply_meta(), &msg));
   return ps::JobSpecFromPeer(msg.json, "rank " + std::to_string(server_rank_));
+}
+
+Result<std::shared_ptr<const std::string>> PsClient::FetchModule(
+    const std::string& sha256) {
+  return ps::FetchModule(&client_, timeout_, sha256);
 }
 
 Status PsClient::Register(const std::vector<wire::KeySpec>& keys) {

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -73,6 +74,10 @@ class PsClient : private net::ReplySink {
   /// address may have changed since (a restarted server listens where the
   /// kernel put it). Errors as Handshake but for the world checks.
   Result<ps::JobSpec> GetJob();
+  /// Rank 0's TorchScript module, whose SHA-256 is `sha256` (the job
+  /// spec's model_sha256): ps::FetchModule.
+  Result<std::shared_ptr<const std::string>> FetchModule(
+      const std::string& sha256);
   /// Sends the model fingerprint; kIncompatible naming the first differing
   /// key when the server's model differs.
   Status Register(const std::vector<wire::KeySpec>& keys);

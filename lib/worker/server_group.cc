@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include "net/address.h"
+#include "ps/job_module.h"
 #include "ps/tensor_codec.h"
 #include "util/check.h"
 
@@ -32,6 +33,14 @@ Result<ps::JobSpec> ServerGroup::JoinMaster() {
       master.Connect(options_.master_addr, options_.master_port));
   PS_ASSIGN_OR_RETURN(spec_,
                       master.Handshake(options_.rank, options_.world_size));
+  if (!options_.model.empty()) {
+    PS_RETURN_IF_ERROR(ps::UseOwnModuleFile(options_.model, &spec_));
+  } else if (ps::IsScriptJob(spec_)) {
+    PS_ASSIGN_OR_RETURN(spec_.module, master.FetchModule(spec_.model_sha256));
+    log_->Info("took the module " + spec_.model + " (" +
+               std::to_string(spec_.module->size()) + " bytes, SHA-256 " +
+               spec_.model_sha256 + ") from rank 0");
+  }
   return spec_;
 }
 

@@ -39,7 +39,10 @@ class ServerGroup {
   ServerGroup& operator=(const ServerGroup&) = delete;
 
   /// Connects to rank 0 and takes the job spec, checked as
-  /// PsClient::Handshake checks it.
+  /// PsClient::Handshake checks it, with its TorchScript module: the file
+  /// of TrainerOptions::model when given (ps::UseOwnModuleFile:
+  /// kIncompatible naming both hashes when it is not rank 0's), else
+  /// rank 0's bytes (PsClient::FetchModule).
   Result<ps::JobSpec> JoinMaster();
   /// Plans the slices of the model `fingerprint` describes, connects to
   /// servers 1..S-1, and registers the model with every server, which

@@ -9,8 +9,10 @@
 #include <torch/torch.h>
 
 #include "models/language_model.h"
+#include "models/loss.h"
 #include "models/model_zoo.h"
 #include "ps/job_data.h"
+#include "ps/job_module.h"
 #include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
 #include "report/worker_stats.h"
@@ -70,6 +72,7 @@ class Trainer {
   report::EventLog* log_;
   ps::JobSpec spec_;
   std::shared_ptr<models::Model> model_;
+  models::Loss loss_ = models::Loss::kNll;
   torch::Device device_{torch::kCPU};
   std::unique_ptr<HostMirror> mirror_;
   std::unique_ptr<GradStream> stream_;
@@ -118,6 +121,12 @@ Status Trainer::Join() {
   // Check our own input before joining, so that bad input ends this worker
   // alone and does not look like a worker lost mid-job.
   PS_RETURN_IF_ERROR(ps::IsTextJob(spec_) ? OpenText() : OpenImages());
+  if (images_) {
+    PS_RETURN_IF_ERROR(ps::CheckModelOnData(
+        spec_, *model_, images_->source(),
+        ps::DataName(spec_, options_.data_dir, data::Split::kTrain)));
+  }
+  loss_ = ps::LossOf(spec_);
   PS_RETURN_IF_ERROR(servers_.JoinServers(ps::Fingerprint(*model_)));
   model_->to(device_);
   mirror_ = std::make_unique<HostMirror>(*model_);
@@ -293,7 +302,7 @@ torch::Tensor Trainer::Forward(int64_t step, const data::Batch& batch,
   auto out = model_->forward(batch.images.to(device_));
   *samples = batch.labels.size(0);
   *skipped = batch.skipped;
-  return torch::nll_loss(out, batch.labels.to(device_));
+  return models::ComputeLoss(loss_, out, batch.labels.to(device_));
 }
 
 void Trainer::LogStep(int64_t epoch, double loss) {

@@ -33,6 +33,11 @@ struct TrainerOptions {
   int world_size = 2;
   /// Directory of the data set's IDX files; "" = Debian's place for it.
   std::string data_dir;
+  /// This worker's --model: its own copy of the job's TorchScript module,
+  /// used when its SHA-256 is rank 0's and refused otherwise, or the
+  /// built-in model the job trains (ps::UseOwnModuleFile). "" (the
+  /// default): whatever rank 0 says; it sends a module's bytes.
+  std::string model;
   /// "cpu" or "cuda" (where this libtorch has CUDA and a GPU is visible).
   std::string device = "cpu";
   /// Longest wait for the server, for connecting and for each reply.

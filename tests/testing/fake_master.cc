@@ -7,8 +7,11 @@
 
 namespace pstrain::testing {
 
-FakeMaster::FakeMaster(std::string job_json)
+FakeMaster::FakeMaster(std::string job_json, std::string module_sha256,
+                       std::string module_bytes)
     : job_json_(std::move(job_json)),
+      module_sha256_(std::move(module_sha256)),
+      module_bytes_(std::move(module_bytes)),
       acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}),
       socket_(io_),
       port_(acceptor_.local_endpoint().port()) {
@@ -54,10 +57,22 @@ void FakeMaster::Answer() {
   } else if (header_.type == wire::MsgType::kGetJob) {
     type = wire::MsgType::kJobSpec;
     wire::EncodeMeta(wire::JobSpecMsg{job_json_}, &meta);
+  } else if (header_.type == wire::MsgType::kGetModule) {
+    type = wire::MsgType::kModule;
+    wire::ModuleMsg msg;
+    msg.sha256 = module_sha256_;
+    msg.bytes.dtype = wire::DType::kUInt8;
+    msg.bytes.ndim = 1;
+    msg.bytes.dims[0] = static_cast<int64_t>(module_bytes_.size());
+    msg.bytes.nbytes = module_bytes_.size();
+    wire::EncodeMeta(msg, &meta);
   } else {
     return;
   }
-  wire::EncodeFramePrefix(type, header_.request_id, meta, 0, &reply_);
+  const std::string& data =
+      type == wire::MsgType::kModule ? module_bytes_ : std::string();
+  wire::EncodeFramePrefix(type, header_.request_id, meta, data.size(), &reply_);
+  reply_ += data;
   asio::async_write(socket_, asio::buffer(reply_),
                     [this](const asio::error_code& ec, size_t) {
                       if (!ec)

@@ -2,9 +2,10 @@
 // FakeMaster: a rank 0 that speaks just enough of the wire protocol to hand
 // a worker a job spec of the test's choosing, to test what a worker makes of
 // a bad one. It listens on 127.0.0.1, port 0, and answers one connection:
-// its hello with a server's hello, its get_job with `job_json` as sent; any
-// other frame ends the conversation. Runs on a thread of its own, which the
-// destructor stops. Not thread-safe.
+// its hello with a server's hello, its get_job with `job_json` as sent, its
+// get_module with a module named `module_sha256` carrying `module_bytes`
+// (both as given, right or wrong); any other frame ends the conversation. Runs
+// on a thread of its own, which the destructor stops. Not thread-safe.
 
 #include <cstdint>
 #include <string>
@@ -19,7 +20,8 @@ namespace pstrain::testing {
 
 class FakeMaster {
  public:
-  explicit FakeMaster(std::string job_json);
+  explicit FakeMaster(std::string job_json, std::string module_sha256 = "",
+                      std::string module_bytes = "");
   ~FakeMaster();
   FakeMaster(const FakeMaster&) = delete;
   FakeMaster& operator=(const FakeMaster&) = delete;
@@ -33,6 +35,7 @@ class FakeMaster {
   void Answer();
 
   const std::string job_json_;
+  const std::string module_sha256_, module_bytes_;
   asio::io_context io_;
   asio::ip::tcp::acceptor acceptor_;
   asio::ip::tcp::socket socket_;

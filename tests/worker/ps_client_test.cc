@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "net/sha256.h"
 #include "testing/fake_master.h"
 
 namespace pstrain::worker {
@@ -100,6 +101,46 @@ TEST(PsClientTest, RefusesAJobSpecOfAnotherWorld) {
   EXPECT_EQ(spec.status().message(),
             "the job spec from rank 0: num_servers 2 makes this worker's rank "
             "1 a server");
+}
+
+// What FetchModule makes of rank 0's module reply: the bytes, once they hash
+// to the job's SHA-256.
+Result<std::shared_ptr<const std::string>> FetchFrom(
+    const std::string& announced, const std::string& bytes,
+    const std::string& job_sha256) {
+  FakeMaster master(JobJson([](nlohmann::json&) {}), announced, bytes);
+  PsClient client(std::chrono::seconds(10), net::ConnectionOptions{});
+  Status connected = client.Connect("127.0.0.1", master.port());
+  if (!connected.ok())
+    return connected;
+  auto spec = client.Handshake(1, 2);
+  if (!spec.ok())
+    return spec.status();
+  return client.FetchModule(job_sha256);
+}
+
+TEST(PsClientTest, FetchesTheModuleRankZeroSends) {
+  const std::string bytes(300000, 'm');
+  const std::string sha = net::Sha256Hex(bytes);
+  auto module = FetchFrom(sha, bytes, sha);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  EXPECT_EQ(**module, bytes);
+}
+
+TEST(PsClientTest, RefusesAModuleOfAnotherHash) {
+  const std::string bytes = "module", other = "modulf";
+  const std::string sha = net::Sha256Hex(bytes);
+  auto named = FetchFrom(net::Sha256Hex(other), other, sha);
+  ASSERT_FALSE(named.ok());
+  EXPECT_EQ(named.status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(named.status().message(),
+            "the module from rank 0 is named SHA-256 " + net::Sha256Hex(other) +
+                ", the job's is " + sha);
+  auto altered = FetchFrom(sha, other, sha);
+  ASSERT_FALSE(altered.ok());
+  EXPECT_EQ(altered.status().message(), "the module from rank 0 has SHA-256 " +
+                                            net::Sha256Hex(other) +
+                                            ", the job's is " + sha);
 }
 
 }  // namespace

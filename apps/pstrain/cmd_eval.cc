@@ -11,6 +11,7 @@
 #include "models/model_zoo.h"
 #include "ps/checkpoint.h"
 #include "ps/job_data.h"
+#include "ps/job_module.h"
 
 namespace pstrain::apps {
 
@@ -70,6 +71,33 @@ Status EvaluateText(const EvalFlags& f, const ps::NamedTensors& tensors,
   return Status::Ok();
 }
 
+// The model to score: a built-in one for `shape`, or the TorchScript file
+// --model names (the checkpoint's, by default), which must be the one the
+// checkpoint's job trained (its SHA-256); *loss is how the job scored it.
+Result<std::shared_ptr<models::Model>> LoadModel(
+    const EvalFlags& f, const Result<nlohmann::json>& meta,
+    const data::SourceShape& shape, models::Loss* loss) {
+  if (models::IsZooModel(f.model)) {
+    return models::MakeModel(f.model,
+                             {shape.channels, shape.height, shape.num_classes});
+  }
+  nlohmann::json job = nlohmann::json::object();
+  if (meta.ok() && meta->contains("job") && (*meta)["job"].is_object())
+    job = (*meta)["job"];
+  ps::JobSpec spec;
+  spec.model = f.model;
+  spec.loss = job.value("loss", spec.loss);
+  PS_ASSIGN_OR_RETURN(*loss, models::ParseLoss(spec.loss));
+  PS_RETURN_IF_ERROR(ps::ReadModuleFile(&spec));
+  const std::string trained = job.value("model_sha256", "");
+  if (!trained.empty() && trained != spec.model_sha256) {
+    return InvalidArgument("--model " + f.model + " has SHA-256 " +
+                           spec.model_sha256 + "; " + f.checkpoint +
+                           " was trained with " + trained);
+  }
+  return ps::MakeJobModel(spec);
+}
+
 Status Evaluate(EvalFlags& f, report::EventLog& log) {
   PS_ASSIGN_OR_RETURN(ps::NamedTensors tensors,
                       ps::LoadCheckpointTensors(f.checkpoint));
@@ -97,11 +125,11 @@ Status Evaluate(EvalFlags& f, report::EventLog& log) {
     source.image_size = f.image_size;
   PS_ASSIGN_OR_RETURN(std::shared_ptr<const data::Source> test,
                       data::OpenSource(source, data::Split::kTest));
-  const data::SourceShape shape = test->shape();
+  models::EvaluatorOptions options;
+  options.batch_size = f.batch_size;
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
-                      models::MakeModel(f.model, {shape.channels, shape.height,
-                                                  shape.num_classes}));
-  auto evaluator = ps::MakeEvaluator(model, test, {f.batch_size});
+                      LoadModel(f, meta, test->shape(), &options.loss));
+  auto evaluator = ps::MakeEvaluator(model, test, options);
   models::EvalResult r;
   double seconds = 0;
   PS_RETURN_IF_ERROR(
@@ -129,7 +157,8 @@ RunFn SetupEval(CLI::App* sub) {
   sub->add_option("--checkpoint", f->checkpoint, "Saved model (state_dict)")
       ->capture_default_str();
   sub->add_option("--model", f->model,
-                  "Model name; default: from the checkpoint's .json");
+                  "Model name, or the TorchScript file the checkpoint's job "
+                  "trained; default: from the checkpoint's .json");
   sub->add_option("--dataset", f->dataset,
                   "Data set; default: from the checkpoint's .json");
   sub->add_option("--image_size", f->image_size,

@@ -14,6 +14,7 @@ struct WorkFlags {
   WorldFlags world;
   LocalFlags local;
   std::string device = "cpu";
+  std::string model;
   double reconnect_timeout = 60;
   WorkHook hook;
 };
@@ -31,6 +32,7 @@ int Work(WorkFlags& f) {
   o.world_size = f.world.world.world_size;
   o.data_dir = f.local.data_dir;
   o.device = f.device;
+  o.model = f.model;
   o.timeout = f.local.timeout();
   o.max_frame_bytes = f.local.max_frame_bytes;
   auto token = AuthToken(f.local);
@@ -51,6 +53,10 @@ RunFn SetupWork(CLI::App* sub) {
   AddWorldFlags(sub, &f->world, /*with_rank=*/true);
   AddLocalFlags(sub, &f->local);
   sub->add_option("--device", f->device, "cpu or cuda")->capture_default_str();
+  sub->add_option("--model", f->model,
+                  "This worker's copy of the job's TorchScript module, used "
+                  "when its SHA-256 is rank 0's (refused otherwise); "
+                  "default: rank 0 sends the module's bytes");
   sub->add_option(
          "--reconnect_timeout", f->reconnect_timeout,
          "Seconds to keep reconnecting, with exponential backoff, to a server "

@@ -127,10 +127,13 @@ int RunWire(WireFlags& f) {
   return 0;
 }
 
-bench::TableRow TrainRow(const json& r, bool target) {
+// `several`: of several models, so the mode is named with its model
+// ("sync net_scripted.pt").
+bench::TableRow TrainRow(const json& r, bool target, bool several) {
   double step = Number(r, "seconds_per_step");
   bench::TableRow row = {
-      r.value("mode", ""),
+      several ? r.value("mode", "") + " " + r.value("model", "")
+              : r.value("mode", ""),
       bench::FixedDecimals(Number(r, "samples_per_second"), 0),
       bench::FixedDecimals(Number(r, "wall_seconds"), 2),
       bench::FixedDecimals(step, 4),
@@ -148,7 +151,8 @@ void PrintTrainTable(const bench::TrainBenchOptions& o, const json& rows) {
   std::vector<bench::TableRow> table;
   std::vector<std::string> notes;
   for (const json& r : rows) {
-    table.push_back(TrainRow(r, o.target_accuracy > 0));
+    table.push_back(TrainRow(r, o.target_accuracy > 0,
+                             o.model.find(',') != std::string::npos));
     for (const json& n : r.value("notes", json::array())) {
       notes.push_back(r.value("mode", "") + ": " + n.get<std::string>());
     }
@@ -227,8 +231,14 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
   auto& o = f->options;
   sub->add_option("--model", o.model,
                   "net, convnet, mlp, resnet18, resnet34, resnet50 or lstm_lm "
-                  "(defaults: --dataset text --optimizer adam --lr 0.001)")
+                  "(defaults: --dataset text --optimizer adam --lr 0.001), or "
+                  "a TorchScript file; several, comma-separated, each run in "
+                  "every mode (e.g. net,net_scripted.pt)")
       ->capture_default_str();
+  sub->add_option("--loss", o.loss,
+                  "A TorchScript model's loss: cross_entropy, nll or mse")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cross_entropy", "nll", "mse"}));
   f->defaulted["dataset"] =
       sub->add_option("--dataset", o.dataset,
                       "fashion-mnist, mnist, cifar10, imagefolder or text")

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cluster/launcher.h"
+#include "models/model_zoo.h"
 #include "util/resources.h"
 #include "worker/local_trainer.h"
 
@@ -99,6 +100,7 @@ void SetSplit(json* row, double compute, double communication, double waiting) {
 Result<json> RunSingle(const TrainBenchOptions& o) {
   worker::LocalTrainOptions l;
   l.model = o.model;
+  l.loss = o.loss;
   l.dataset = o.dataset;
   l.data_dir = o.data_dir;
   l.image_size = o.image_size;
@@ -191,6 +193,8 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
   }
   if (!o.sparse_embeddings)
     a.push_back("--sparse_embeddings=false");
+  if (!models::IsZooModel(o.model))
+    a.insert(a.end(), {"--loss", o.loss});
   if (o.target_accuracy > 0) {
     a.insert(a.end(), {"--target_accuracy", Exact(o.target_accuracy),
                        "--eval_interval", std::to_string(o.eval_interval)});
@@ -348,12 +352,8 @@ void SetSpeedups(json* rows) {
   }
 }
 
-}  // namespace
-
-Result<json> RunTrainBench(const TrainBenchOptions& o) {
-  PS_RETURN_IF_ERROR(Validate(o));
-  PS_ASSIGN_OR_RETURN(std::unique_ptr<ScratchDir> dir,
-                      ScratchDir::Make(o.scratch_dir));
+// The rows of one model, each mode in turn.
+Result<json> RunModel(const TrainBenchOptions& o, const std::string& scratch) {
   json rows = json::array();
   for (const std::string& mode : o.modes) {
     if (o.progress) {
@@ -368,12 +368,29 @@ Result<json> RunTrainBench(const TrainBenchOptions& o) {
                   << std::endl;
     }
     Result<json> row =
-        mode == "single" ? RunSingle(o) : RunLaunch(o, mode, dir->path());
+        mode == "single" ? RunSingle(o) : RunLaunch(o, mode, scratch);
     if (!row.ok())
       return row.status();
     rows.push_back(*row);
   }
   SetSpeedups(&rows);
+  return rows;
+}
+
+}  // namespace
+
+Result<json> RunTrainBench(const TrainBenchOptions& o) {
+  PS_RETURN_IF_ERROR(Validate(o));
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<ScratchDir> dir,
+                      ScratchDir::Make(o.scratch_dir));
+  json rows = json::array();
+  std::istringstream names(o.model);
+  for (std::string name; std::getline(names, name, ',');) {
+    TrainBenchOptions one = o;
+    one.model = name;
+    PS_ASSIGN_OR_RETURN(json model_rows, RunModel(one, dir->path()));
+    rows.insert(rows.end(), model_rows.begin(), model_rows.end());
+  }
   return rows;
 }
 

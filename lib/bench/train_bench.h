@@ -22,10 +22,15 @@
 namespace pstrain::bench {
 
 struct TrainBenchOptions {
-  /// Model of the zoo and data set, by name. Defaults: "net",
-  /// "fashion-mnist".
+  /// Model of the zoo or a TorchScript file (--model PATH), and data set,
+  /// by name. Several models, comma-separated, run one after another, each
+  /// in every mode ("net,net_scripted.pt" compares a scripted net with the
+  /// built-in one in the same run). Defaults: "net", "fashion-mnist".
   std::string model = "net";
   std::string dataset = "fashion-mnist";
+  /// A TorchScript model's --loss (the zoo's train with nll). Default:
+  /// "cross_entropy".
+  std::string loss = "cross_entropy";
   /// Rows, in this order: any of "single", "sync", "async".
   std::vector<std::string> modes = {"single", "sync", "async"};
   /// Processes of a sync/async run: one server and world_size-1 workers.
@@ -90,7 +95,8 @@ struct TrainBenchOptions {
   std::ostream* progress = nullptr;
 };
 
-/// Runs each mode in turn. Returns a JSON array, one object per mode:
+/// Runs each mode in turn (for each model in turn). Returns a JSON array,
+/// one object per model and mode:
 ///   mode, model, dataset, processes, workers, threads_per_process,
 ///   batch_size, steps (per worker), samples (all workers),
 ///   wall_seconds (training only: first worker joined to last one done;
@@ -103,8 +109,9 @@ struct TrainBenchOptions {
 ///     life, with start-up, data loading and evaluation; single: null),
 ///   peak_rss_bytes ({"server", "worker" (the largest)}, null where not
 ///     reported; single: {"process": this process's peak so far}),
-///   speedup_over_single (samples_per_second / that of the single row;
-///     null without one), lr, momentum, seed, notes (array of strings);
+///   speedup_over_single (samples_per_second / that of the single row of
+///     the same model; null without one), lr, momentum, seed, notes (array
+///     of strings);
 ///   sync, async: compression, pull_compression, bytes_per_step (a
 ///     worker's push plus pull, bytes) and bytes_pushed_per_step;
 ///   with a target: target_accuracy, time_to_target_seconds (sync, async:

@@ -200,6 +200,23 @@ TEST(TensorFileTest, BytesTorchSaveDidNotWriteAreCorruption) {
                 "zip archive: not a ZIP archive");
 }
 
+TEST(TensorFileTest, BytesInLibtorchsReasonAreEscaped) {
+  ScratchDir dir;
+  const std::vector<char> saved = torch::pickle_save(Dict({{"x", 1}}));
+  std::string bytes(saved.begin(), saved.end());
+  const size_t pickle = bytes.find("\x80\x02", bytes.find("data.pkl"));
+  ASSERT_NE(pickle, std::string::npos);
+  bytes[pickle + 1] = '\x04';  // pickle protocol 4, which libtorch refuses
+  testing::WritePlain(dir.File("train.pt"), bytes);
+  auto file = TensorFile::Open(Options(dir.path()), Split::kTrain);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(file.status().message(),
+            dir.File("train.pt") +
+                ": not a torch.save file: Only Pickle protocol 2 is "
+                "supported, found protocol = \\x04");
+}
+
 struct BadFile {
   c10::IValue saved;
   std::string message;  // after "DIR/train.pt: "

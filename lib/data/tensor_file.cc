@@ -106,9 +106,21 @@ std::string DescribeKeys(const c10::impl::GenericDict& dict) {
   return out.empty() ? "none" : out;
 }
 
-// The first line of a libtorch error.
+// The first line of a libtorch error, each byte outside printable ASCII
+// written "\xNN": the reason may quote the file's bytes.
 std::string FirstLine(const std::string& what) {
-  return what.substr(0, what.find('\n'));
+  std::string out;
+  for (const char c : what.substr(0, what.find('\n'))) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+      continue;
+    }
+    char hex[5];
+    std::snprintf(hex, sizeof(hex), "\\x%02x", byte);
+    out += hex;
+  }
+  return out;
 }
 
 // What torch.save wrote at `path`, its tensors on the CPU. This is

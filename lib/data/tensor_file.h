@@ -32,7 +32,8 @@ class TensorFile : public Source {
   /// kInvalidArgument for an empty data_dir;
   /// kNotFound for a missing file; kIOError for one that cannot be opened;
   /// kCorruption for a file torch.save did not write ("PATH: not a
-  /// torch.save file: " and libtorch's reason), one that holds no dict, a
+  /// torch.save file: " and the first line of libtorch's reason, a byte
+  /// outside printable ASCII as "\xNN"), one that holds no dict, a
   /// dict without an "x" or a "y" tensor, X not floating or 0-D, Y neither
   /// int64 [N] nor floating [N, ...], X and Y of different N, or a negative
   /// label. Never aborts on the file's content.

@@ -77,7 +77,12 @@ Result<std::shared_ptr<ScriptModel>> ScriptModel::Load(
     return InvalidArgument(name + ": the module has no forward method");
   std::shared_ptr<ScriptModel> model(new ScriptModel(std::move(module)));
   PS_RETURN_IF_ERROR(Mirror(model->module_, *model, "", name));
-  model->train(true);
+  try {
+    model->train(true);
+  } catch (const c10::Error& e) {  // a module of C++'s without `training`
+    return InvalidArgument(name + ": the module cannot switch to train(): " +
+                           FirstLine(e.what_without_backtrace()));
+  }
   return model;
 }
 

@@ -13,8 +13,20 @@
 namespace pstrain::ps {
 namespace {
 
-std::string FirstLine(const std::string& text) {
-  return text.substr(0, text.find('\n'));
+// libtorch's own line for an error: its first, but for the TorchScript
+// interpreter's, whose first line only says that an operation failed and
+// whose last says which and why ("RuntimeError: mat1 and mat2 shapes
+// cannot be multiplied (2x7 and 20x32)").
+std::string ErrorLine(const std::string& text) {
+  const std::string first = text.substr(0, text.find('\n'));
+  if (first.find("failed in the TorchScript interpreter") == std::string::npos)
+    return first;
+  const size_t end = text.find_last_not_of("\n ");
+  if (end == std::string::npos)
+    return first;
+  const size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end - (begin == std::string::npos ? 0 : begin + 1) + 1);
 }
 
 // The bytes of `path`, or why not (the flag named `flag`).
@@ -105,7 +117,7 @@ Status CheckModelOnData(const JobSpec& spec, models::Model& model,
       return InvalidArgument(
           "--model " + spec.model + ": forward on " + data + "'s x " +
           models::ShapeText(batch.images) + " failed: " +
-          FirstLine(c10 ? c10->what_without_backtrace() : e.what()));
+          ErrorLine(c10 ? c10->what_without_backtrace() : e.what()));
     }
     model.train();
   }

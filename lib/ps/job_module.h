@@ -43,7 +43,9 @@ Status UseOwnModuleFile(const std::string& path, JobSpec* spec);
 /// LossOf(spec)'s models::CheckTarget on the output. `data` names the data
 /// in errors ("DIR/train.pt"). kInvalidArgument, one line: "--model
 /// mlp.pt: forward on DIR/test.pt's x [2, 7] failed: <libtorch's first
-/// line>", or "DIR/test.pt: --loss mse needs ...". Leaves the model in
+/// line>" (of the TorchScript interpreter's error, its last: "RuntimeError:
+/// mat1 and mat2 shapes cannot be multiplied (2x7 and 20x32)"), or
+/// "DIR/test.pt: --loss mse needs ...". Leaves the model in
 /// train mode. Nothing for a built-in model or an empty source.
 Status CheckModelOnData(const JobSpec& spec, models::Model& model,
                         const data::Source& source, const std::string& data);

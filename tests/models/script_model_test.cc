@@ -17,6 +17,7 @@ namespace {
 // so that no Python is needed: weight [out, in], bias [out].
 torch::jit::Module Linear(const std::string& type, int64_t in, int64_t out) {
   torch::jit::Module m(type);
+  m.register_attribute("training", c10::BoolType::get(), true);
   m.register_parameter("weight", torch::randn({out, in}), false);
   m.register_parameter("bias", torch::randn({out}), false);
   m.define(R"(
@@ -31,6 +32,7 @@ def forward(self, x):
 std::string TwoLayerBytes() {
   torch::manual_seed(1);
   torch::jit::Module m("TwoLayer");
+  m.register_attribute("training", c10::BoolType::get(), true);
   m.register_parameter("scale", torch::ones({1}), false);
   m.register_buffer("calls", torch::zeros({}, torch::kInt64));
   m.register_module("fc1", Linear("Fc1", 5, 4));
@@ -133,6 +135,7 @@ TEST(ScriptModelTest, BytesThatAreNoModuleAreRefusedInOneLine) {
 
 TEST(ScriptModelTest, AFloat64ParameterIsRefused) {
   torch::jit::Module m("Double");
+  m.register_attribute("training", c10::BoolType::get(), true);
   m.register_parameter("w", torch::ones({2}, torch::kFloat64), false);
   m.define("def forward(self, x):\n    return x * self.w\n");
   std::ostringstream out;
@@ -146,6 +149,7 @@ TEST(ScriptModelTest, AFloat64ParameterIsRefused) {
 
 TEST(ScriptModelTest, AForwardReturningATupleThrows) {
   torch::jit::Module m("Pair");
+  m.register_attribute("training", c10::BoolType::get(), true);
   m.register_parameter("w", torch::ones({2}), false);
   m.define("def forward(self, x):\n    return (x * self.w, x)\n");
   std::ostringstream out;

@@ -1,6 +1,7 @@
 #pragma once
 // The subcommands of `pstrain bench` that live in files of their own
-// (cmd_bench_data.cc, cmd_bench_eval.cc, cmd_bench_load.cc), and what every
+// (cmd_bench_data.cc, cmd_bench_eval.cc, cmd_bench_load.cc,
+// cmd_bench_train.cc), and what every
 // bench subcommand shares. Each Setup adds its flags to `sub` and returns the
 // function that runs it, as Command::setup does (command.h).
 
@@ -19,6 +20,8 @@ RunFn SetupBenchData(CLI::App* sub);
 RunFn SetupBenchEval(CLI::App* sub);
 /// `pstrain bench load`: many connections against one server.
 RunFn SetupBenchLoad(CLI::App* sub);
+/// `pstrain bench train`: one model or several in each mode.
+RunFn SetupBenchTrain(CLI::App* sub);
 
 /// The event log of a bench subcommand: errors, and JSON lines with --json.
 std::unique_ptr<report::EventLog> BenchLog(bool json);

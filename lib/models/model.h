@@ -37,6 +37,8 @@ class Model : public torch::nn::Module {
   /// In forward, before the first use of any parameter: waits for every
   /// key (a model whose layers are not its own modules).
   void AwaitAll() const;
+  /// What set_await set (empty: nothing to wait for).
+  const std::function<void(size_t)>& await() const { return await_; }
 
  private:
   std::function<void(size_t)> await_;

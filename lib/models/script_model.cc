@@ -2,12 +2,15 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/torch.h>
 
 #include "models/loss.h"
+#include "models/model_state.h"
+#include "models/script_arrivals.h"
 
 namespace pstrain::models {
 namespace {
@@ -83,11 +86,31 @@ Result<std::shared_ptr<ScriptModel>> ScriptModel::Load(
     return InvalidArgument(name + ": the module cannot switch to train(): " +
                            FirstLine(e.what_without_backtrace()));
   }
+  model->InstrumentForward();
   return model;
 }
 
+// Each parameter's key, so that forward waits for each where it reads it;
+// a forward that cannot be traced waits for every key before it runs.
+void ScriptModel::InstrumentForward() {
+  std::unordered_map<const c10::TensorImpl*, size_t> ends;
+  const std::vector<torch::Tensor> keys = StateValues(*this);
+  for (size_t k = 0; k < keys.size(); ++k)
+    ends.emplace(keys[k].unsafeGetTensorImpl(), k + 1);
+  try {
+    per_key_ = InstrumentArrivals(module_, [&](const at::Tensor& t) {
+      auto it = ends.find(t.unsafeGetTensorImpl());
+      return it == ends.end() ? size_t{0} : it->second;
+    });
+  } catch (const std::exception&) {  // c10::Error, jit::ErrorReport
+    per_key_ = false;  // forward waits for all: what it computes is the same
+  }
+}
+
 torch::Tensor ScriptModel::forward(torch::Tensor x) {
-  AwaitAll();  // the module's layers are not ours to wait for one by one
+  if (!per_key_)
+    AwaitAll();
+  ArrivalScope scope(&await());
   c10::IValue out = module_.forward({std::move(x)});
   if (!out.isTensor()) {
     throw std::runtime_error("the module's forward returned a " +

@@ -46,8 +46,12 @@ class ScriptModel : public Model {
 
  private:
   explicit ScriptModel(torch::jit::Module module);
+  void InstrumentForward();
 
   torch::jit::Module module_;
+  // Whether forward waits for each key where it reads it
+  // (models/script_arrivals.h), rather than for all before it runs.
+  bool per_key_ = false;
 };
 
 }  // namespace pstrain::models

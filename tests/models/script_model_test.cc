@@ -112,6 +112,27 @@ TEST(ScriptModelTest, TrainAndEvalSwitchTheModule) {
   EXPECT_FALSE(torch::equal(model->forward(x), model->forward(x)));
 }
 
+// Forward waits for each key where it first reads it, as the built-in
+// models' layers do: fc1's bias (key 3) and weight (2), fc2's (5, 4), then
+// scale (0) at the end. Model::set_await gets 1 + the key.
+TEST(ScriptModelTest, ForwardWaitsForEachKeyWhereItReadsIt) {
+  auto model = MustLoad(TwoLayerBytes());
+  ASSERT_TRUE(model);
+  std::vector<size_t> waits;
+  model->set_await([&](size_t end) { waits.push_back(end); });
+  model->eval();
+  const torch::Tensor out = model->forward(torch::randn({2, 5}));
+  EXPECT_EQ(waits, (std::vector<size_t>{4, 3, 6, 5, 1}));
+  // Gradients still reach the parameters themselves.
+  out.sum().backward();
+  for (const auto& p : model->named_parameters())
+    EXPECT_TRUE(p.value().grad().defined()) << p.key();
+  model->set_await(nullptr);
+  waits.clear();
+  model->forward(torch::randn({2, 5}));
+  EXPECT_TRUE(waits.empty());
+}
+
 TEST(ScriptModelTest, TwoLoadsShareNothing) {
   const std::string bytes = TwoLayerBytes();
   auto a = MustLoad(bytes), b = MustLoad(bytes);

@@ -9,31 +9,13 @@ built-in and TorchScript, in one run.
 Needs Debian's python3-torch.
 """
 import argparse
+import os
+import sys
 
 import torch
-from torch import nn
-import torch.nn.functional as F
 
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, 1)
-        self.conv2 = nn.Conv2d(32, 64, 3, 1)
-        self.dropout1 = nn.Dropout2d(0.25)
-        self.dropout2 = nn.Dropout(0.5)
-        self.fc1 = nn.Linear(9216, 128)
-        self.fc2 = nn.Linear(128, 10)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = F.relu(self.conv1(x))
-        x = F.relu(self.conv2(x))
-        x = F.max_pool2d(x, 2)
-        x = self.dropout1(x)
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = self.dropout2(x)
-        return F.log_softmax(self.fc2(x), dim=1)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from eval_vs_pytorch import Net  # noqa: E402  the tutorial's, pstrain's names
 
 
 def main():

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,11 @@ struct BadInputCase {
   std::vector<std::string> flags;
   std::vector<std::string> message;  // parts of one line
 };
+
+// gtest prints a case by its name (in ctest's list too), not its bytes.
+void PrintTo(const BadInputCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class OwnModelBadInputTest : public ::testing::TestWithParam<BadInputCase> {};
 

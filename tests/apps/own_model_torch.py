@@ -16,24 +16,20 @@ pstrain's checkpoints load into the Python modules.
     own_model_torch.py load_resnet18 CHECKPOINT
 """
 import argparse
+import os
 import sys
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+
+# The example's MLP (share/examples/own_model.py), so that the tests train
+# what the README shows.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "share", "examples"))
+from own_model import MLP  # noqa: E402
 
 # data::ShardSampler's epoch seed: seed * 1000003 + epoch.
 EPOCH_SEED_MULTIPLIER = 1000003
-
-
-class MLP(nn.Module):
-    def __init__(self, inputs: int, hidden: int, classes: int):
-        super().__init__()
-        self.fc1 = nn.Linear(inputs, hidden)
-        self.fc2 = nn.Linear(hidden, classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(torch.relu(self.fc1(x)))
 
 
 def cmd_mlp(a):

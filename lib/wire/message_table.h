@@ -7,7 +7,7 @@
 // kind, its layout to share/doc/wire-format.md and a golden-bytes test. A
 // kTensors message whose meta is not tensor_messages.cc's "u64 version,
 // u32 count, descriptors" also needs its own walk in
-// internal::ValidateTensorMeta (as module has).
+// internal::ValidateTensorMeta (as module and push_batch have).
 //
 // PSTRAIN_WIRE_MESSAGES(X) calls X(value, Enum, name, Struct, Data) per row:
 //   value   the u16 `type` on the wire. Never renumber or reuse one; retire
@@ -60,5 +60,9 @@
   /* worker or server -> master: ask for the job's TorchScript module */      \
   X(19, kGetModule, "get_module", GetModule, kNone)                           \
   /* master -> asker: the job's TorchScript module, its bytes as data */      \
-  X(20, kModule, "module", ModuleMsg, kTensors)
+  X(20, kModule, "module", ModuleMsg, kTensors)                               \
+  /* worker -> server (--placement server): a batch; reply kBatchDone */      \
+  X(21, kPushBatch, "push_batch", PushBatch, kTensors)                        \
+  /* server -> worker: the batch's step is in, its loss, whether to stop */   \
+  X(22, kBatchDone, "batch_done", BatchDone, kNone)
 // clang-format on

@@ -221,6 +221,40 @@ struct ModuleMsg {
   TensorDesc bytes;    // uint8 [n], raw: the n bytes of the file
 };
 
+/// Under --placement server the model lives on the server: a worker sends
+/// it one batch, and the server runs forward, backward and the update on it;
+/// reply: BatchDone. Data: x's bytes, then y's. Meta: u64 version,
+/// TensorDesc x, TensorDesc y. Decode refuses x other than key 0 and y
+/// other than key 1, a codec other than raw, x of a dtype other than
+/// float32, y of one other than int64 or float32, ndim 0, dims[0] 0 (an
+/// empty batch), and x and y of different dims[0] (samples).
+/// REQUIRES (PS_CHECK, EncodeMeta): the same of `x` and `y`, and nbytes
+/// numel x dtype size. Whether the shapes fit the model is the server's
+/// check (ps/).
+struct PushBatch {
+  /// The server version the worker's last reply named: in sync, the step
+  /// this batch is for.
+  uint64_t version = 0;
+  TensorDesc x;  // float32 [samples, ...], raw, key 0: the inputs
+  TensorDesc y;  // int64 or float32 [samples, ...], raw, key 1: the targets
+};
+
+/// The server's reply to a PushBatch: the batch's step is in. Meta: u64
+/// version, u64 loss (the IEEE-754 bits of the double), u8 flags. Any loss
+/// is accepted, NaN included, and decodes to the same bits.
+struct BatchDone {
+  /// The server's version once this batch's step is applied: in sync, the
+  /// next step.
+  uint64_t version = 0;
+  double loss = 0;  // the batch's mean loss
+  /// The job stops here, as Params::stop (--target_accuracy reached): the
+  /// worker sends done and ends. Flag bit kBatchDoneStop.
+  bool stop = false;
+};
+
+/// BatchDone flag bits.
+inline constexpr uint8_t kBatchDoneStop = 1;
+
 // For every message of wire/message_table.h, generated from it:
 //
 //   constexpr MsgType TypeOf(const Struct&);
@@ -267,9 +301,10 @@ Status CheckBodyLength(const FrameHeader& header, uint64_t meta_len,
 /// `header.type` says, and checks that the data section is exactly as long
 /// as its descriptors say (empty for DataSection::kNone). Allocates nothing
 /// for the hot-path messages (pull, push, push_pull, params, shard, ack,
-/// heartbeat); returns kCorruption naming the message and field. Every
-/// frame passes it before its data is read (FrameParser); handlers then
-/// decode the meta into their own reused structs.
+/// heartbeat, push_batch, batch_done); returns kCorruption naming the
+/// message and field. Every frame passes it before its data is read
+/// (FrameParser); handlers then decode the meta into their own reused
+/// structs.
 Status ValidateFrame(const FrameHeader& header, std::string_view meta,
                      uint64_t data_bytes);
 

@@ -171,6 +171,13 @@ Status MetaReader::Desc(TensorDesc* desc) {
   return Wrap(DecodeTensorDesc(&in_, desc));
 }
 
+Status MetaReader::Desc(const char* field, TensorDesc* desc) {
+  Status s = DecodeTensorDesc(&in_, desc);
+  if (s.ok())
+    return s;
+  return Error(std::string(field) + ": " + s.message());
+}
+
 Status MetaReader::Finish() const {
   if (in_.empty())
     return Status::Ok();

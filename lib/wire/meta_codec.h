@@ -38,6 +38,10 @@ Status ValidateTensorMeta(std::string_view meta, MsgType type,
 /// DecodeMeta(ModuleMsg) does and refuses unless its descriptor's nbytes
 /// is `data_bytes`.
 Status ValidateModuleMeta(std::string_view meta, uint64_t data_bytes);
+/// ValidateTensorMeta for push_batch (batch_messages.cc): decodes `meta` as
+/// DecodeMeta(PushBatch) does, allocating nothing unless it fails, and
+/// refuses unless x's and y's nbytes add up to `data_bytes`.
+Status ValidateBatchMeta(std::string_view meta, uint64_t data_bytes);
 
 /// Appends little-endian fields to a string; reusing one string keeps its
 /// capacity. Sizes that the layout cannot express are programmer errors
@@ -86,6 +90,8 @@ class MetaReader {
   Status Count(size_t min_item_bytes, uint32_t* count);
   /// One TensorDesc (see DecodeTensorDesc).
   Status Desc(TensorDesc* desc);
+  /// One TensorDesc, its errors naming `field`: "<message>: <field>: <what>".
+  Status Desc(const char* field, TensorDesc* desc);
   /// Calls read_one(i) for i in [0, count); errors inside name "<item> <i>".
   template <typename ReadOne>
   Status Items(const char* item, uint32_t count, ReadOne&& read_one);

@@ -1,8 +1,9 @@
 // The codecs of the messages about parameters: pull, push_pull and push
 // (one codec, GradientsMsg), params, shard and snapshot, with their sparse
 // rows and row requests; and the walk over descriptors that ValidateFrame
-// runs on the hot path (module, whose meta is of another shape, has its
-// own in module_messages.cc). Layouts: messages.h.
+// runs on the hot path (module and push_batch, whose metas are of other
+// shapes, have their own in module_messages.cc and batch_messages.cc).
+// Layouts: messages.h.
 
 #include <string>
 
@@ -248,6 +249,8 @@ Status ValidateTensorMeta(std::string_view meta, MsgType type,
                           uint64_t data_bytes) {
   if (type == MsgType::kModule)
     return ValidateModuleMeta(meta, data_bytes);
+  if (type == MsgType::kPushBatch)
+    return ValidateBatchMeta(meta, data_bytes);
   // Sums nbytes as it goes, so that a descriptor the data cannot hold is
   // refused at once.
   class SumSink : public TensorMetaSink {

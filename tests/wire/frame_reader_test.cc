@@ -51,7 +51,7 @@ std::string SampleFrame() {
   return Frame(m, 42, RandomBytes(&rng, 40));
 }
 
-// One frame of every type (tensor ones with data), request ids 1..20.
+// One frame of every type (tensor ones with data), request ids 1..22.
 std::vector<std::string> FrameOfEveryType() {
   const std::vector<TensorDesc> descs = {Desc(0, DType::kUInt8, {3}),
                                          Desc(1, DType::kFloat16, {0, 2})};
@@ -75,7 +75,11 @@ std::vector<std::string> FrameOfEveryType() {
           Frame(Snapshot{8, true}, 18, ""),
           Frame(GetModule{}, 19, ""),
           Frame(ModuleMsg{std::string(64, 'c'), Desc(0, DType::kUInt8, {4})},
-                20, "PK\x03\x04")};
+                20, "PK\x03\x04"),
+          Frame(PushBatch{5, Desc(0, DType::kFloat32, {1, 1}),
+                          Desc(1, DType::kInt64, {1})},
+                21, "x...y......."),
+          Frame(BatchDone{6, 2.5, false}, 22, "")};
 }
 
 // Feeds `bytes` in pieces of `chunk` until the reader leaves kNeedMore or
@@ -217,9 +221,9 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   ExpectError(f, StatusCode::kIncompatible,
               "protocol version 7, this build speaks 6");
   f = SampleFrame();
-  f[6] = 21;
+  f[6] = 23;
   ExpectError(f, StatusCode::kCorruption,
-              "frame header: type 21 is unknown, expected 1..20");
+              "frame header: type 23 is unknown, expected 1..22");
   f = SampleFrame();
   f[11] = static_cast<char>(0x80);
   ExpectError(f, StatusCode::kCorruption,

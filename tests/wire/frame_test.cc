@@ -110,13 +110,13 @@ TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
 }
 
 TEST(FrameTest, RejectsUnknownType) {
-  for (uint16_t t : {0, 21, 0x0100, 0xFFFF}) {
+  for (uint16_t t : {0, 23, 0x0100, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.type = static_cast<MsgType>(t);
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kCorruption);
     EXPECT_EQ(s.message(), "frame header: type " + std::to_string(t) +
-                               " is unknown, expected 1..20");
+                               " is unknown, expected 1..22");
   }
 }
 
@@ -192,30 +192,32 @@ TEST(FrameTest, ChecksMagicThenVersionThenType) {
 }
 
 TEST(FrameTest, MsgTypeNames) {
-  const char* names[] = {"hello",     "error",    "get_job",     "job_spec",
-                         "register",  "ack",      "pull",        "push_pull",
-                         "params",    "done",     "push",        "auth_hello",
-                         "challenge", "auth",     "server_info", "shard",
-                         "heartbeat", "snapshot", "get_module",  "module"};
+  const char* names[] = {"hello",      "error",     "get_job",     "job_spec",
+                         "register",   "ack",       "pull",        "push_pull",
+                         "params",     "done",      "push",        "auth_hello",
+                         "challenge",  "auth",      "server_info", "shard",
+                         "heartbeat",  "snapshot",  "get_module",  "module",
+                         "push_batch", "batch_done"};
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(t)), names[t - 1]);
   }
   EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(0)), "unknown");
-  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(21)), "unknown");
+  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(23)), "unknown");
 }
 
 TEST(FrameTest, TheMessageTableSaysWhichTypesCarryTensors) {
-  EXPECT_EQ(kMaxMsgType, 20);
+  EXPECT_EQ(kMaxMsgType, 22);
   EXPECT_FALSE(IsMsgType(0));
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_TRUE(IsMsgType(t)) << t;
   }
-  EXPECT_FALSE(IsMsgType(21));
+  EXPECT_FALSE(IsMsgType(23));
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     const MsgType type = static_cast<MsgType>(t);
     const bool tensors = type == MsgType::kPushPull || type == MsgType::kPush ||
                          type == MsgType::kParams || type == MsgType::kShard ||
-                         type == MsgType::kModule;
+                         type == MsgType::kModule ||
+                         type == MsgType::kPushBatch;
     EXPECT_EQ(DataSectionOf(type),
               tensors ? DataSection::kTensors : DataSection::kNone)
         << MsgTypeName(type);

@@ -388,6 +388,11 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   ok(MsgType::kGetModule, "", 0);
   ok(MsgType::kModule,
      Meta(ModuleMsg{std::string(64, 'f'), Desc(0, DType::kUInt8, {5})}), 5);
+  ok(MsgType::kPushBatch,
+     Meta(PushBatch{7, Desc(0, DType::kFloat32, {2, 3}),
+                    Desc(1, DType::kInt64, {2})}),
+     40);
+  ok(MsgType::kBatchDone, Meta(BatchDone{8, 0.5, true}), 0);
 }
 
 TEST(MessagesTest, RefusesUnknownFlagBits) {
@@ -422,8 +427,8 @@ TEST(MessagesTest, ValidateFrameChecksDataAndType) {
   // Meta decoded as the header's type says: a Pull's meta is no Hello.
   EXPECT_EQ(check(MsgType::kHello, Meta(Pull{5}), 0).message(),
             "hello: role 5 is unknown, expected 1..3");
-  EXPECT_EQ(check(static_cast<MsgType>(21), "", 0).message(),
-            "frame header: type 21 is unknown, expected 1..20");
+  EXPECT_EQ(check(static_cast<MsgType>(23), "", 0).message(),
+            "frame header: type 23 is unknown, expected 1..22");
   Status s = ValidateFrame(Header(MsgType::kAck, 9), "", 0);
   EXPECT_EQ(s.message(), "frame: body_len 9 != 4 + meta_len 0 + data 0");
 }
@@ -466,6 +471,9 @@ TEST(MessagesTest, EveryTruncationFails) {
   ExpectEveryPrefixFails(AuthHello{std::string(32, 'n')});
   ExpectEveryPrefixFails(Challenge{std::string(32, 'n'), std::string(32, 'p')});
   ExpectEveryPrefixFails(Auth{std::string(32, 'p')});
+  ExpectEveryPrefixFails(PushBatch{3, Desc(0, DType::kFloat32, {4, 2}),
+                                   Desc(1, DType::kFloat32, {4})});
+  ExpectEveryPrefixFails(BatchDone{4, 1.25, true});
 }
 
 template <typename M>
@@ -498,6 +506,8 @@ TEST(MessagesTest, RandomMetaDecodesOrFails) {
   CountRandomDecodes<Challenge>(&rng);
   CountRandomDecodes<Auth>(&rng);
   CountRandomDecodes<Snapshot>(&rng);
+  CountRandomDecodes<PushBatch>(&rng);
+  EXPECT_GT(CountRandomDecodes<BatchDone>(&rng), 0);
 }
 
 TEST(MessagesTest, TypeOfAndRoleName) {
@@ -521,6 +531,8 @@ TEST(MessagesTest, TypeOfAndRoleName) {
   EXPECT_EQ(TypeOf(Snapshot{}), MsgType::kSnapshot);
   EXPECT_EQ(TypeOf(GetModule{}), MsgType::kGetModule);
   EXPECT_EQ(TypeOf(ModuleMsg{}), MsgType::kModule);
+  EXPECT_EQ(TypeOf(PushBatch{}), MsgType::kPushBatch);
+  EXPECT_EQ(TypeOf(BatchDone{}), MsgType::kBatchDone);
   EXPECT_STREQ(RoleName(Role::kServer), "server");
   EXPECT_STREQ(RoleName(Role::kWorker), "worker");
   EXPECT_STREQ(RoleName(Role::kTool), "tool");

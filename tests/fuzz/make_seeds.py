@@ -111,6 +111,20 @@ def module(data):
     return frame(20, meta, data)
 
 
+def push_batch(version, x_dims, y_dims, y_dtype=5, y_size=8):
+    """A push_batch frame: float32 inputs x (key 0) of `x_dims` and targets
+    y (key 1) of `y_dims`, int64 by default; data x's bytes, then y's."""
+    x_meta, x_data = desc(0, x_dims)
+    y_meta, y_data = desc(1, y_dims, y_dtype, y_size)
+    meta = struct.pack("<Q", version) + x_meta + y_meta
+    return frame(21, meta, x_data + y_data)
+
+
+def batch_done(version, loss_bits, flags):
+    """A batch_done frame: the loss as the bits of a double, then flags."""
+    return frame(22, struct.pack("<QQB", version, loss_bits, flags))
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     reg = (struct.pack("<I", 2) + s(b"fc.weight") + struct.pack("<BBqq", 1, 2, 3, 4)
@@ -138,7 +152,14 @@ def main(out):
         "snapshot": frame(18, struct.pack("<QB", 6, 1)),
         "get_module": frame(19, b""),
         "module": module(b"PK\x03\x04 a TorchScript archive"),
+        "push_batch": push_batch(3, [2, 3], [2]),
+        "batch_done": batch_done(4, struct.unpack("<Q", struct.pack(
+            "<d", 0.6931))[0], 0),
     }
+    # --placement server: a batch of float32 targets (regression, images of
+    # 1x2x2), and the reply that stops the job with a NaN loss.
+    seeds["push_batch-float32"] = push_batch(5, [3, 1, 2, 2], [3, 1], 1, 4)
+    seeds["batch_done-stop"] = batch_done(6, 0x7FF8000000000001, 1)
     # Sparse rows (an embedding table of 10 rows of 2, as key 1): a push_pull
     # with the rows its batch touched and the ids of its next batch, the
     # params reply with those rows, and a push.

@@ -50,7 +50,7 @@ TEST(FuzzCorpusTest, EachInputIsAcceptedOrRefusedAsRecorded) {
   }
   for (const auto& [name, outcome] : expected)
     EXPECT_EQ(actual.count(name), 1u) << name << " is not in the corpus";
-  EXPECT_GE(actual.size(), 59u);  // the seeds alone (make_seeds.py)
+  EXPECT_GE(actual.size(), 67u);  // the seeds alone (make_seeds.py)
 }
 
 // The outcomes the seeds must have, whatever the table says: every message
@@ -58,10 +58,11 @@ TEST(FuzzCorpusTest, EachInputIsAcceptedOrRefusedAsRecorded) {
 TEST(FuzzCorpusTest, EverySeedIsAccepted) {
   const auto actual = CorpusOutcomes(kFuzzDir + "/corpus");
   for (const char* type :
-       {"hello", "error",      "get_job",   "job_spec",   "register",
-        "ack",   "pull",       "push_pull", "params",     "done",
-        "push",  "auth_hello", "challenge", "auth",       "server_info",
-        "shard", "heartbeat",  "snapshot",  "get_module", "module"}) {
+       {"hello",      "error",      "get_job",   "job_spec",   "register",
+        "ack",        "pull",       "push_pull", "params",     "done",
+        "push",       "auth_hello", "challenge", "auth",       "server_info",
+        "shard",      "heartbeat",  "snapshot",  "get_module", "module",
+        "push_batch", "batch_done"}) {
     for (const char* piece : {"-0", "-5"}) {
       auto it = actual.find(type + std::string(piece));
       ASSERT_NE(it, actual.end()) << type << piece;
@@ -76,6 +77,13 @@ TEST(FuzzCorpusTest, EverySeedIsAccepted) {
       ASSERT_NE(it, actual.end()) << type << piece;
       EXPECT_EQ(it->second, type + std::string(" ok"));
     }
+  }
+  // --placement server: float32 targets, and a reply that stops the job.
+  for (const char* piece : {"-0", "-5"}) {
+    EXPECT_EQ(actual.at("push_batch-float32" + std::string(piece)),
+              "push_batch ok");
+    EXPECT_EQ(actual.at("batch_done-stop" + std::string(piece)),
+              "batch_done ok");
   }
 }
 

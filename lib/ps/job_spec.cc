@@ -10,11 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/loss.h"
-#include "models/model_zoo.h"
-#include "net/sha256.h"
 #include "ps/compression_spec.h"
 #include "ps/interval.h"
+#include "ps/job_rules.h"
 #include "ps/optimizer.h"
 
 namespace pstrain::ps {
@@ -128,29 +126,6 @@ Status CheckBounds(const JobField& f, const T& v) {
   return Status::Ok();
 }
 
-// --model (a built-in name or a TorchScript file), its hash and --loss.
-Status CheckModelRules(const JobSpec& s) {
-  PS_ASSIGN_OR_RETURN(const models::Loss loss, models::ParseLoss(s.loss));
-  const bool built_in = models::IsZooModel(s.model);
-  if (!s.model_sha256.empty() &&
-      (built_in || !net::IsSha256Hex(s.model_sha256))) {
-    return InvalidArgument("model_sha256 '" + s.model_sha256 +
-                           "': expected 64 hex digits, and only with --model "
-                           "PATH");
-  }
-  if (built_in && loss == models::Loss::kMse) {
-    return InvalidArgument("--loss mse: the built-in model " + s.model +
-                           " is a classifier (log_softmax, trained with nll); "
-                           "--loss applies to --model PATH");
-  }
-  if (loss == models::Loss::kMse && s.target_accuracy > 0) {
-    return InvalidArgument(
-        "--target_accuracy: not with --loss mse (a regression has no "
-        "accuracy)");
-  }
-  return Status::Ok();
-}
-
 // Rules that tie fields together, or that name the choices of a field.
 Status CheckRules(const JobSpec& s) {
   auto bad = [](const std::string& flag, const std::string& value,
@@ -217,7 +192,8 @@ Status CheckRules(const JobSpec& s) {
     return InvalidArgument(
         "--backup_workers and --step_timeout: only with --mode sync");
   }
-  return CheckModelRules(s);
+  PS_RETURN_IF_ERROR(CheckModelRules(s));
+  return CheckPlacementRules(s);
 }
 
 nlohmann::json JsonOf(Mode mode) {

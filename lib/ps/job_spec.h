@@ -100,6 +100,7 @@ inline constexpr Bounds kFraction{0, 1, false, false,
 inline constexpr Bounds kEpsBounds{0, Bounds::kInf, false, false,
                                    ">= 0 (0: the optimizer's default)"};
 inline constexpr Bounds kBetaBounds{0, 1, false, true, "two values in [0, 1)"};
+inline constexpr Bounds kGpuBounds{0, 2, false, false, "0, 1 or 2"};
 
 }  // namespace job_table
 

@@ -183,6 +183,33 @@ TEST(JobSpecTest, OwnModelRules) {
                 "': expected 64 hex digits, and only with --model PATH");
 }
 
+TEST(JobSpecTest, PlacementRules) {
+  auto message = [](auto edit) {
+    JobSpec s;
+    s.world_size = 3;
+    s.placement = "server";
+    edit(s);
+    return ValidateJobSpec(s).message();
+  };
+  EXPECT_EQ(message([](JobSpec&) {}), "");
+  EXPECT_EQ(message([](JobSpec& s) { s.mode = Mode::kAsync; }), "");
+  EXPECT_EQ(message([](JobSpec& s) { s.placement = "gpu"; }),
+            "--placement 'gpu': expected worker or server");
+  EXPECT_EQ(message([](JobSpec& s) {
+              s.world_size = 4;
+              s.num_servers = 2;
+            }),
+            "--placement server: the model lives on one server, not 2");
+  EXPECT_EQ(message([](JobSpec& s) { s.compression = "fp16"; }),
+            "--placement server: workers send batches, not gradients or "
+            "parameters: --compression and --pull_compression do not apply");
+  EXPECT_EQ(message([](JobSpec& s) { s.backup_workers = 1; }),
+            "--placement server: not with --backup_workers, --step_timeout or "
+            "--reassign_shards");
+  EXPECT_EQ(message([](JobSpec& s) { s.num_gpus = 3; }),
+            "--num_gpus 3: expected 0, 1 or 2");
+}
+
 TEST(JobSpecTest, LstmLmDefaultsWhereNotGiven) {
   JobSpec s;
   s.model = "lstm_lm";
@@ -204,7 +231,7 @@ TEST(JobSpecTest, EveryFieldHasOneJsonKey) {
   const JobSpec spec;
   ForEachJobField(
       spec, [&](const JobField& f, const auto&) { names.push_back(f.name); });
-  EXPECT_EQ(names.size(), 55u);
+  EXPECT_EQ(names.size(), 57u);
   const auto j = ToJson(JobSpec{});
   EXPECT_EQ(j.size(), names.size());
   for (const auto& name : names)

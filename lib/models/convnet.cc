@@ -13,10 +13,15 @@ ConvNet::ConvNet()
 torch::Tensor ConvNet::forward(torch::Tensor x) {
   Await(*conv1_);
   x = torch::relu(torch::max_pool2d(conv1_->forward(x), 3));
-  x = x.view({-1, 192});
+  x = OnDeviceOf(*fc_, x.view({-1, 192}));
   Await(*fc_);
   x = fc_->forward(x);
   return torch::log_softmax(x, /*dim=*/1);
+}
+
+void ConvNet::Place(const std::vector<torch::Device>& devices) {
+  conv1_->to(devices.front());
+  fc_->to(devices.back());
 }
 
 }  // namespace pstrain::models

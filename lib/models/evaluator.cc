@@ -122,6 +122,10 @@ EvalResult Evaluator::Score() {
     return score_(*model_);
 
   const int64_t b = options_.batch_size;
+  // A model on a GPU (--num_gpus) takes its input there.
+  const auto params = model_->parameters();
+  const torch::Device device =
+      params.empty() ? torch::Device(torch::kCPU) : params.front().device();
   double loss_sum = 0;
   int64_t correct = 0;
   int64_t n = 0, elements = 0;
@@ -131,7 +135,8 @@ EvalResult Evaluator::Score() {
       continue;
     if (x.dim() == 4)
       x = x.contiguous(at::MemoryFormat::ChannelsLast);
-    const auto out = model_->forward(x);
+    const auto out = model_->forward(x.to(device));
+    y = y.to(out.device());
     const Loss loss = options_.loss;
     loss_sum += ComputeLoss(loss, out, y, at::Reduction::Sum).item<double>();
     if (IsClassification(loss))

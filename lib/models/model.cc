@@ -38,6 +38,18 @@ void Model::Await(const torch::nn::Module& layer) const {
                            : SIZE_MAX);  // not a layer of ours: wait for all
 }
 
+void Model::Place(const std::vector<torch::Device>& devices) {
+  to(devices.front());
+}
+
+torch::Tensor Model::OnDeviceOf(const torch::nn::Module& layer,
+                                torch::Tensor x) {
+  const auto params = layer.parameters();
+  if (params.empty() || params.front().device() == x.device())
+    return x;
+  return x.to(params.front().device());
+}
+
 void Model::AwaitAll() const {
   if (await_)
     await_(SIZE_MAX);

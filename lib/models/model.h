@@ -24,6 +24,16 @@ class Model : public torch::nn::Module {
   /// input.
   virtual torch::Tensor forward(torch::Tensor x) = 0;
 
+  /// Moves the model onto `devices` (REQUIRES: one or two): all of it onto
+  /// the first, or, given two, its layers up to the flatten onto the first
+  /// and the rest onto the second (PyTorch's RPC tutorial's split of Net,
+  /// for --num_gpus 2), where the model has such a split: Net, ConvNet and
+  /// Mlp (whose flatten comes first: all on the second); a ResNet puts its
+  /// stem, layer1 and layer2 on the first and layer3, layer4 and fc on the
+  /// second. Others go whole onto the first. forward then moves its
+  /// activations from one to the other; its input goes to the first.
+  virtual void Place(const std::vector<torch::Device>& devices);
+
   /// From now on forward calls `await(n)` before it first uses a layer,
   /// where keys [0, n) (ModelState order: parameters and buffers) include
   /// all of that layer's, and
@@ -34,6 +44,10 @@ class Model : public torch::nn::Module {
  protected:
   /// In forward, before the first use of `layer`'s parameters.
   void Await(const torch::nn::Module& layer) const;
+  /// `x` on the device of `layer`'s first parameter (as it is, when it is
+  /// there already or the layer has none): the hop between two devices.
+  static torch::Tensor OnDeviceOf(const torch::nn::Module& layer,
+                                  torch::Tensor x);
   /// In forward, before the first use of any parameter: waits for every
   /// key (a model whose layers are not its own modules).
   void AwaitAll() const;

@@ -23,13 +23,20 @@ torch::Tensor Net::forward(torch::Tensor x) {
   x = torch::relu(conv2_->forward(x));
   x = torch::max_pool2d(x, 2);
   x = dropout1_->forward(x);
-  x = torch::flatten(x, 1);
+  x = OnDeviceOf(*fc1_, torch::flatten(x, 1));
   Await(*fc1_);
   x = torch::relu(fc1_->forward(x));
   x = dropout2_->forward(x);
   Await(*fc2_);
   x = fc2_->forward(x);
   return torch::log_softmax(x, /*dim=*/1);
+}
+
+void Net::Place(const std::vector<torch::Device>& devices) {
+  conv1_->to(devices.front());
+  conv2_->to(devices.front());
+  fc1_->to(devices.back());
+  fc2_->to(devices.back());
 }
 
 }  // namespace pstrain::models

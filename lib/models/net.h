@@ -22,6 +22,8 @@ class Net : public Model {
 
   /// x: float32 [B,1,28,28]. Returns log-probabilities, float32 [B,10].
   torch::Tensor forward(torch::Tensor x) override;
+  /// Model::Place's split.
+  void Place(const std::vector<torch::Device>& devices) override;
 
  private:
   torch::nn::Conv2d conv1_;

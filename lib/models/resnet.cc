@@ -74,12 +74,24 @@ torch::Tensor ResNet::forward(torch::Tensor x) {
     x = torch::max_pool2d(x, /*kernel_size=*/3, /*stride=*/2, /*padding=*/1);
   for (const auto& block : blocks_) {
     Await(*block);
-    x = block->forward(x);
+    x = block->forward(OnDeviceOf(*block, x));
   }
   x = torch::flatten(torch::adaptive_avg_pool2d(x, {1, 1}), 1);
+  x = OnDeviceOf(*fc_, x);
   Await(*fc_);
   x = fc_->forward(x);
   return torch::log_softmax(x, /*dim=*/1);
+}
+
+// Its flatten comes last: the stem, layer1 and layer2 on the first device,
+// layer3, layer4 and fc on the second, about half of ResNet-50's compute
+// each.
+void ResNet::Place(const std::vector<torch::Device>& devices) {
+  conv1_->to(devices.front());
+  bn1_->to(devices.front());
+  for (size_t i = 0; i < layers_.size(); ++i)
+    layers_[i]->to(i < 2 ? devices.front() : devices.back());
+  fc_->to(devices.back());
 }
 
 std::shared_ptr<ResNet> MakeResNet18(const InputShape& input) {

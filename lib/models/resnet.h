@@ -64,6 +64,8 @@ class ResNet : public Model {
   /// updates its running ones in train() mode, uses the running ones in
   /// eval(). libtorch throws c10::Error on a wrongly shaped input.
   torch::Tensor forward(torch::Tensor x) override;
+  /// Model::Place's split.
+  void Place(const std::vector<torch::Device>& devices) override;
 
   /// Whether this model has the CIFAR stem (see ResNetStem()).
   bool cifar_stem() const { return cifar_stem_; }

@@ -106,6 +106,8 @@ Status Engine::OnMeta(PeerId id, const wire::FrameHeader& header,
   switch (header.type) {
     case wire::MsgType::kShard:
       return PlanShard(*peer, meta, plan);
+    case wire::MsgType::kPushBatch:
+      return PlanBatch(*peer, meta, plan);
     case wire::MsgType::kPush:
     case wire::MsgType::kPushPull: {
       Status s = PlanPush(*peer, header.type, meta, plan);

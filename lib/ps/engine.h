@@ -36,6 +36,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "net/send_gate.h"
+#include "ps/batch_runner.h"
 #include "ps/compression_spec.h"
 #include "ps/job_spec.h"
 #include "ps/outbox.h"
@@ -89,6 +90,15 @@ class Engine {
                      std::vector<at::Tensor> model_params);
   /// "host:port" where this server listens (rank 0 tells the workers).
   void set_address(std::string address) { address_ = std::move(address); }
+  /// --placement server: batches (push_batch) go to `runner`, which must
+  /// outlive the Engine, and must be shaped as `shapes` says; their
+  /// results come back through OnBatchDone and are applied as the worker's
+  /// push, answered with batch_done. nullptr (the default): push_batch is
+  /// refused. REQUIRES: before Start.
+  void set_batch_runner(BatchRunner* runner, BatchShapes shapes) {
+    batches_ = runner;
+    batch_shapes_ = std::move(shapes);
+  }
   /// Called after each new version is whole (e.g. to evaluate).
   void set_on_version(std::function<void(uint64_t)> fn) {
     on_version_ = std::move(fn);
@@ -128,6 +138,10 @@ class Engine {
   void OnTimer(Time now);
   /// The work asked for with Outbox::Post.
   void Continue(Time now);
+  /// The BatchRunner finished a batch (--placement server): its gradients
+  /// are applied as the worker's push, or its error refuses the worker. A
+  /// result for a worker gone meanwhile is dropped.
+  void OnBatchDone(const BatchResult& result, Time now);
 
   // Requests from the server's own code.
 
@@ -227,6 +241,10 @@ class Engine {
                 Tag<wire::Snapshot>) {
     return OnSnapshot(p, h.request_id, meta);
   }
+  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
+                Tag<wire::PushBatch>) {
+    return OnPushBatch(p, h.request_id);
+  }
 
   Status OnAuth(Peer& peer, const wire::FrameHeader& header,
                 std::string_view meta);
@@ -273,7 +291,13 @@ class Engine {
   Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
   Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version, bool ssp);
   Status OnPush(Peer& peer, uint64_t id);
-  Result<bool> Step(Peer& peer);
+  Result<bool> Step(Peer& peer, uint64_t version);
+  // --placement server (engine_batches.cc).
+  Status PlanBatch(Peer& peer, std::string_view meta, ReadPlan* plan);
+  Status CheckBatch(const wire::PushBatch& batch) const;
+  Status OnPushBatch(Peer& peer, uint64_t id);
+  void AddBatchKeys(Peer& peer, const std::vector<at::Tensor>& keys);
+  void SendBatchDone(Peer& peer, uint64_t id);
   void ArmStepTimeout();
   void CloseTimedOutStep(uint64_t version);
   void RefusePush(const Peer& peer, uint64_t version);
@@ -348,6 +372,8 @@ class Engine {
   PullRecords pull_;  // --pull_compression's records
   OutFrame out_;      // reused for every send
   std::function<void(uint64_t)> on_version_;
+  BatchRunner* batches_ = nullptr;  // --placement server
+  BatchShapes batch_shapes_;
   struct SnapshotRequest {
     uint64_t min_version;
     bool with_optimizer_state;

@@ -72,8 +72,9 @@ void Engine::CheckSilentWorkers() {
     if (!server_->awaits_push(w))
       continue;
     Peer* p = workers_[w];
+    // A batch being computed here is the server's time, not the worker's.
     if (p && p->stage == Peer::Stage::kRegistered && !p->closing &&
-        Seconds(p->last_heard) > spec_.dead_after) {
+        !p->batch_in_flight && Seconds(p->last_heard) > spec_.dead_after) {
       std::ostringstream why;
       why << "no word from rank " << p->rank << " for " << spec_.dead_after
           << " s (--dead_after)";

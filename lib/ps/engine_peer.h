@@ -60,6 +60,12 @@ struct Engine::Peer {
   // malformed compressed record, or -1; and what was wrong with it.
   int refused_key = -1;
   std::string refused_why;
+  // --placement server: the batch being read or computed, where its bytes
+  // land (reused while its shapes stay), and the loss it gave.
+  wire::PushBatch batch;
+  at::Tensor batch_x, batch_y;
+  bool batch_in_flight = false;
+  double batch_loss = 0;
   std::vector<uint8_t> record;  // a compressed record being read, whole
   std::vector<Piece> pieces;    // what each buffer of the push holds
   std::string meta;             // reused encode buffer

@@ -19,6 +19,11 @@ Status Engine::PlanPush(Peer& peer, wire::MsgType type, std::string_view meta,
   if (peer.stage != Peer::Stage::kRegistered) {
     return InvalidArgument(std::string(what) + " before register");
   }
+  if (batches_) {
+    return InvalidArgument(std::string(what) +
+                           ": the model trains on the server (--placement "
+                           "server): send push_batch");
+  }
   server_->StepAllKeys();  // its pieces go into the accumulators
   peer.push_is_push_pull = push_pull;
   if (push_pull) {
@@ -174,6 +179,10 @@ void Engine::OnPiece(PeerId id, size_t index) {
 Status Engine::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
   if (peer.stage != Peer::Stage::kRegistered)
     return InvalidArgument("pull before register");
+  if (batches_) {
+    return InvalidArgument(
+        "pull: the model trains on the server (--placement server)");
+  }
   wire::Pull pull;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &pull));
   peer.want.clear();  // a pull returns whole tensors
@@ -206,7 +215,7 @@ Status Engine::OnPush(Peer& peer, uint64_t id) {
   ssp_.NotePush(peer.worker);
   if (fence_.Holds({WriteFence::Work::Kind::kPush, -1, 0, peer.id, id}))
     return Status::Ok();
-  auto stepped = Step(peer);
+  auto stepped = Step(peer, peer.pushed_version());
   if (!stepped.ok())
     return stepped.status();
   if (*stepped)
@@ -215,10 +224,9 @@ Status Engine::OnPush(Peer& peer, uint64_t id) {
   return Status::Ok();
 }
 
-Result<bool> Engine::Step(Peer& peer) {
+Result<bool> Engine::Step(Peer& peer, uint64_t version) {
   if (stop_training_)
     return false;  // the model is final: the push is answered only
-  const uint64_t version = peer.pushed_version();
   if (!rule_->has_quorum())
     last_progress_ = now_;  // a refused push is progress too
   const bool refused = peer.refused_key >= 0;
@@ -314,6 +322,8 @@ void Engine::ReleaseReplies() {
 void Engine::SendParams(Peer& peer, uint64_t id) {
   if (peer.closing)
     return;
+  if (batches_)
+    return SendBatchDone(peer, id);  // the model stays on the server
   params_msg_.version = server_->version();
   params_msg_.stop = stop_training_;
   params_msg_.members.clear();

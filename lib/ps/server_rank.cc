@@ -16,6 +16,7 @@
 #include "ps/job_module.h"
 #include "ps/master_client.h"
 #include "ps/parameter_server.h"
+#include "ps/placement.h"
 #include "ps/service.h"
 #include "ps/shard_plan.h"
 #include "ps/sparse_keys.h"
@@ -44,8 +45,11 @@ models::NamedTensors NamedState(models::Model& model) {
 // `corpus` set: a language model over its test split; else `test`.
 Result<ScoreFn> DefaultScorer(const JobSpec& spec,
                               std::shared_ptr<const data::Source> test,
-                              std::shared_ptr<const data::TextCorpus> corpus) {
+                              std::shared_ptr<const data::TextCorpus> corpus,
+                              const std::vector<torch::Device>& devices) {
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
+  if (!devices.empty())
+    model->Place(devices);  // --num_gpus: the server's model on its GPUs
   models::EvaluatorOptions options;
   options.loss = LossOf(spec);
   auto evaluator = corpus ? MakeLmEvaluator(model, corpus->test, spec.bptt)
@@ -243,6 +247,8 @@ std::string ResolveResume(const ServerRankOptions& o, report::EventLog* log) {
 
 Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   JobSpec spec = o.spec;
+  PS_ASSIGN_OR_RETURN(const std::vector<torch::Device> devices,
+                      ServerDevices(spec.num_gpus));
   PS_RETURN_IF_ERROR(ReadModuleFile(&spec));
   models::SetComputeThreads(o.threads);
   // The test set's shape (a corpus: its vocabulary) builds the model, here
@@ -263,9 +269,10 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
     PS_RETURN_IF_ERROR(CheckModelOnData(
         spec, *model, *test, DataName(spec, o.data_dir, data::Split::kTest)));
   }
-  PS_ASSIGN_OR_RETURN(ScoreFn score, o.make_scorer
-                                         ? o.make_scorer(spec)
-                                         : DefaultScorer(spec, test, corpus));
+  PS_ASSIGN_OR_RETURN(ScoreFn score,
+                      o.make_scorer
+                          ? o.make_scorer(spec)
+                          : DefaultScorer(spec, test, corpus, devices));
   const ShardPlan plan = PlanOrDie(*model, spec);
   ParameterServer server(spec,
                          SliceLeaves(plan, 0, models::StateValues(*model)),
@@ -282,6 +289,10 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   Service service(&io, spec, Fingerprint(*model), &server, log, options);
   if (spec.num_servers > 1)
     service.ExpectServers(&plan, models::StateValues(*model));
+  // Destroyed before the service, whose engine its threads post to.
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<BatchCompute> batches,
+                      StartBatchCompute(spec, models::StateValues(*model),
+                                        devices, test.get(), &service));
   if (Status l = service.Listen(); !l.ok()) {
     return InvalidArgument(l.message() + " (--master_port)");
   }

@@ -40,6 +40,10 @@ Status Service::Run() {
   return engine_.failure();
 }
 
+void Service::PostBatchDone(const BatchResult& result) {
+  asio::post(*io_, [this, result] { engine_.OnBatchDone(result, Now()); });
+}
+
 void Service::TickNow() {
   // A peer stalled mid-frame is named as such, before the Engine sees a
   // handshake that never ended.

@@ -68,6 +68,14 @@ class Service : private net::Connection::Handler, private Outbox {
                      std::vector<at::Tensor> model_params) {
     engine_.ExpectServers(plan, std::move(model_params));
   }
+  /// --placement server: see Engine::set_batch_runner. REQUIRES: before
+  /// Run.
+  void set_batch_runner(BatchRunner* runner, BatchShapes shapes) {
+    engine_.set_batch_runner(runner, std::move(shapes));
+  }
+  /// From any thread (the BatchRunner's): hands `result` to the Engine on
+  /// the io thread. The keys it borrows must stay until then.
+  void PostBatchDone(const BatchResult& result);
   /// Called on the io thread after each new version (e.g. to evaluate).
   void set_on_version(std::function<void(uint64_t)> fn) {
     engine_.set_on_version(std::move(fn));

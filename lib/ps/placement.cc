@@ -1,0 +1,75 @@
+#include "ps/placement.h"
+
+#include <string>
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include "ps/job_data.h"
+#include "ps/job_module.h"
+
+namespace pstrain::ps {
+
+bool IsServerPlacement(const JobSpec& spec) {
+  return spec.placement == "server";
+}
+
+Result<std::vector<torch::Device>> ServerDevices(int num_gpus) {
+  std::vector<torch::Device> devices;
+  if (num_gpus <= 0)
+    return devices;
+  const std::string flag = "--num_gpus " + std::to_string(num_gpus) + ": ";
+  if (!torch::cuda::is_available()) {
+    return InvalidArgument(flag +
+                           "this libtorch has no CUDA, or no GPU is visible "
+                           "(it sees " +
+                           std::to_string(torch::cuda::device_count()) +
+                           " GPUs)");
+  }
+  const auto seen = static_cast<int64_t>(torch::cuda::device_count());
+  if (seen < num_gpus) {
+    return InvalidArgument(flag + "this machine has " + std::to_string(seen) +
+                           " CUDA GPU" + (seen == 1 ? "" : "s"));
+  }
+  for (int i = 0; i < num_gpus; ++i)
+    devices.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(i));
+  return devices;
+}
+
+Result<BatchShapes> BatchShapesOf(const data::Source& test) {
+  if (test.size() == 0)
+    return InvalidArgument("--placement server: the test set is empty");
+  const data::Batch one = test.Get(torch::zeros({1}, torch::kInt64), 0);
+  BatchShapes shapes;
+  shapes.x_sample.assign(one.images.sizes().begin() + 1,
+                         one.images.sizes().end());
+  shapes.y_sample.assign(one.labels.sizes().begin() + 1,
+                         one.labels.sizes().end());
+  shapes.y_float = one.labels.is_floating_point();
+  return shapes;
+}
+
+Result<std::unique_ptr<BatchCompute>> StartBatchCompute(
+    const JobSpec& spec, const std::vector<at::Tensor>& keys,
+    const std::vector<torch::Device>& devices, const data::Source* test,
+    Service* service) {
+  if (!IsServerPlacement(spec))
+    return std::unique_ptr<BatchCompute>();
+  if (test == nullptr)
+    return InvalidArgument("--placement server: the job has no test set");
+  PS_ASSIGN_OR_RETURN(BatchShapes shapes, BatchShapesOf(*test));
+  BatchComputeOptions options;
+  options.replicas = spec.num_workers();
+  options.devices = devices;
+  options.loss = LossOf(spec);
+  options.seed = spec.seed;
+  PS_ASSIGN_OR_RETURN(
+      std::unique_ptr<BatchCompute> compute,
+      BatchCompute::Make(
+          keys, [&spec] { return MakeJobModel(spec); }, options,
+          [service](const BatchResult& r) { service->PostBatchDone(r); }));
+  service->set_batch_runner(compute.get(), std::move(shapes));
+  return compute;
+}
+
+}  // namespace pstrain::ps

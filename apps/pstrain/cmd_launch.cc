@@ -158,7 +158,7 @@ RunFn SetupLaunch(CLI::App* sub) {
   AddLocalFlags(sub, &f->local);
   sub->add_option("--checkpoint", f->checkpoint, "Where rank 0 saves the model")
       ->capture_default_str();
-  sub->add_option("--device", f->device, "Workers' device: cpu or cuda")
+  sub->add_option("--device", f->device, "Workers' device: cpu, cuda or cuda:i")
       ->capture_default_str();
   f->hook = AddLaunchHooks(sub);
   return [f] { return Launch(*f); };

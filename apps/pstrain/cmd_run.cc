@@ -76,7 +76,7 @@ int RunWorker(const CLI::App& run) {
 RunFn SetupRun(CLI::App* sub) {
   // serve's flags are a superset of work's but for --device.
   RunFn serve = SetupServe(sub);
-  sub->add_option("--device", "Workers' device: cpu or cuda")
+  sub->add_option("--device", "Workers' device: cpu, cuda or cuda:i")
       ->default_str("cpu");
   return [sub, serve] {
     auto world = RunWorld(*sub);

@@ -52,7 +52,8 @@ RunFn SetupWork(CLI::App* sub) {
   auto f = std::make_shared<WorkFlags>();
   AddWorldFlags(sub, &f->world, /*with_rank=*/true);
   AddLocalFlags(sub, &f->local);
-  sub->add_option("--device", f->device, "cpu or cuda")->capture_default_str();
+  sub->add_option("--device", f->device, "cpu, cuda or cuda:i")
+      ->capture_default_str();
   sub->add_option("--model", f->model,
                   "This worker's copy of the job's TorchScript module, used "
                   "when its SHA-256 is rank 0's (refused otherwise); "

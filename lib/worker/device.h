@@ -9,8 +9,9 @@
 
 namespace pstrain::worker {
 
-/// "cpu", or "cuda" where this libtorch has CUDA and sees a GPU.
-/// kInvalidArgument naming the flag otherwise.
+/// "cpu"; "cuda" (cuda:0) or "cuda:i", where this libtorch has CUDA and
+/// sees GPU i. kInvalidArgument naming the flag otherwise, with the count
+/// of GPUs seen: "--device cuda:1: this machine has 1 CUDA GPU".
 Result<torch::Device> ParseDevice(const std::string& device);
 
 }  // namespace pstrain::worker

@@ -7,6 +7,8 @@
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include "worker/device_copies.h"
+
 namespace pstrain::worker {
 
 namespace {
@@ -41,7 +43,7 @@ GradStream::GradStream(const std::vector<at::Tensor>& params, bool hook)
         std::make_unique<torch::autograd::utils::LambdaPostHook>(
             [this, k](const torch::autograd::variable_list& outputs,
                       const torch::autograd::variable_list&) {
-              OnReady(static_cast<int>(k));
+              Final(static_cast<int>(k));
               return outputs;
             })));
   }
@@ -53,6 +55,7 @@ GradStream::~GradStream() {
 }
 
 void GradStream::Begin() {
+  Drain();  // an aborted step's copies may still report
   gate_.Reset();
   seen_.clear();
   std::fill(ready_.begin(), ready_.end(), false);
@@ -60,8 +63,20 @@ void GradStream::Begin() {
   // Forward has written this step's buffers: they are final.
   if (!accumulators_.empty()) {
     for (int k : buffer_keys_)
-      OnReady(k);
+      Final(k);
   }
+}
+
+void GradStream::Final(int key) {
+  if (copies_)
+    copies_->CopyOut(key);  // ready once on the host
+  else
+    OnReady(key);
+}
+
+void GradStream::Drain() {
+  if (copies_)
+    copies_->WaitAll();
 }
 
 // Runs after the accumulator has added into the key's .grad.
@@ -80,11 +95,14 @@ void GradStream::OnReady(int key) {
 }
 
 bool GradStream::End() {
-  if (prepare_) {
-    for (size_t k = 0; k < ready_.size(); ++k) {
-      if (!ready_[k])
-        prepare_(static_cast<int>(k));
-    }
+  Drain();
+  for (size_t k = 0; k < ready_.size(); ++k) {
+    if (ready_[k])
+      continue;
+    if (copies_)  // a key backward did not reach: its zero gradient
+      copies_->CopyOutNow(static_cast<int>(k));
+    if (prepare_)
+      prepare_(static_cast<int>(k));
   }
   gate_.OpenTo(net::SendGate::kAll);
   // Keys without a gradient this step (unused) keep their place at the end.

@@ -7,8 +7,12 @@
 // expected order. That order is the one the previous step showed; at first
 // reverse key order, which is backward's for a feed-forward model. Keys
 // that come out of order only wait longer: what is sent never changes.
-// The gradients are sent from where backward put them (no copy).
-// Begin/End/Abort and the hooks run on the thread that runs backward.
+// On the CPU the gradients are sent from where backward put them (no
+// copy); on a GPU (SetCopies) the hook starts the key's copy to the host,
+// and the key is ready once its bytes are there.
+// Begin/End/Abort run on the thread that calls backward; the hooks on the
+// thread that runs it (the same one on the CPU, autograd's device thread
+// on a GPU); OnCopied on DeviceCopies' thread.
 
 #include <cstdint>
 #include <functional>
@@ -25,13 +29,14 @@ struct Node;
 
 namespace pstrain::worker {
 
+class DeviceCopies;
+
 class GradStream {
  public:
   /// `params`: the model's keys in key order (models/model_state.h): a
   /// parameter is ready when its gradient is, a buffer (requires no grad) at
-  /// Begin, forward having written it. With `hook` false (a
-  /// model on a GPU, whose gradients reach the host after backward), the
-  /// gate opens only at End.
+  /// Begin, forward having written it. With `hook` false the gate opens
+  /// only at End.
   GradStream(const std::vector<at::Tensor>& params, bool hook);
   ~GradStream();
   GradStream(const GradStream&) = delete;
@@ -45,12 +50,21 @@ class GradStream {
   void SetPrepare(std::function<void(int)> prepare) {
     prepare_ = std::move(prepare);
   }
+  /// A model on a GPU: each key is copied to the host by `copies` when it
+  /// is final, and ready once copied (its owner calls OnCopied then).
+  /// Null: the CPU. `copies` must outlive the stream's use.
+  void SetCopies(DeviceCopies* copies) { copies_ = copies; }
+  /// DeviceCopies reports key `key` on the host.
+  void OnCopied(int key) { OnReady(key); }
   /// Key k's mark (1 + its place in the expected order), by key.
   const std::vector<uint32_t>& marks() const { return marks_; }
 
   /// Before backward: closes the gate.
   void Begin();
-  /// After backward (and any copy to the host): opens the gate fully.
+  /// After backward: every gradient is on the host (a no-op on the CPU).
+  void Drain();
+  /// After backward: opens the gate fully, once every copy to the host is
+  /// done.
   /// Returns true when this step's order differed from the expected one;
   /// marks() then holds the new order, for the next step.
   bool End();
@@ -59,8 +73,10 @@ class GradStream {
 
  private:
   void OnReady(int key);
+  void Final(int key);
 
   net::SendGate gate_;
+  DeviceCopies* copies_ = nullptr;
   std::function<void(int)> prepare_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hooks_;  // one per accumulators_ entry

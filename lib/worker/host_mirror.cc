@@ -17,11 +17,10 @@ HostMirror::HostMirror(models::Model& model) {
     if (!s.is_buffer)
       p.mutable_grad() = torch::zeros_like(p);
     const at::Tensor& push = s.is_buffer ? p : p.mutable_grad();
-    params_.push_back(
-        on_cpu_ ? p : torch::empty(p.sizes(), p.options().device(torch::kCPU)));
-    grads_.push_back(
-        on_cpu_ ? push
-                : torch::empty(p.sizes(), p.options().device(torch::kCPU)));
+    // Pinned: a copy from or to it runs without the CPU, beside compute.
+    const auto host = p.options().device(torch::kCPU).pinned_memory(true);
+    params_.push_back(on_cpu_ ? p : torch::empty(p.sizes(), host));
+    grads_.push_back(on_cpu_ ? push : torch::empty(p.sizes(), host));
     is_buffer_.push_back(s.is_buffer);
   }
 }
@@ -32,14 +31,6 @@ void HostMirror::ParamsToModel() {
   torch::NoGradGuard no_grad;
   for (size_t k = 0; k < params_.size(); ++k)
     model_params_[k].copy_(params_[k]);
-}
-
-void HostMirror::GradsToHost() {
-  if (on_cpu_)
-    return;
-  for (size_t k = 0; k < grads_.size(); ++k) {
-    grads_[k].copy_(is_buffer_[k] ? model_params_[k] : model_params_[k].grad());
-  }
 }
 
 }  // namespace pstrain::worker

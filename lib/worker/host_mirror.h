@@ -4,8 +4,10 @@
 // buffers, state_dict order). A buffer key pushes the buffer's values where
 // a parameter pushes its gradient. On the CPU they are
 // the model's own parameters and gradients (no copy at all); on a GPU they
-// are CPU tensors of the same shapes, copied to and from the model. Not
-// thread-safe. The model must outlive the mirror.
+// are pinned CPU tensors of the same shapes, made once, that
+// worker/device_copies.h copies to and from the model as keys arrive and
+// gradients become final. Not thread-safe. The model must outlive the
+// mirror.
 
 #include <vector>
 
@@ -30,14 +32,14 @@ class HostMirror {
   const std::vector<at::Tensor>& grads() const { return grads_; }
   /// The model's own parameters and buffers, key order.
   const std::vector<at::Tensor>& model_params() const { return model_params_; }
+  /// By key: whether it is a buffer (pushes its values).
+  const std::vector<bool>& is_buffer() const { return is_buffer_; }
   /// Whether the model is on the CPU (the mirror is then the model itself).
   bool on_cpu() const { return on_cpu_; }
 
-  /// Copies the pulled parameters into a GPU model; nothing on the CPU.
+  /// Copies all the pulled parameters into a GPU model and waits; nothing
+  /// on the CPU.
   void ParamsToModel();
-  /// Copies a GPU model's gradients and buffers to the host; nothing on the
-  /// CPU.
-  void GradsToHost();
 
  private:
   std::vector<at::Tensor> params_, grads_;

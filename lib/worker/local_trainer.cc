@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include "data/batch_loader.h"
@@ -14,6 +15,7 @@
 #include "ps/job_data.h"
 #include "ps/job_module.h"
 #include "ps/optimizer.h"
+#include "worker/device.h"
 #include "worker/lm_stream.h"
 
 namespace pstrain::worker {
@@ -37,6 +39,9 @@ Status Validate(const LocalTrainOptions& o) {
     return InvalidArgument("momentum must be >= 0");
   if (o.threads < 0)
     return InvalidArgument("threads must be >= 0");
+  PS_RETURN_IF_ERROR(ParseDevice(o.device).status());
+  if (o.dataset == "text" && o.device != "cpu")
+    return InvalidArgument("--device " + o.device + ": text trains on cpu");
   const auto& names = ps::OptimizerNames();
   if (std::find(names.begin(), names.end(), o.optimizer) == names.end())
     return InvalidArgument("unknown optimizer '" + o.optimizer + "'");
@@ -118,9 +123,16 @@ double RunSteps(models::Model& model, models::Loss loss,
   const ps::LrSchedule schedule =
       *ps::ResolveLrSchedule(o.lr_schedule, o.model, o.steps);
   const bool evaluate = o.target_accuracy > 0 && o.eval_interval > 0;
+  const torch::Device device = params.front().device();
+  // A GPU's queue is empty before a clock reads: its time is the work's.
+  auto drained = [&device] {
+    if (device.is_cuda())
+      torch::cuda::synchronize(device.index());
+    return Clock::now();
+  };
   model.train();
   double seconds = 0;
-  auto start = Clock::now();
+  auto start = drained();
   int64_t done = 0;
   for (int64_t epoch = 0; done < o.steps; ++epoch) {
     for (int64_t step = 0; step < sampler.steps_per_epoch() && done < o.steps;
@@ -131,13 +143,14 @@ double RunSteps(models::Model& model, models::Loss loss,
       stats->skipped_samples += batch.skipped;
       ps::SetLr(*optimizer, ps::ScheduledLr(schedule, o.lr, done, o.steps));
       optimizer->zero_grad();
-      models::ComputeLoss(loss, model.forward(batch.images), batch.labels)
+      models::ComputeLoss(loss, model.forward(batch.images.to(device)),
+                          batch.labels.to(device))
           .backward();
       Clip(params, o.clip_grad_norm);
       optimizer->step();
       if (++done % o.eval_interval != 0 || !evaluate)
         continue;
-      seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      seconds += std::chrono::duration<double>(drained() - start).count();
       models::EvaluatorOptions eval;
       eval.loss = loss;
       const double accuracy =
@@ -155,7 +168,7 @@ double RunSteps(models::Model& model, models::Loss loss,
       start = Clock::now();
     }
   }
-  return seconds + std::chrono::duration<double>(Clock::now() - start).count();
+  return seconds + std::chrono::duration<double>(drained() - start).count();
 }
 
 // Sets libtorch's intra-op threads for its lifetime (0: leaves them).
@@ -254,6 +267,7 @@ Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
   PS_RETURN_IF_ERROR(ps::CheckModelOnData(
       spec, *model, *train,
       ps::DataName(spec, o.data_dir, data::Split::kTrain)));
+  model->to(*ParseDevice(o.device));  // Validate parsed it
   models::EvaluatorOptions eval;
   eval.loss = ps::LossOf(spec);
   ThreadCount thread_count(o.threads);

@@ -60,6 +60,9 @@ struct LocalTrainOptions {
   /// previous count is restored afterwards). 0: leave libtorch's count.
   /// Default: 0.
   int threads = 0;
+  /// Where the model trains: "cpu", "cuda" or "cuda:i" (ParseDevice;
+  /// dataset "text": cpu only). Default: "cpu".
+  std::string device = "cpu";
   /// With target_accuracy > 0: evaluate every eval_interval steps (their
   /// time not counted) and stop at the first evaluation that reaches it.
   /// Defaults: 0 (never), 100.

@@ -319,6 +319,26 @@ Status PsClient::Push(uint64_t version) {
   return Call(req, nullptr, wire::MsgType::kAck);
 }
 
+Result<double> PsClient::PushBatch(uint64_t version, const at::Tensor& x,
+                                   const at::Tensor& y) {
+  wire::PushBatch msg;
+  msg.version = version;
+  msg.x = ps::DescribeTensor(0, x);
+  msg.y = ps::DescribeTensor(1, y);
+  wire::EncodeMeta(msg, &meta_);
+  net::FrameBuffers& req = client_.NewRequest();
+  req.Reset(wire::MsgType::kPushBatch, 0, meta_);
+  req.AddData(x.data_ptr(), x.nbytes());
+  req.AddData(y.data_ptr(), y.nbytes());
+  PS_RETURN_IF_ERROR(Call(req, nullptr, wire::MsgType::kBatchDone));
+  wire::BatchDone done;
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(client_.reply_meta(), &done));
+  reply_.version = done.version;
+  reply_.stop = done.stop;
+  reply_.members.clear();
+  return done.loss;
+}
+
 Status PsClient::Done(const report::WorkerStats& stats) {
   wire::EncodeMeta(wire::Done{report::ToJson(stats).dump()}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();

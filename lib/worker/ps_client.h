@@ -120,6 +120,15 @@ class PsClient : private net::ReplySink {
   /// Pushes the gradients computed on `version` without waiting for new
   /// parameters (Pull fetches them).
   Status Push(uint64_t version);
+  /// --placement server: sends one batch (x float32 [b, ...], y int64 [b]
+  /// or float32 [b, ...], contiguous CPU) for the server's model, as of
+  /// the server's `version`, and waits for the step it makes (batch_done).
+  /// Returns the batch's loss; reply_version() and stop_requested() then
+  /// say the server's version and whether the job stops. The server's
+  /// errors as it sent them (a batch of the wrong shape: kInvalidArgument
+  /// naming both shapes).
+  Result<double> PushBatch(uint64_t version, const at::Tensor& x,
+                           const at::Tensor& y);
   /// Reports the worker's stats and waits for the ack, then closes.
   Status Done(const report::WorkerStats& stats);
 

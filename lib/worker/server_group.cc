@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include "data/dataset.h"
 #include "net/address.h"
 #include "ps/job_module.h"
 #include "ps/tensor_codec.h"
@@ -289,6 +290,15 @@ void ServerGroup::StartHeartbeats() {
         for (auto& c : clients_)
           c->Heartbeat();
       });
+}
+
+Status ServerGroup::PushBatch(const data::Batch& batch, double* loss) {
+  PsClient& master = *clients_[0];
+  PS_ASSIGN_OR_RETURN(*loss,
+                      master.PushBatch(version_, batch.images.contiguous(),
+                                       batch.labels.contiguous()));
+  version_ = master.reply_version();
+  return Status::Ok();
 }
 
 uint64_t ServerGroup::bytes_pushed() const {

@@ -97,6 +97,10 @@ class ServerGroup {
   uint64_t rows_pushed() const { return rows_pushed_; }
   uint64_t rows_pulled() const { return rows_pulled_; }
 
+  /// --placement server: `batch` to rank 0's model (PsClient::PushBatch);
+  /// once its step is in, version() is rank 0's and *loss the batch's.
+  Status PushBatch(const data::Batch& batch, double* loss);
+
   /// Heartbeats every JobSpec::heartbeat seconds while training.
   void StartHeartbeats();
   void StopHeartbeats() { heartbeats_.reset(); }

@@ -13,37 +13,25 @@
 #include "models/model_zoo.h"
 #include "ps/job_data.h"
 #include "ps/job_module.h"
+#include "ps/placement.h"
 #include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
 #include "report/worker_stats.h"
-#include "util/resources.h"
 #include "worker/batch_rows.h"
 #include "worker/device.h"
+#include "worker/device_copies.h"
 #include "worker/grad_stream.h"
 #include "worker/host_mirror.h"
 #include "worker/image_batches.h"
 #include "worker/lm_stream.h"
+#include "worker/progress.h"
 #include "worker/server_group.h"
 
 namespace pstrain::worker {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Exchange = ServerGroup::Exchange;
-
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-struct Progress {
-  int64_t steps = 0;
-  int64_t samples = 0;
-  int64_t skipped = 0;
-  double compute = 0;
-  double communication = 0;
-  Clock::time_point start = Clock::now();
-};
 
 // One worker's run, in the order it happens: join, train, report.
 class Trainer {
@@ -58,13 +46,17 @@ class Trainer {
  private:
   Status OpenImages();
   Status OpenText();
+  void SetTotalSteps();
   Status Step(int64_t epoch, int64_t step, double* loss, bool* done);
+  Status PlacedStep(const data::Batch& batch, Clock::time_point t0,
+                    double* loss, bool* done);
   torch::Tensor Forward(int64_t step, const data::Batch& batch,
                         int64_t* samples, int64_t* skipped);
   void LogStep(int64_t epoch, double loss);
   void LogEpoch(int64_t epoch, int64_t steps, double loss_sum);
   int64_t NextStep() const;
   void Backward(torch::Tensor& loss);
+  void AwaitKeys(size_t n);
   // Row-sparse keys (--sparse_embeddings).
   Status TakeBatch(int64_t global, data::Batch* batch);
 
@@ -76,12 +68,12 @@ class Trainer {
   torch::Device device_{torch::kCPU};
   std::unique_ptr<HostMirror> mirror_;
   std::unique_ptr<GradStream> stream_;
+  std::unique_ptr<DeviceCopies> copies_;  // a model on a GPU
+  size_t uploaded_ = 0;  // GPU: keys [0, uploaded_) of the reply went up
   // Borrows model_, mirror_ and stream_: declared after them, so that it
   // goes first.
   ServerGroup servers_;
   std::exception_ptr backward_error_;
-  // On a GPU the host mirror reaches the model only once all is in.
-  bool pipelined_ = true;
   std::unique_ptr<ImageBatches> images_;  // or, --dataset text:
   // --dataset text: this worker's BPTT windows, and the model as a
   // LanguageModel (model_ itself).
@@ -90,6 +82,7 @@ class Trainer {
   int64_t per_epoch_ = 0;  // steps in an epoch
   int64_t total_steps_ = 0;
   bool stopped_ = false;  // rank 0 said the job stops (--target_accuracy)
+  bool placed_ = false;   // --placement server: batches go to the server
   Progress progress_;
   std::unique_ptr<BatchRows> rows_;  // the row-sparse keys' batch ids
 };
@@ -99,9 +92,10 @@ class Trainer {
 void Trainer::Backward(torch::Tensor& loss) {
   try {
     loss.backward();
-    mirror_->GradsToHost();
-    if (!rows_->empty())
+    if (!rows_->empty()) {
+      stream_->Drain();       // they gather from the host's gradients
       servers_.GatherRows();  // before the gate opens: they leave last
+    }
   } catch (...) {
     backward_error_ = std::current_exception();
     stream_->Abort();
@@ -128,23 +122,44 @@ Status Trainer::Join() {
   }
   loss_ = ps::LossOf(spec_);
   PS_RETURN_IF_ERROR(servers_.JoinServers(ps::Fingerprint(*model_)));
+  SetTotalSteps();
+  // --placement server: batches go to the server's model; ours only
+  // checked the data and named the keys.
+  if ((placed_ = ps::IsServerPlacement(spec_))) {
+    rows_ = std::make_unique<BatchRows>(std::vector<bool>(), nullptr);
+    return Status::Ok();
+  }
   model_->to(device_);
   mirror_ = std::make_unique<HostMirror>(*model_);
-  pipelined_ = mirror_->on_cpu();
-  stream_ = std::make_unique<GradStream>(mirror_->model_params(), pipelined_);
+  stream_ = std::make_unique<GradStream>(mirror_->model_params(), true);
+  if (!mirror_->on_cpu()) {
+    copies_ = std::make_unique<DeviceCopies>(
+        mirror_->model_params(), mirror_->is_buffer(), mirror_->params(),
+        mirror_->grads(), [s = stream_.get()](int key) { s->OnCopied(key); });
+    stream_->SetCopies(copies_.get());
+  }
   servers_.Attach(model_.get(), mirror_.get(), stream_.get());
   const std::vector<bool> sparse = ps::RowSparseKeys(spec_, *model_);
   rows_ = std::make_unique<BatchRows>(sparse, options_.batch_ids);
   servers_.SetRowSparse(sparse);  // none: a no-op
-  if (pipelined_)
-    model_->set_await([this](size_t n) { servers_.arrivals().WaitKeys(n); });
-  const int64_t per_epoch = per_epoch_;
-  total_steps_ = spec_.epochs > std::numeric_limits<int64_t>::max() / per_epoch
+  model_->set_await([this](size_t n) { AwaitKeys(n); });
+  return Status::Ok();
+}
+
+// Forward waits for keys [0, n) of the reply in flight; on a GPU each goes
+// up as it arrives, queued before the kernels that read it.
+void Trainer::AwaitKeys(size_t n) {
+  servers_.arrivals().WaitKeys(n);
+  for (; copies_ && uploaded_ < n; ++uploaded_)
+    copies_->CopyIn(static_cast<int>(uploaded_));
+}
+
+void Trainer::SetTotalSteps() {
+  total_steps_ = spec_.epochs > std::numeric_limits<int64_t>::max() / per_epoch_
                      ? std::numeric_limits<int64_t>::max()
-                     : spec_.epochs * per_epoch;
+                     : spec_.epochs * per_epoch_;
   if (spec_.max_steps > 0)
     total_steps_ = std::min(total_steps_, spec_.max_steps);
-  return Status::Ok();
 }
 
 Status Trainer::OpenImages() {
@@ -182,8 +197,10 @@ Status Trainer::Train() {
   // Dropout draws differ per worker but repeat from run to run.
   torch::manual_seed(spec_.seed * 1000 + options_.rank);
   servers_.StartHeartbeats();
-  PS_RETURN_IF_ERROR(servers_.ExchangeAll(Exchange::kPull));
-  mirror_->ParamsToModel();
+  if (!placed_) {
+    PS_RETURN_IF_ERROR(servers_.ExchangeAll(Exchange::kPull));
+    mirror_->ParamsToModel();
+  }
   progress_ = Progress{};
   model_->train();
   const int64_t per_epoch = per_epoch_;
@@ -249,6 +266,8 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   Status taken = TakeBatch(epoch * per_epoch_ + step, &batch);
   if (!taken.ok())
     return servers_.Reconnect(taken);  // ok: the next NextStep() is redone
+  if (placed_)
+    return PlacedStep(batch, t0, loss, done);
   int64_t samples = 0, skipped = 0;
   auto nll = Forward(step, batch, &samples, &skipped);
   const auto t_wait = Clock::now();
@@ -260,6 +279,8 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
     PS_RETURN_IF_ERROR(servers_.Reconnect(last));
     return Status::Ok();
   }
+  AwaitKeys(mirror_->params().size());  // those forward did not read
+  uploaded_ = 0;                        // the next reply's are next
   stream_->Begin();  // before the pushes start, which wait on it
   servers_.Start(Exchange::kPushPull);
   Backward(nll);
@@ -271,7 +292,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   const bool replied = servers_.arrivals().WaitMeta();
   if (replied)
     servers_.NoteMasterReply();
-  if (!replied || !pipelined_) {
+  if (!replied) {
     const auto t_finish = Clock::now();
     Status s = servers_.Finish();
     communication += Seconds(Clock::now() - t_finish);
@@ -287,6 +308,19 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   progress_.communication += communication;
   progress_.samples += samples;
   progress_.skipped += skipped;
+  ++progress_.steps;
+  *done = true;
+  return Status::Ok();
+}
+
+// --placement server: the batch goes to rank 0, whose model runs it; the
+// worker waits for the step it is part of, which is all communication.
+Status Trainer::PlacedStep(const data::Batch& batch, Clock::time_point t0,
+                           double* loss, bool* done) {
+  PS_RETURN_IF_ERROR(servers_.PushBatch(batch, loss));
+  progress_.communication += Seconds(Clock::now() - t0);
+  progress_.samples += batch.labels.size(0);
+  progress_.skipped += batch.skipped;
   ++progress_.steps;
   *done = true;
   return Status::Ok();
@@ -316,25 +350,16 @@ void Trainer::LogStep(int64_t epoch, double loss) {
 }
 
 Status Trainer::Finish() {
-  report::WorkerStats stats;
-  stats.steps = progress_.steps;
-  stats.samples = progress_.samples;
-  stats.skipped_samples = progress_.skipped;
-  stats.wall_seconds = Seconds(Clock::now() - progress_.start);
-  stats.samples_per_second =
-      stats.wall_seconds > 0
-          ? static_cast<double>(stats.samples) / stats.wall_seconds
-          : 0.0;
-  stats.compute_seconds = progress_.compute;
-  stats.communication_seconds = progress_.communication;
+  report::WorkerStats stats = StatsOf(progress_);
   stats.bytes_pushed = servers_.bytes_pushed();
   stats.bytes_pulled = servers_.bytes_pulled();
   stats.version = servers_.version();
   stats.reconnects = servers_.reconnects();
   stats.stopped_early = stopped_;
-  stats.peak_rss_bytes = PeakRssBytes();
-  rows_->Stats(servers_.rows_pushed(), servers_.rows_pulled(), progress_.steps,
-               mirror_->grads(), &stats);
+  if (mirror_) {
+    rows_->Stats(servers_.rows_pushed(), servers_.rows_pulled(),
+                 progress_.steps, mirror_->grads(), &stats);
+  }
   PS_RETURN_IF_ERROR(servers_.Done(stats));
   log_->Emit("summary", report::ToJson(stats));
   return Status::Ok();

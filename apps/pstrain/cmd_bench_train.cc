@@ -55,13 +55,21 @@ std::string Percent(double part, double whole) {
   return whole > 0 ? bench::FixedDecimals(100 * part / whole, 0) : "-";
 }
 
-// `several`: of several models, so the mode is named with its model
-// ("sync net_scripted.pt").
-bench::TableRow TrainRow(const json& r, bool target, bool several) {
+// A row's name: its mode, and of several models or placements, which
+// ("sync net_scripted.pt", "async server").
+std::string RowName(const bench::TrainBenchOptions& o, const json& r) {
+  std::string name = r.value("mode", "");
+  if (o.model.find(',') != std::string::npos)
+    name += " " + r.value("model", "");
+  if (o.placement.find(',') != std::string::npos && name.rfind("single", 0))
+    name += " " + r.value("placement", "");
+  return name;
+}
+
+bench::TableRow TrainRow(const bench::TrainBenchOptions& o, const json& r) {
   double step = Number(r, "seconds_per_step");
   bench::TableRow row = {
-      several ? r.value("mode", "") + " " + r.value("model", "")
-              : r.value("mode", ""),
+      RowName(o, r),
       bench::FixedDecimals(Number(r, "samples_per_second"), 0),
       bench::FixedDecimals(Number(r, "wall_seconds"), 2),
       bench::FixedDecimals(step, 4),
@@ -70,7 +78,7 @@ bench::TableRow TrainRow(const json& r, bool target, bool several) {
       Percent(Number(r, "waiting_seconds_per_step"), step),
       bench::FixedDecimals(Number(r, "test_accuracy"), 4),
       bench::FixedDecimals(Number(r, "speedup_over_single"), 2)};
-  if (target)
+  if (o.target_accuracy > 0)
     row.push_back(bench::FixedDecimals(Number(r, "time_to_target_seconds"), 1));
   return row;
 }
@@ -79,8 +87,7 @@ void PrintTrainTable(const bench::TrainBenchOptions& o, const json& rows) {
   std::vector<bench::TableRow> table;
   std::vector<std::string> notes;
   for (const json& r : rows) {
-    table.push_back(TrainRow(r, o.target_accuracy > 0,
-                             o.model.find(',') != std::string::npos));
+    table.push_back(TrainRow(o, r));
     for (const json& n : r.value("notes", json::array())) {
       notes.push_back(r.value("mode", "") + ": " + n.get<std::string>());
     }
@@ -132,6 +139,18 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
                   "(defaults: --dataset text --optimizer adam --lr 0.001), or "
                   "a TorchScript file; several, comma-separated, each run in "
                   "every mode (e.g. net,net_scripted.pt)")
+      ->capture_default_str();
+  sub->add_option("--placement", o.placement,
+                  "sync, async: worker (workers push gradients) or server (the "
+                  "server runs the model on the workers' batches); "
+                  "worker,server: both")
+      ->capture_default_str();
+  sub->add_option("--device", o.device,
+                  "The workers' and the single process's device: cpu, cuda or "
+                  "cuda:i")
+      ->capture_default_str();
+  sub->add_option("--num_gpus", o.num_gpus,
+                  "GPUs of the server's model (launch's --num_gpus)")
       ->capture_default_str();
   sub->add_option("--loss", o.loss,
                   "A TorchScript model's loss: cross_entropy, nll or mse")

@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "bench/scratch_dir.h"
 #include "cluster/launcher.h"
 #include "models/model_zoo.h"
 #include "util/resources.h"
@@ -19,29 +20,6 @@ namespace pstrain::bench {
 namespace {
 
 using nlohmann::json;
-
-// A fresh directory, removed with everything in it on destruction.
-class ScratchDir {
- public:
-  static Result<std::unique_ptr<ScratchDir>> Make(const std::string& parent) {
-    std::string pattern = parent + "/pstrain-bench-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return IOError("cannot make a directory under " + parent);
-    }
-    return std::unique_ptr<ScratchDir>(new ScratchDir(pattern));
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 
 std::string Exact(double v) {
   std::ostringstream s;
@@ -82,11 +60,18 @@ int64_t SingleBatchSize(const TrainBenchOptions& o) {
 
 // The fields every row has, from the options.
 json RowBase(const TrainBenchOptions& o, const std::string& mode) {
-  return {{"mode", mode},           {"model", o.model},
-          {"dataset", o.dataset},   {"batch_size", o.batch_size},
-          {"steps", o.steps},       {"lr", o.lr},
-          {"momentum", o.momentum}, {"lr_schedule", o.lr_schedule},
-          {"seed", o.seed},         {"notes", json::array()}};
+  return {{"mode", mode},
+          {"model", o.model},
+          {"placement", mode == "single" ? "none" : o.placement},
+          {"device", o.device},
+          {"dataset", o.dataset},
+          {"batch_size", o.batch_size},
+          {"steps", o.steps},
+          {"lr", o.lr},
+          {"momentum", o.momentum},
+          {"lr_schedule", o.lr_schedule},
+          {"seed", o.seed},
+          {"notes", json::array()}};
 }
 
 // Seconds per step and its split; `compute` etc. are seconds per step.
@@ -105,6 +90,7 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   l.data_dir = o.data_dir;
   l.image_size = o.image_size;
   l.data_threads = o.data_threads;
+  l.device = o.device;
   l.steps = o.steps;
   l.batch_size = SingleBatchSize(o);
   l.lr = o.lr;
@@ -195,6 +181,8 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
     a.push_back("--sparse_embeddings=false");
   if (!models::IsZooModel(o.model))
     a.insert(a.end(), {"--loss", o.loss});
+  a.insert(a.end(), {"--placement", o.placement, "--device", o.device,
+                     "--num_gpus", std::to_string(o.num_gpus)});
   if (o.target_accuracy > 0) {
     a.insert(a.end(), {"--target_accuracy", Exact(o.target_accuracy),
                        "--eval_interval", std::to_string(o.eval_interval)});
@@ -373,7 +361,6 @@ Result<json> RunModel(const TrainBenchOptions& o, const std::string& scratch) {
       return row.status();
     rows.push_back(*row);
   }
-  SetSpeedups(&rows);
   return rows;
 }
 
@@ -386,9 +373,22 @@ Result<json> RunTrainBench(const TrainBenchOptions& o) {
   json rows = json::array();
   std::istringstream names(o.model);
   for (std::string name; std::getline(names, name, ',');) {
-    TrainBenchOptions one = o;
-    one.model = name;
-    PS_ASSIGN_OR_RETURN(json model_rows, RunModel(one, dir->path()));
+    json model_rows = json::array();
+    std::istringstream placements(o.placement);
+    bool first = true;
+    for (std::string where; std::getline(placements, where, ',');) {
+      TrainBenchOptions one = o;
+      one.model = name;
+      one.placement = where;
+      if (!first)  // single has no placement: once per model
+        one.modes.erase(std::remove(one.modes.begin(), one.modes.end(),
+                                    std::string("single")),
+                        one.modes.end());
+      first = false;
+      PS_ASSIGN_OR_RETURN(json placed, RunModel(one, dir->path()));
+      model_rows.insert(model_rows.end(), placed.begin(), placed.end());
+    }
+    SetSpeedups(&model_rows);  // over the model's single row
     rows.insert(rows.end(), model_rows.begin(), model_rows.end());
   }
   return rows;

@@ -31,6 +31,14 @@ struct TrainBenchOptions {
   /// A TorchScript model's --loss (the zoo's train with nll). Default:
   /// "cross_entropy".
   std::string loss = "cross_entropy";
+  /// sync, async: launch's --placement; "worker,server" runs each mode in
+  /// both (single once). Default: "worker".
+  std::string placement = "worker";
+  /// The workers' and the single process's device ("cpu", "cuda",
+  /// "cuda:i"), and launch's --num_gpus (the server's model). Defaults:
+  /// "cpu", 0.
+  std::string device = "cpu";
+  int num_gpus = 0;
   /// Rows, in this order: any of "single", "sync", "async".
   std::vector<std::string> modes = {"single", "sync", "async"};
   /// Processes of a sync/async run: one server and world_size-1 workers.
@@ -97,7 +105,7 @@ struct TrainBenchOptions {
 
 /// Runs each mode in turn (for each model in turn). Returns a JSON array,
 /// one object per model and mode:
-///   mode, model, dataset, processes, workers, threads_per_process,
+///   mode, model, placement, dataset, processes, workers, threads_per_process,
 ///   batch_size, steps (per worker), samples (all workers),
 ///   wall_seconds (training only: first worker joined to last one done;
 ///     for single the training loop), samples_per_second (samples / wall),

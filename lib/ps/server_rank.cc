@@ -234,10 +234,17 @@ void AddTargetFields(const JobSpec& spec, const Outcome& out,
   }
 }
 
-// --resume auto: the newest complete periodic checkpoint, if any.
+// --resume auto: the newest complete periodic checkpoint, if any. Those
+// beyond --keep go first: a run killed between a save and its pruning left
+// one more, and runs killed so again and again would pile them up.
 std::string ResolveResume(const ServerRankOptions& o, report::EventLog* log) {
   if (o.resume != "auto")
     return o.resume;
+  if (o.keep >= 1) {
+    Status pruned = RemoveOldCheckpoints(o.checkpoint, o.keep);
+    if (!pruned.ok())
+      log->Info("--resume auto: " + pruned.message());
+  }
   auto saved = CompleteCheckpoints(o.checkpoint);
   log->Info(saved.empty()
                 ? "--resume auto: no complete checkpoint yet, starting afresh"

@@ -13,6 +13,7 @@
 #include "cluster/launcher.h"
 #include "models/model_zoo.h"
 #include "util/resources.h"
+#include "worker/device.h"
 #include "worker/local_trainer.h"
 
 namespace pstrain::bench {
@@ -51,7 +52,7 @@ Status Validate(const TrainBenchOptions& o) {
     return InvalidArgument("single_batch_size must be >= 0");
   if (o.single_threads < 0)
     return InvalidArgument("threads must be >= 0");
-  return Status::Ok();
+  return worker::ParseDevice(o.device).status();
 }
 
 int64_t SingleBatchSize(const TrainBenchOptions& o) {

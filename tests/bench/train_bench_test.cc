@@ -141,12 +141,42 @@ TEST(TrainBenchProcessTest, BadFlagsExit2WithOneLine) {
        {std::vector<std::string>{"bench", "train", "--modes", "single,bogus"},
         std::vector<std::string>{"bench", "train", "--steps", "0"},
         std::vector<std::string>{"bench", "train", "--world_size", "1"},
+        std::vector<std::string>{"bench", "train", "--device", "gpu"},
         std::vector<std::string>{"bench", "wire", "--op", "push,poke"},
         std::vector<std::string>{"bench"}}) {
     auto r = RunPstrain(args, 30);
     EXPECT_EQ(r.exit_code, 2) << args.back() << "\n" << r.err;
     EXPECT_NE(ErrorLine(r.err), "") << r.err;
   }
+}
+
+// --placement worker,server: the single process once, then each mode in
+// both placements; a batch of mlp travels in a small fraction of the bytes
+// of its gradients and parameters.
+TEST(TrainBenchProcessTest, PlacementServerSendsBatchesNotGradients) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 320, 100);
+  auto r =
+      RunPstrain({"bench", "train", "--model", "mlp", "--modes", "single,sync",
+                  "--placement", "worker,server", "--steps", "10",
+                  "--batch_size", "8", "--data_dir", dir.path(), "--json"},
+                 180);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  const auto& rows = doc["train"];
+  ASSERT_EQ(rows.size(), 3u) << doc.dump(2);
+  EXPECT_EQ(rows[0]["placement"], "none");
+  EXPECT_EQ(rows[1]["placement"], "worker");
+  EXPECT_EQ(rows[2]["placement"], "server");
+  EXPECT_EQ(rows[2]["mode"], "sync");
+  EXPECT_EQ(rows[2]["samples"], 2 * 10 * 8);
+  EXPECT_GT(rows[2]["samples_per_second"].get<double>(), 0);
+  // A batch: 8 * 784 floats and 8 labels, about 25 kB; mlp's gradients
+  // and parameters: about 0.8 MB each way.
+  EXPECT_LT(rows[2]["bytes_per_step"].get<double>() * 10,
+            rows[1]["bytes_per_step"].get<double>())
+      << rows.dump(2);
 }
 
 TEST(TrainBenchProcessTest, MissingDataExits2NamingTheFile) {

@@ -217,9 +217,9 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   ExpectError(f, StatusCode::kCorruption,
               "frame header: magic is 0x52545300, expected 0x52545350");
   f = SampleFrame();
-  f[4] = 7;
+  f[4] = 8;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 7, this build speaks 6");
+              "protocol version 8, this build speaks 7");
   f = SampleFrame();
   f[6] = 23;
   ExpectError(f, StatusCode::kCorruption,

@@ -10,9 +10,12 @@ namespace pstrain::ps {
 
 struct BatchCompute::Replica {
   std::shared_ptr<models::Model> model;
-  std::vector<torch::Tensor> keys;     // the model's, ModelState order
-  std::vector<bool> is_buffer;         // by key
-  std::vector<torch::Tensor> outputs;  // by key, CPU: what BatchResult lends
+  std::vector<torch::Tensor> keys;  // the model's, ModelState order
+  std::vector<bool> is_buffer;      // by key
+  // By key, CPU: what BatchResult lends. On the CPU, the replica's own
+  // gradients (backward adds into them in place) and buffers; on GPUs,
+  // host copies of them.
+  std::vector<torch::Tensor> outputs;
   bool shares_memory = true;  // on the CPU: parameters over the server's
   std::mutex mu;
   std::condition_variable cv;
@@ -37,6 +40,19 @@ void ShareParameters(const std::vector<at::Tensor>& server,
     if (!is_buffer[k])
       keys[k].set_data(server[k]);
   }
+}
+
+// What a result lends on the CPU: each parameter's gradient, made once and
+// zeroed in place before each batch, and each buffer itself.
+std::vector<torch::Tensor> LentKeys(std::vector<torch::Tensor>& keys,
+                                    const std::vector<bool>& is_buffer) {
+  std::vector<torch::Tensor> lent;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (!is_buffer[k])
+      keys[k].mutable_grad() = torch::zeros_like(keys[k]);
+    lent.push_back(is_buffer[k] ? keys[k] : keys[k].mutable_grad());
+  }
+  return lent;
 }
 
 }  // namespace
@@ -67,14 +83,16 @@ Result<std::unique_ptr<BatchCompute>> BatchCompute::Make(
       if (!r->keys[k].sizes().equals(keys[k].sizes()))
         return InvalidArgument("a replica's key " + std::to_string(k) +
                                " differs from the server's");
-      r->outputs.push_back(torch::zeros_like(keys[k]));
     }
     if (c->options_.devices.empty()) {
       ShareParameters(keys, r->keys, r->is_buffer);
+      r->outputs = LentKeys(r->keys, r->is_buffer);
     } else {
       r->shares_memory = false;
       r->model->Place(c->options_.devices);
       r->keys = models::StateValues(*r->model);  // Place may move them
+      for (const auto& key : keys)
+        r->outputs.push_back(torch::zeros_like(key));
     }
     c->replicas_.push_back(std::move(r));
   }
@@ -126,8 +144,8 @@ void BatchCompute::Loop(Replica& r, int index) {
   }
 }
 
-// Forward and backward on the replica as the server's keys are now; the
-// gradients (buffers: values) into what the result lends.
+// Forward and backward on the replica as the server's keys are now; on
+// GPUs, the gradients (buffers: values) copied into what the result lends.
 BatchResult BatchCompute::Compute(Replica& r, const BatchJob& job) {
   BatchResult result;
   result.peer = job.peer;
@@ -154,7 +172,7 @@ BatchResult BatchCompute::Compute(Replica& r, const BatchJob& job) {
     loss.backward();
     result.loss = loss.item<double>();
     torch::NoGradGuard no_grad;
-    for (size_t k = 0; k < r.keys.size(); ++k) {
+    for (size_t k = 0; k < r.keys.size() && !r.shares_memory; ++k) {
       const torch::Tensor& key = r.keys[k];
       if (r.is_buffer[k])
         r.outputs[k].copy_(key);

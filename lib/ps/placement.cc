@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include "models/gpus.h"
 #include "ps/job_data.h"
 #include "ps/job_module.h"
 
@@ -18,19 +18,8 @@ Result<std::vector<torch::Device>> ServerDevices(int num_gpus) {
   std::vector<torch::Device> devices;
   if (num_gpus <= 0)
     return devices;
-  const std::string flag = "--num_gpus " + std::to_string(num_gpus) + ": ";
-  if (!torch::cuda::is_available()) {
-    return InvalidArgument(flag +
-                           "this libtorch has no CUDA, or no GPU is visible "
-                           "(it sees " +
-                           std::to_string(torch::cuda::device_count()) +
-                           " GPUs)");
-  }
-  const auto seen = static_cast<int64_t>(torch::cuda::device_count());
-  if (seen < num_gpus) {
-    return InvalidArgument(flag + "this machine has " + std::to_string(seen) +
-                           " CUDA GPU" + (seen == 1 ? "" : "s"));
-  }
+  PS_RETURN_IF_ERROR(
+      models::RequireGpus("--num_gpus " + std::to_string(num_gpus), num_gpus));
   for (int i = 0; i < num_gpus; ++i)
     devices.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(i));
   return devices;

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include <torch/cuda.h>
+#include "models/gpus.h"
 
 namespace pstrain::worker {
 
@@ -33,17 +33,7 @@ Result<torch::Device> ParseDevice(const std::string& device) {
     return InvalidArgument("--device '" + device +
                            "': expected cpu, cuda or cuda:i");
   }
-  const std::string flag = "--device " + device + ": ";
-  if (!torch::cuda::is_available()) {
-    return InvalidArgument(flag +
-                           "this libtorch has no CUDA, or no GPU is visible "
-                           "(it sees 0 GPUs)");
-  }
-  const auto seen = static_cast<int64_t>(torch::cuda::device_count());
-  if (index >= seen) {
-    return InvalidArgument(flag + "this machine has " + std::to_string(seen) +
-                           " CUDA GPU" + (seen == 1 ? "" : "s"));
-  }
+  PS_RETURN_IF_ERROR(models::RequireGpus("--device " + device, index + 1));
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 

@@ -110,8 +110,8 @@ void Engine::RunHeldPushes(const std::vector<WriteFence::Work>& work) {
     Peer* peer = w.kind == Kind::kPush ? Find(w.peer) : nullptr;
     if (!peer)
       continue;
-    auto s = Step(
-        *peer, peer->pushed_version());  // sends nothing: the fence stays open
+    // Sends nothing: the fence stays open.
+    auto s = Step(*peer, peer->pushed_version());
     if (!s.ok()) {
       Refuse(*peer, w.request_id, s.status());
       continue;

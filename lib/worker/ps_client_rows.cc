@@ -6,6 +6,7 @@
 #include <string>
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include "net/send_gate.h"
 #include "ps/tensor_codec.h"
@@ -106,7 +107,7 @@ void PsClient::ApplyRows(size_t index) {
     }
     wire::DecodeInPlace(slot.pull_codec, data, n);
   }
-  at::NoGradGuard no_grad;  // the attached tensor may be a model's leaf
+  c10::NoGradGuard no_grad;  // the attached tensor may be a model's leaf
   at::Tensor ids =
       at::from_blob(const_cast<int64_t*>(r.ids.data()),
                     {static_cast<int64_t>(r.ids.size())}, at::kLong);

@@ -67,6 +67,7 @@ Status ServerGroup::ConnectTo(PsClient& client, int s) {
 Status ServerGroup::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
   PS_ASSIGN_OR_RETURN(
       plan_, ps::PlanShards(fingerprint, spec_.num_servers, spec_.slice_bytes));
+  fingerprint_ = fingerprint;
   for (int s = 1; s < spec_.num_servers; ++s) {
     clients_.push_back(NewClient(s));
     PS_RETURN_IF_ERROR(ConnectTo(*clients_.back(), s));
@@ -77,9 +78,7 @@ Status ServerGroup::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
   return Status::Ok();
 }
 
-void ServerGroup::Attach(models::Model* model, HostMirror* mirror,
-                         GradStream* stream) {
-  model_ = model;
+void ServerGroup::Attach(HostMirror* mirror, GradStream* stream) {
   mirror_ = mirror;
   stream_ = stream;
   std::vector<int> slices_per_key(mirror_->params().size(), 0);
@@ -256,7 +255,15 @@ Status ServerGroup::Reconnect(const Status& why) {
   }
   ++reconnects_;
   StartHeartbeats();
-  PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
+  if (mirror_ == nullptr) {
+    // --placement server: the parameters are the server's alone. In sync
+    // the step the server waits for is the one it resumed at, as no step
+    // completes without this worker's batch.
+    PS_ASSIGN_OR_RETURN(const ps::JobSpec job, clients_[0]->GetJob());
+    version_ = job.resume_version;
+  } else {
+    PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
+  }
   log_->Info("reconnected; going on from version " + std::to_string(version_));
   return Status::Ok();
 }
@@ -277,8 +284,9 @@ Status ServerGroup::JoinAgain(int s) {
   }
   auto c = NewClient(s);
   PS_RETURN_IF_ERROR(ConnectTo(*c, s));
-  PS_RETURN_IF_ERROR(c->Register(ps::Fingerprint(*model_)));
-  AttachSlices(*c, s);
+  PS_RETURN_IF_ERROR(c->Register(fingerprint_));
+  if (mirror_ != nullptr)  // --placement server attaches none
+    AttachSlices(*c, s);
   clients_[s] = std::move(c);
   return Status::Ok();
 }

@@ -49,9 +49,9 @@ class ServerGroup {
   /// refuses one that differs from its own (kIncompatible).
   Status JoinServers(const std::vector<wire::KeySpec>& fingerprint);
   /// Exchanges slices of `mirror`'s tensors from now on; pushes wait on
-  /// `stream`'s gate. `model` is registered again on a reconnection. All
-  /// three must outlive the group. REQUIRES: JoinServers succeeded.
-  void Attach(models::Model* model, HostMirror* mirror, GradStream* stream);
+  /// `stream`'s gate. Both must outlive the group. REQUIRES: JoinServers
+  /// succeeded. Not called under --placement server.
+  void Attach(HostMirror* mirror, GradStream* stream);
   /// Where the training thread waits for the replies of an exchange.
   /// REQUIRES: Attach.
   ParamArrivals& arrivals() { return *arrivals_; }
@@ -68,8 +68,10 @@ class ServerGroup {
   void Reorder() { reorder_ = true; }
   /// After an exchange failed with `why`: reconnects, with exponential
   /// backoff until --reconnect_timeout, to each server whose connection was
-  /// lost, then pulls from all. Returns `why` when none was lost or
-  /// reconnecting is off, and the error that ended the attempts otherwise.
+  /// lost, then pulls from all. Under --placement server (nothing attached,
+  /// nothing to pull) version() becomes the version rank 0 resumed from.
+  /// Returns `why` when none was lost or reconnecting is off, and the error
+  /// that ended the attempts otherwise.
   Status Reconnect(const Status& why);
 
   /// The row-sparse model keys (ps/sparse_keys.h), by model key: from now
@@ -141,7 +143,7 @@ class ServerGroup {
   report::EventLog* log_;
   ps::JobSpec spec_;
   ps::ShardPlan plan_;
-  models::Model* model_ = nullptr;
+  std::vector<wire::KeySpec> fingerprint_;  // JoinServers', for JoinAgain
   HostMirror* mirror_ = nullptr;
   GradStream* stream_ = nullptr;                    // clients_ watch its gate
   std::unique_ptr<ParamArrivals> arrivals_;         // clients_ report to it

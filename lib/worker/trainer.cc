@@ -138,7 +138,7 @@ Status Trainer::Join() {
         mirror_->grads(), [s = stream_.get()](int key) { s->OnCopied(key); });
     stream_->SetCopies(copies_.get());
   }
-  servers_.Attach(model_.get(), mirror_.get(), stream_.get());
+  servers_.Attach(mirror_.get(), stream_.get());
   const std::vector<bool> sparse = ps::RowSparseKeys(spec_, *model_);
   rows_ = std::make_unique<BatchRows>(sparse, options_.batch_ids);
   servers_.SetRowSparse(sparse);  // none: a no-op
@@ -314,10 +314,14 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
 }
 
 // --placement server: the batch goes to rank 0, whose model runs it; the
-// worker waits for the step it is part of, which is all communication.
+// worker waits for the step it is part of, which is all communication. A
+// batch whose connection was lost is lost with it: once rank 0 is back,
+// the next NextStep() is computed.
 Status Trainer::PlacedStep(const data::Batch& batch, Clock::time_point t0,
                            double* loss, bool* done) {
-  PS_RETURN_IF_ERROR(servers_.PushBatch(batch, loss));
+  Status pushed = servers_.PushBatch(batch, loss);
+  if (!pushed.ok())
+    return servers_.Reconnect(pushed);
   progress_.communication += Seconds(Clock::now() - t0);
   progress_.samples += batch.labels.size(0);
   progress_.skipped += batch.skipped;

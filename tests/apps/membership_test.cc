@@ -135,13 +135,15 @@ TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
 // workers reconnect on their own and the run finishes from the last
 // checkpoint's version. The first server listens on a port the kernel
 // picks; the second on that same one, where the workers look for it.
-TEST(MembershipTest, WorkersReconnectToARestartedServer) {
+void ExpectWorkersReconnectToARestartedServer(
+    const std::vector<std::string>& flags) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   auto serve_args = [&](const std::string& port) {
     return ServeArgs(
         port, dir,
-        {"--epochs", "4", "--checkpoint_every", "5", "--resume", "auto"});
+        Concat({"--epochs", "4", "--checkpoint_every", "5", "--resume", "auto"},
+               flags));
   };
   auto first = std::make_unique<Process>(serve_args("0"));
   const std::string port = std::to_string(first->ListenPort(30));
@@ -165,6 +167,16 @@ TEST(MembershipTest, WorkersReconnectToARestartedServer) {
     EXPECT_EQ(FindEvent(r.out, "summary")["reconnects"], 1);
   }
   EXPECT_EQ(FindEvent(rs.out, "summary")["steps"], 104);
+}
+
+TEST(MembershipTest, WorkersReconnectToARestartedServer) {
+  ExpectWorkersReconnectToARestartedServer({});
+}
+
+// --placement server: the workers send batches, and a batch lost with the
+// connection is sent again for the step the restarted server resumed at.
+TEST(MembershipTest, PlacedWorkersReconnectToARestartedServer) {
+  ExpectWorkersReconnectToARestartedServer({"--placement", "server"});
 }
 
 // --reassign_shards: once a worker is lost, the others share the whole

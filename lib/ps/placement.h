@@ -24,8 +24,9 @@ bool IsServerPlacement(const JobSpec& spec);
 
 /// The devices --num_gpus names: none (the CPU) for 0, {cuda:0} for 1,
 /// {cuda:0, cuda:1} for 2. kInvalidArgument with the count libtorch sees
-/// when there are fewer: "--num_gpus 2: this machine has 1 CUDA GPU", or
-/// "--num_gpus 1: this libtorch has no CUDA (it sees 0 GPUs)".
+/// when there are fewer (models::RequireGpus): "--num_gpus 2: this machine
+/// has 1 CUDA GPU", or "--num_gpus 1: this libtorch has no CUDA, or no GPU
+/// is visible (it sees 0 GPUs)".
 Result<std::vector<torch::Device>> ServerDevices(int num_gpus);
 
 /// What a batch must look like for the model (BatchShapes), from the first

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "models/model_state.h"
+#include "ps/job_module.h"
 
 namespace pstrain::ps {
 
@@ -25,10 +26,6 @@ struct BatchCompute::Replica {
 };
 
 namespace {
-
-std::string FirstLine(const std::string& text) {
-  return text.substr(0, text.find('\n'));
-}
 
 // A replica's parameters over the server's memory, each a tensor of its
 // own (set_data keeps the replica's version counter and autograd state).
@@ -182,11 +179,9 @@ BatchResult BatchCompute::Compute(Replica& r, const BatchJob& job) {
         r.outputs[k].zero_();  // a parameter forward did not use
     }
   } catch (const std::exception& e) {
-    const auto* c10 = dynamic_cast<const c10::Error*>(&e);
     result.status = InvalidArgument(
         "push_batch: forward and backward on x " + models::ShapeText(job.x) +
-        ", y " + models::ShapeText(job.y) + " failed: " +
-        FirstLine(c10 ? c10->what_without_backtrace() : e.what()));
+        ", y " + models::ShapeText(job.y) + " failed: " + ErrorLine(e));
   }
   return result;
 }

@@ -13,11 +13,8 @@
 namespace pstrain::ps {
 namespace {
 
-// libtorch's own line for an error: its first, but for the TorchScript
-// interpreter's, whose first line only says that an operation failed and
-// whose last says which and why ("RuntimeError: mat1 and mat2 shapes
-// cannot be multiplied (2x7 and 20x32)").
-std::string ErrorLine(const std::string& text) {
+// ErrorLine's, of the error's text.
+std::string LineOf(const std::string& text) {
   const std::string first = text.substr(0, text.find('\n'));
   if (first.find("failed in the TorchScript interpreter") == std::string::npos)
     return first;
@@ -49,6 +46,11 @@ Result<std::shared_ptr<const std::string>> ReadBytes(const std::string& flag,
 }
 
 }  // namespace
+
+std::string ErrorLine(const std::exception& e) {
+  const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+  return LineOf(c10 ? c10->what_without_backtrace() : e.what());
+}
 
 bool IsScriptJob(const JobSpec& spec) {
   return !models::IsZooModel(spec.model);
@@ -113,11 +115,9 @@ Status CheckModelOnData(const JobSpec& spec, models::Model& model,
       out = model.forward(batch.images);
     } catch (const std::exception& e) {
       model.train();
-      const c10::Error* c10 = dynamic_cast<const c10::Error*>(&e);
-      return InvalidArgument(
-          "--model " + spec.model + ": forward on " + data + "'s x " +
-          models::ShapeText(batch.images) + " failed: " +
-          ErrorLine(c10 ? c10->what_without_backtrace() : e.what()));
+      return InvalidArgument("--model " + spec.model + ": forward on " + data +
+                             "'s x " + models::ShapeText(batch.images) +
+                             " failed: " + ErrorLine(e));
     }
     model.train();
   }

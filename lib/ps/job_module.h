@@ -5,6 +5,7 @@
 // training. The bytes travel at the handshake (wire::GetModule); see
 // models/script_model.h for the model itself. Free functions; thread-safe.
 
+#include <exception>
 #include <string>
 
 #include "data/source.h"
@@ -49,6 +50,13 @@ Status UseOwnModuleFile(const std::string& path, JobSpec* spec);
 /// train mode. Nothing for a built-in model or an empty source.
 Status CheckModelOnData(const JobSpec& spec, models::Model& model,
                         const data::Source& source, const std::string& data);
+
+/// libtorch's own line for an error thrown by a model's forward or backward:
+/// the first line of its message (a c10::Error's without its backtrace),
+/// but of the TorchScript interpreter's, whose first line only says that an
+/// operation failed, the last, which says which and why ("RuntimeError:
+/// mat1 and mat2 shapes cannot be multiplied (2x7 and 20x32)").
+std::string ErrorLine(const std::exception& e);
 
 /// What CheckModelOnData calls the job's split in `data_dir`:
 /// "DIR/train.pt" for --dataset tensors, else "the training set of

@@ -26,12 +26,7 @@ class FakeRunner : public BatchRunner {
 };
 
 JobSpec Spec(Mode mode, int workers) {
-  JobSpec s;
-  s.mode = mode;
-  s.lr = 0.5;
-  s.momentum = 0;
-  s.world_size = workers + 1;
-  s.dead_after = 0;
+  JobSpec s = testing::SgdSpec(mode, workers);
   s.placement = "server";
   return s;
 }

@@ -21,13 +21,7 @@ using testing::EngineHarness;
 constexpr int64_t kBig = 200000;
 
 JobSpec Spec(Mode mode, int workers) {
-  JobSpec s;
-  s.mode = mode;
-  s.lr = 0.5;
-  s.momentum = 0;
-  s.world_size = workers + 1;
-  s.dead_after = 0;
-  return s;
+  return testing::SgdSpec(mode, workers);
 }
 
 std::vector<at::Tensor> Params() {

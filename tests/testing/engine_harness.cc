@@ -16,6 +16,16 @@ wire::Done DoneWith(int64_t samples) {
   return wire::Done{report::ToJson(stats).dump()};
 }
 
+ps::JobSpec SgdSpec(ps::Mode mode, int workers) {
+  ps::JobSpec s;
+  s.mode = mode;
+  s.lr = 0.5;
+  s.momentum = 0;
+  s.world_size = workers + 1;
+  s.dead_after = 0;
+  return s;
+}
+
 EngineHarness::EngineHarness(const ps::JobSpec& spec,
                              std::vector<at::Tensor> params,
                              ps::EngineOptions options,

@@ -23,6 +23,11 @@ namespace pstrain::testing {
 /// A worker's done message reporting `samples` (the other fields zero).
 wire::Done DoneWith(int64_t samples = 0);
 
+/// A job of `workers` workers and one server in `mode`, stepping with
+/// plain SGD (lr 0.5, no momentum: steps a test can work out by hand),
+/// whose silent workers are never dropped (dead_after 0).
+ps::JobSpec SgdSpec(ps::Mode mode, int workers);
+
 class EngineHarness {
  public:
   /// `params`: the server's parameters (float32, CPU); the engine's

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 15's measurements of --compression, Net on Fashion-MNIST, sync, two
+# The measurements of --compression in share/doc/compression.md, Net on Fashion-MNIST, sync, two
 # workers (launch --world_size 3), each run's summary a line of JSON:
 #   bench/compression.sh accuracy [path/to/pstrain]
 #       one epoch per codec: test accuracy and bytes pushed

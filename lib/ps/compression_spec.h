@@ -3,8 +3,8 @@
 // --error_feedback, --compress_min_bytes and --pull_compression, parsed,
 // and the one rule both ends of a connection apply to learn which codec a
 // key travels in, so that the codec never has to be negotiated: a push's
-// descriptor names it, and the server refuses any other (issue 15;
-// wire/compression.h has the codecs and their sources).
+// descriptor names it, and the server refuses any other
+// (wire/compression.h has the codecs and their sources).
 
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Gradient compression (issue 15): a float32 tensor of n elements coded as
+// Gradient compression: a float32 tensor of n elements coded as
 // one of the Codec values of wire/tensor_desc.h, and the checks a receiver
 // makes before it adds a compressed push into an accumulator. Raw float
 // arrays in and bytes out: no torch. Error feedback, which makes the lossy

@@ -29,8 +29,8 @@ enum class DType : uint8_t {
 inline constexpr uint8_t kMaxDType = 8;
 
 /// How the bytes are coded. kRaw: the elements as they are in memory. The
-/// others are float32 tensors compressed as wire/compression.h lays them out
-/// (issue 15). Explicit values; never renumber.
+/// others are float32 tensors compressed as wire/compression.h lays them out.
+/// Explicit values; never renumber.
 enum class Codec : uint8_t {
   kRaw = 0,
   kFp16 = 1,    // IEEE half per element

@@ -1,6 +1,6 @@
 #pragma once
 // PushCompressor: a worker's gradients for one server coded as the job's
-// --compression says (issue 15), one record per attached key, each made as
+// --compression says, one record per attached key, each made as
 // soon as backward has made its gradient final (GradStream's prepare), so
 // that it leaves while the rest of backward runs, as raw gradients do.
 // int8, topk and onebit carry what they leave out to the key's next

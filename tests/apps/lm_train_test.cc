@@ -219,7 +219,7 @@ std::vector<nlohmann::json> LaunchSync(const ScratchDir& dir,
 
 class LmSparseRowsTest : public ::testing::TestWithParam<std::string> {};
 
-// Acceptance: the rows a worker pushes and the lazy row update give, for
+// The rows a worker pushes and the lazy row update give, for
 // SGD without momentum and Adagrad, what one process on the combined batch
 // computes, and what the tables sent whole give.
 TEST_P(LmSparseRowsTest, SyncEqualsOneProcessAndTheDenseTables) {

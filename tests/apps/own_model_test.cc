@@ -57,7 +57,7 @@ std::string LineWith(const std::string& text, const std::string& needle) {
       end == std::string::npos ? std::string::npos : end - begin - 1);
 }
 
-// Acceptance 1: 20 sync steps of 2 workers of batch 8 are Python's 20 steps
+// 20 sync steps of 2 workers of batch 8 are Python's 20 steps
 // of the same module on the combined batch of 16.
 TEST(OwnModelTest, SyncOfTwoWorkersEqualsPythonsSingleProcess) {
   ScratchDir dir;
@@ -92,7 +92,7 @@ TEST(OwnModelTest, SyncOfTwoWorkersEqualsPythonsSingleProcess) {
   EXPECT_EQ(json["job"]["model_sha256"], FileSha256(dir.File("mlp.pt")));
 }
 
-// Acceptance 2: torchvision's resnet18, scripted, with its BatchNorm
+// torchvision's resnet18, scripted, with its BatchNorm
 // buffers; the checkpoint loads back into torchvision's module.
 TEST(OwnModelTest, ScriptedResnet18TrainsAndLoadsIntoTorchvision) {
   ScratchDir dir;
@@ -109,7 +109,7 @@ TEST(OwnModelTest, ScriptedResnet18TrainsAndLoadsIntoTorchvision) {
   EXPECT_EQ(Python({"load_resnet18", dir.File("resnet.pt")}), "122\n");
 }
 
-// Acceptance 3: a worker needs no copy of the module (rank 0 sends the
+// A worker needs no copy of the module (rank 0 sends the
 // bytes); one given a copy of its own must give rank 0's bytes.
 TEST(OwnModelTest, WorkersTakeRank0sModuleAndACopyMustBeTheSame) {
   ScratchDir rank0, workers;
@@ -168,7 +168,7 @@ TEST(OwnModelTest, WorkersTakeRank0sModuleAndACopyMustBeTheSame) {
       << r.err;
 }
 
-// Acceptance 4: bad input ends the job with exit status 2 and one line
+// Bad input ends the job with exit status 2 and one line
 // that names the file and what was expected.
 struct BadInputCase {
   std::string name;

@@ -5,7 +5,7 @@
 namespace pstrain::bench {
 namespace {
 
-// The short version of acceptance's load test: every acknowledged push is
+// A short `pstrain bench load`: every acknowledged push is
 // applied exactly once, and memory does not grow once all connections run.
 TEST(LoadBenchTest, SixteenConnectionsLoseNothingAndStayBounded) {
   LoadBenchOptions o;

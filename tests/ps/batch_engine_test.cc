@@ -126,7 +126,7 @@ TEST(BatchEngineTest, AsyncStepsOnEachBatch) {
   EXPECT_EQ(t.Replies(a), (std::vector<std::pair<uint64_t, double>>{{1, 0.5}}));
 }
 
-// Acceptance 3 of issue 17: the shapes are named, only that worker is lost,
+// A batch of the wrong shape: the shapes are named, only that worker is lost,
 // and the step goes on with the other.
 TEST(BatchEngineTest, ABatchOfTheWrongShapeIsRefusedAndTheOthersGoOn) {
   Harness t(Mode::kSync, 2);

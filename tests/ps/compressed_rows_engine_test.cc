@@ -1,4 +1,4 @@
-// The rows of a row-sparse key in fp16 and bf16 at the Engine (issue 15),
+// The rows of a row-sparse key in fp16 and bf16 at the Engine,
 // without sockets (testing/engine_harness.h): a coded row push steps the
 // parameters bit for bit as the decoded rows pushed raw do, in every mode;
 // a malformed one is refused with its own error; and the rows a reply

@@ -1,4 +1,4 @@
-// Compressed pushes and pulls at the Engine (issue 15), with a fake outbox:
+// Compressed pushes and pulls at the Engine, with a fake outbox:
 // a record is decoded into the step's sums exactly as its decoded gradient
 // would be added raw, every malformed record is refused with its own
 // error, and --pull_compression replies carry the parameters' codes.

@@ -62,7 +62,7 @@ double MaxAbs(const std::vector<double>& v) {
   return m;
 }
 
-// Issue 15, acceptance point 4: after K = 50 steps the sum of the pushes
+// Nothing is lost, only delayed: after K = 50 steps the sum of the pushes
 // equals the sum of the gradients minus the residual the worker holds.
 TEST(ErrorFeedbackTest, PushesSumToGradientsMinusResidual) {
   const size_t n = 1003;  // a short last chunk

@@ -153,7 +153,7 @@ TEST(SparseRowsTest, ValidateFrameCountsTheRowsData) {
   EXPECT_EQ(total, 32u);
 }
 
-// Rows in fp16 (issue 15): the descriptor's codec byte is 1 and its
+// Rows in fp16: the descriptor's codec byte is 1 and its
 // nbytes 2 x numel, as a dense record's; the data section counts those.
 TEST(SparseRowsTest, CarriesACodecOnItsRows) {
   PushPull m = SparsePush();

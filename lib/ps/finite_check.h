@@ -1,7 +1,7 @@
 #pragma once
 // Finite-value checks for pushed gradients. A gradient holding NaN or Inf
 // would poison the model for good (one step spreads it to every weight the
-// optimizer touches), so the Service refuses such a push before it reaches
+// optimizer touches), so the Engine refuses such a push before it reaches
 // the optimizer. Plain loops over raw bytes: no allocation, no torch ops, so
 // they can run on each 512 KiB piece as it arrives. Thread-compatible.
 

@@ -21,7 +21,7 @@
 
 namespace pstrain::ps {
 
-/// kSsp: the ParameterServer applies pushes as in kAsync; the Service bounds
+/// kSsp: the ParameterServer applies pushes as in kAsync; the Engine bounds
 /// how far a worker may run ahead of the slowest (JobSpec::staleness).
 enum class Mode { kSync, kAsync, kSsp };
 /// "sync", "async", "ssp".

@@ -170,7 +170,7 @@ struct Auth {
   std::string proof;  // kAuthBytes
 };
 
-/// A worker busy computing is alive (Service: --dead_after). Meta: empty.
+/// A worker busy computing is alive (the Engine: --dead_after). Meta: empty.
 struct Heartbeat {};
 
 /// Server s > 0 tells the master where workers reach it. Meta: str address.

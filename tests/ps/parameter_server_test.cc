@@ -21,7 +21,7 @@ std::vector<at::Tensor> Params() {
 }
 
 // Delivers worker w's gradients (key 0 all `a`, key 1 all `b`) the way the
-// Service does: sync piece by piece into the accumulators, async into the
+// Engine does: sync piece by piece into the accumulators, async into the
 // worker's buffer.
 void SetGrads(ParameterServer& ps, int w, float a, float b) {
   if (ps.buffers_pushes()) {
@@ -88,7 +88,7 @@ TEST(ParameterServerTest, SyncAveragesThenStepsOnce) {
   EXPECT_EQ(ps.MissingPushes(), (std::vector<int>{0, 1}));
 }
 
-// A refused push (the Service found NaN in a later piece) leaves its
+// A refused push (the Engine found NaN in a later piece) leaves its
 // finite first key in the sums; DiscardStep closes the step without
 // stepping, and the next step starts from clean sums.
 TEST(ParameterServerTest, SyncDiscardedStepAdvancesVersionOnly) {
@@ -235,7 +235,7 @@ TEST(ParameterServerTest, BackupWorkersCloseTheStepWithoutTheLastAndDropIt) {
   EXPECT_EQ(ps.Push(1, 5).status().code(), StatusCode::kInvalidArgument);
 }
 
-// --step_timeout: the Service closes a step with the pushes it has.
+// --step_timeout: the Engine closes a step with the pushes it has.
 TEST(ParameterServerTest, CloseStepAveragesThePushesIn) {
   auto params = Params();
   JobSpec spec = Spec(Mode::kSync, 3);

@@ -32,7 +32,7 @@ Status CheckModelRules(const JobSpec& s) {
 }
 
 // --placement server: what the model on the server works with, and what
-// it refuses (DESIGN.md: "Placement").
+// it refuses (share/doc/design.md: "Placement").
 Status CheckPlacementRules(const JobSpec& s) {
   if (s.placement != "worker" && s.placement != "server") {
     return InvalidArgument("--placement '" + s.placement +

@@ -2,8 +2,9 @@
 // Snapshot: a server's parameters (its keys or slices) at one version,
 // copied when that version is made, so that evaluation and checkpoints can
 // read them on threads of their own while training changes the originals.
-// DESIGN.md: "Evaluation scores a snapshot of one version on threads of its
-// own; it never stalls a step". A value type; immutable once taken.
+// share/doc/design.md: "Evaluation scores a snapshot of one version on
+// threads of its own; it never stalls a step". A value type; immutable once
+// taken.
 
 #include <chrono>
 #include <cstdint>

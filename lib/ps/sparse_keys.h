@@ -1,7 +1,7 @@
 #pragma once
-// Which keys are row-sparse (--sparse_embeddings; DESIGN.md "Sparse rows"):
-// the `weight` of every torch::nn::Embedding in the model's module tree,
-// found by the module's type wherever it sits, when the job has
+// Which keys are row-sparse (--sparse_embeddings; share/doc/design.md
+// "Sparse rows"): the `weight` of every torch::nn::Embedding in the model's
+// module tree, found by the module's type wherever it sits, when the job has
 // --sparse_embeddings and its optimizer can update rows lazily
 // (RowOptimizer::Supports). Such a key travels as (unique row ids, rows):
 // a worker pushes the rows its batch touched and names those of its next

@@ -1,6 +1,6 @@
-// The row-sparse keys of a PsClient's push_pulls (DESIGN.md, "Sparse
-// rows"; share/doc/wire-format.md): the rows a push carries and the rows
-// its reply brings, raw or in the codecs of the job's rule
+// The row-sparse keys of a PsClient's push_pulls (share/doc/design.md,
+// "Sparse rows"; share/doc/wire-format.md): the rows a push carries and the
+// rows its reply brings, raw or in the codecs of the job's rule
 // (ps::PushRowsCodecOf, ps::PullRowsCodecOf), which SparseSlot holds.
 
 #include <string>

@@ -1,7 +1,7 @@
-// The row-sparse keys of a ServerGroup (DESIGN.md, "Sparse rows"): each
-// server's slices of a table as SparseSlots, the rows a batch touches and
-// the next batch looks up, and the touched rows gathered from the
-// gradient after backward and, when the job's rule says so
+// The row-sparse keys of a ServerGroup (share/doc/design.md, "Sparse
+// rows"): each server's slices of a table as SparseSlots, the rows a batch
+// touches and the next batch looks up, and the touched rows gathered from
+// the gradient after backward and, when the job's rule says so
 // (ps::PushRowsCodecOf), coded.
 
 #include <ATen/ATen.h>

@@ -1,5 +1,5 @@
-// The source tree keeps STYLE's rules: every C++ file is as the root
-// .clang-format formats it (clang-format runs as a process), and no file
+// The source tree keeps the project's layout rules: every C++ file is as the
+// root .clang-format formats it (clang-format runs as a process), and no file
 // under lib/ or apps/ runs past 400 lines.
 
 #include <algorithm>

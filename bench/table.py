@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints Markdown tables of pstrain's benchmark results, for the README.
+"""Prints Markdown tables of pstrain's benchmark results, for share/doc/benchmarks.md.
 
     bench/table.py [results directory]     (default: bench/results)
 

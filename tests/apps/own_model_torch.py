@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 # The example's MLP (share/examples/own_model.py), so that the tests train
-# what the README shows.
+# what share/doc/own-model.md shows.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "share", "examples"))
 from own_model import MLP  # noqa: E402

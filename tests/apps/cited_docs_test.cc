@@ -7,12 +7,14 @@
 // or the citing file's own folder. Reads files only; starts no process.
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -112,11 +114,38 @@ bool IsCitation(const std::string& token) {
          kLibDirs.count(first) > 0;
 }
 
+// Path characters; '*', '{' and '<' mark a pattern, not a path.
+bool IsTokenChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) ||
+         std::string_view("_.+*{}<>/-").find(c) != std::string_view::npos;
+}
+
+// The path-like tokens of `line`, less a sentence's full stop.
+std::vector<std::string> Tokens(const std::string& line) {
+  std::vector<std::string> tokens;
+  for (size_t i = 0; i < line.size();) {
+    if (!IsTokenChar(line[i])) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < line.size() && IsTokenChar(line[end]))
+      ++end;
+    std::string token = line.substr(i, end - i);
+    i = end;
+    if (token.find_first_of("*{}<>") != std::string::npos || token[0] == '/')
+      continue;  // A pattern, an absolute path, or a URL's host and path.
+    while (!token.empty() && (token.back() == '.' || token.back() == '-'))
+      token.pop_back();
+    if (token.find('.') != std::string::npos)
+      tokens.push_back(token);
+  }
+  return tokens;
+}
+
 // "file:line: token" for every citation in `rel` that names no file.
 std::vector<std::string> MissingCitations(const fs::path& rel,
                                           const std::string& content) {
-  // Path characters; '*', '{' and '<' mark a pattern, not a path.
-  static const std::regex kToken(R"([A-Za-z0-9_.+*{}<>/-]+)");
   std::vector<std::string> missing;
   std::istringstream lines(content);
   int number = 0;
@@ -125,15 +154,7 @@ std::vector<std::string> MissingCitations(const fs::path& rel,
     const std::string where = rel.string() + ":" + std::to_string(number);
     if (std::regex_search(line, kOutsideDocs))
       missing.push_back(where + ": a document outside the repository");
-    for (std::sregex_iterator it(line.begin(), line.end(), kToken), end;
-         it != end; ++it) {
-      std::string token = it->str();
-      if (token.find_first_of("*{}<>") != std::string::npos)
-        continue;
-      if (token[0] == '/')
-        continue;  // An absolute path, or a URL's host and path.
-      while (!token.empty() && (token.back() == '.' || token.back() == '-'))
-        token.pop_back();  // A sentence's full stop.
+    for (const std::string& token : Tokens(line)) {
       if (IsCitation(token) && !Resolves(token, rel))
         missing.push_back(where + ": " + token);
     }

@@ -1,6 +1,7 @@
 #!/bin/sh
-# The measurements of --compression in share/doc/compression.md, Net on Fashion-MNIST, sync, two
-# workers (launch --world_size 3), each run's summary a line of JSON:
+# The measurements of --compression in share/doc/compression.md, Net on
+# Fashion-MNIST, sync, two workers (launch --world_size 3), each run's
+# summary a line of JSON:
 #   bench/compression.sh accuracy [path/to/pstrain]
 #       one epoch per codec: test accuracy and bytes pushed
 #       -> bench/results/compression_accuracy.jsonl
@@ -8,7 +9,7 @@
 #       time to 0.85 test accuracy (--target_accuracy, evaluated every 50
 #       versions) per codec over bench/throttled.sh RATE (100mbit, 1gbit);
 #       the compressed codecs pull fp16 (--pull_compression fp16)
-#       -> bench/results/compression_RATE.jsonl
+#       -> bench/results/compression_{RATE}.jsonl
 # Each line adds "codec", "pull" and "rate" to the summary. Run it on an
 # otherwise idle machine: the 100mbit table takes about an hour.
 set -eu

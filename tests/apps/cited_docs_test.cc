@@ -61,14 +61,15 @@ bool IsText(const std::string& content) {
 // The text files the test scans, relative to the root, sorted.
 std::vector<fs::path> ScannedFiles() {
   std::vector<fs::path> files = {"README.md"};
+  // The guide's pages, and bench's README and scripts (not its results).
   for (const char* dir : {"share/doc", "bench"}) {
     for (const auto& e : fs::directory_iterator(kRoot / dir)) {
-      if (e.is_regular_file() && e.path().extension() == ".md")
+      if (e.is_regular_file())
         files.push_back(fs::relative(e.path(), kRoot));
     }
   }
-  for (const char* dir :
-       {"lib", "apps", "tests", "share/examples", "completions", "man"}) {
+  for (const char* dir : {"lib", "apps", "tests", "share/examples",
+                          "share/scripts", "completions", "man"}) {
     for (auto it = fs::recursive_directory_iterator(kRoot / dir);
          it != fs::recursive_directory_iterator(); ++it) {
       const auto rel = fs::relative(it->path(), kRoot);

@@ -81,10 +81,12 @@ function(pstrain_includes_torch file out)
 endfunction()
 
 # Compiles target's sources that include libtorch with the precompiled
-# header and, with UNITY, in unity batches; the others alone and without it.
-# Call it in target's own directory, after the last target_sources of target.
+# header and, with UNITY, in unity batches; the others alone and without it,
+# or with ALL_SOURCES in unity batches too (for sources that are slow without
+# libtorch, as those that include CLI11). Call it in target's own directory,
+# after the last target_sources of target.
 function(pstrain_torch_sources target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "UNITY" "" "")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "UNITY;ALL_SOURCES" "" "")
   if(PSTRAIN_TORCH_PCH)
     target_precompile_headers(${target} REUSE_FROM pstrain_torch_pch)
   endif()
@@ -105,8 +107,10 @@ function(pstrain_torch_sources target)
     get_filename_component(path ${source} ABSOLUTE BASE_DIR ${source_dir})
     pstrain_includes_torch(${path} uses_torch)
     if(NOT uses_torch)
-      set_source_files_properties(${source} PROPERTIES SKIP_PRECOMPILE_HEADERS ON
-                                  SKIP_UNITY_BUILD_INCLUSION ON)
+      set_source_files_properties(${source} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+      if(NOT arg_ALL_SOURCES)
+        set_source_files_properties(${source} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+      endif()
     endif()
   endforeach()
 endfunction()

@@ -11,10 +11,11 @@
 #   with clang for the fuzzer);
 # - with UNITY (the libraries), a unity build: up to
 #   PSTRAIN_TORCH_UNITY_BATCH of them compile as one source, which loads the
-#   header and compiles each inline function of libtorch once (4 sources of
-#   lib/models: 39 s of CPU apart, 12 s together). They share one file
-#   scope: no two of them may define the same name in an anonymous
-#   namespace or as static; SKIP_UNITY_BUILD_INCLUSION leaves a source out.
+#   header and compiles each inline function of libtorch once (the first 8
+#   sources of lib/models: 107 s of CPU each alone without the header, 12 s
+#   as one batch with it). They share one file scope: no two of them may
+#   define the same name in an anonymous namespace or as static;
+#   SKIP_UNITY_BUILD_INCLUSION leaves a source out.
 #   Not for the tests, whose files share many such helper names.
 #
 # The precompiled header is for GCC only, the toolchain pstrain is tested

@@ -55,7 +55,7 @@ Status Engine::Rejoin(Peer& peer) {
   --lost_count_;
   const bool now = server_->AddWorker(w);
   peer.first_pull_min_version =
-      (spec_.mode == Mode::kSync && !now) ? server_->version() + 1 : 0;
+      rule_->RejoinPullVersion(server_->version(), now);
   ssp_.SetTraining(w, true);
   outbox_->Info("rank " + std::to_string(peer.rank) + " rejoined at version " +
                 std::to_string(server_->version()));

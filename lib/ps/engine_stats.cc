@@ -64,7 +64,7 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
   s.max_clock_gap = ssp_.max_clock_gap();
   s.refused_pushes = refused_pushes_;
   s.discarded_steps = server_->discarded_steps();
-  if (spec_.mode != Mode::kSync)
+  if (rule_->traits().applies_each_push)
     s.staleness_histogram = StalenessHistogram(server_->staleness_histogram());
   return s;
 }

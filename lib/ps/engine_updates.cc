@@ -282,9 +282,7 @@ void Engine::RefusePush(const Peer& peer, uint64_t version) {
                 std::to_string(key) + " (" + name + ") " +
                 (peer.refused_why.empty() ? std::string("holds NaN or Inf")
                                           : peer.refused_why) +
-                "; " +
-                (spec_.mode == Mode::kSync ? "the step is skipped"
-                                           : "it is not applied"));
+                "; " + rule_->traits().refused_push_outcome);
 }
 
 // Sync: the parameters this push helps to make; async: the current ones;

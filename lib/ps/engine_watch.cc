@@ -83,7 +83,7 @@ std::string Engine::Waiting() const {
   }
   if (!missing.empty())
     return RankList(missing) + " to connect";
-  if (spec_.mode == Mode::kSync) {
+  if (rule_->has_quorum()) {
     for (int w : server_->MissingPushes()) {
       if (workers_[w]->stage != Peer::Stage::kDone)
         missing.push_back(w + spec_.num_servers);

@@ -10,6 +10,7 @@
 #include "ps/checkpoint.h"
 #include "ps/checkpoint_rotation.h"
 #include "ps/job_data.h"
+#include "ps/update_rule.h"
 
 namespace pstrain::ps {
 
@@ -59,7 +60,7 @@ void Observer::OnVersion(uint64_t version) {
   const auto now = Clock::now();
   uint64_t lead = 0;
   if (spec_.num_servers > 1)
-    lead = spec_.mode == Mode::kSync ? kSyncLead : 1;
+    lead = RuleTraitsOf(spec_).snapshot_lead;
   const auto eval = eval_schedule_.Due(version, lead, now);
   const auto checkpoint = checkpoint_schedule_.Due(version, lead, now);
   if (!eval && !checkpoint)
@@ -199,7 +200,7 @@ std::shared_ptr<WholeSnapshot> Observer::Gather(Plan& plan) {
     return nullptr;
   }
   versions[0] = local->version;
-  if (spec_.mode == Mode::kSync &&
+  if (RuleTraitsOf(spec_).snapshot_versions_agree &&
       std::any_of(versions.begin(), versions.end(),
                   [&](uint64_t v) { return v != versions[0]; })) {
     std::string seen;

@@ -17,9 +17,10 @@
 // a checkpoint. At most
 // kMaxPlans plans are under way; while that many are, a due one waits for
 // a later version. Those left when training ends are worked off at full
-// speed. With several servers in sync mode a snapshot is asked for
-// kSyncLead versions ahead, so that no server has passed it when asked; one
-// whose servers answer other versions is skipped (logged).
+// speed. With several servers a snapshot is asked for the update rule's
+// snapshot_lead versions ahead (ps/update_rule.h, RuleTraits), so that no
+// server has passed it when asked; where the rule has the servers' versions
+// agree, one whose servers answer other versions is skipped (logged).
 //
 // Threading: OnVersion runs on the Service's io thread; Finish and target()
 // on the thread that ran the Service, after Run. `*service`, `*io`, `*log`
@@ -102,8 +103,6 @@ struct TargetReached {
 
 class Observer {
  public:
-  /// Versions of notice a sync snapshot of several servers is asked with.
-  static constexpr uint64_t kSyncLead = 3;
   /// Plans under way at most (snapshots held: one whole model each).
   static constexpr int kMaxPlans = 4;
 

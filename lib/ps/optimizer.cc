@@ -10,6 +10,7 @@
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
+#include "ps/update_rule.h"
 #include "util/check.h"
 
 namespace pstrain::ps {
@@ -144,7 +145,8 @@ double ScheduledLr(const LrSchedule& s, double base_lr, uint64_t version,
 int64_t ScheduleVersions(const JobSpec& spec) {
   if (spec.total_steps > 0)
     return spec.total_steps;
-  if (spec.mode == Mode::kSync)
+  // A version per step of all workers, or per push of any worker.
+  if (!RuleTraitsOf(spec).applies_each_push)
     return spec.max_steps;
   return spec.max_steps * std::max(1, spec.num_workers());
 }

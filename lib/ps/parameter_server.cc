@@ -9,6 +9,7 @@
 
 #include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"
+#include "ps/update_rule.h"
 #include "util/check.h"
 
 namespace pstrain::ps {
@@ -100,9 +101,7 @@ ParameterServer::ParameterServer(const JobSpec& spec,
              (!p.requires_grad() && p.scalar_type() == at::kLong))
         << "parameters must be float32 or float64, buffers also int64";
   }
-  const bool buffered =
-      applies_each_push() || spec.backup_workers > 0 || spec.step_timeout > 0;
-  if (buffered) {
+  if (RuleTraitsOf(spec).buffers_pushes) {
     grad_buffers_.resize(num_workers_);
     for (auto& buffers : grad_buffers_) {
       for (size_t k = 0; k < params_.size(); ++k) {
@@ -132,6 +131,10 @@ ParameterServer::ParameterServer(const JobSpec& spec,
 }
 
 ParameterServer::~ParameterServer() = default;
+
+bool ParameterServer::applies_each_push() const {
+  return RuleTraitsOf(spec_).applies_each_push;
+}
 
 const std::vector<at::Tensor>& ParameterServer::grad_buffer(int w) const {
   PS_CHECK(buffers_pushes()) << "grad_buffer in streaming sync mode";

@@ -219,7 +219,7 @@ class ParameterServer {
   }
 
  private:
-  bool applies_each_push() const { return spec_.mode != Mode::kSync; }
+  bool applies_each_push() const;  // RuleTraits::applies_each_push
   // Sets the lr (schedule at version_, times `lr_scale`), steps, version + 1.
   void Step(double lr_scale);
   // Sync: steps on the averaged accumulators and opens the next step.

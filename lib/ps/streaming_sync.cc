@@ -1,6 +1,7 @@
 // Streaming sync: a push is read a chunk at a time through the worker's own
 // chunk and each piece is added into the step's sums at once, so memory does
-// not grow with the number of workers (ParameterServer::Accumulate).
+// not grow with the number of workers (ParameterServer::Accumulate). A step
+// is one version on every server, and it waits for every member's push.
 
 #include <algorithm>
 #include <vector>
@@ -11,10 +12,17 @@ namespace pstrain::ps {
 
 namespace {
 
+// Versions of notice a snapshot of several servers is asked with: the
+// servers make the same versions, but not at the same instant, and none
+// may have passed the version when asked.
+constexpr uint64_t kSnapshotLead = 3;
+
 class StreamingSync : public UpdateRule {
  public:
   explicit StreamingSync(ParameterServer* server)
-      : server_(server), chunks_(server->num_workers()) {
+      : UpdateRule(StreamingSyncTraits()),
+        server_(server),
+        chunks_(server->num_workers()) {
     uint64_t total = 0;
     for (const auto& p : server->params())
       total += p.nbytes();
@@ -47,9 +55,6 @@ class StreamingSync : public UpdateRule {
     return server_->Push(w, version);
   }
 
-  uint64_t ReplyVersion(uint64_t version) const override { return version + 1; }
-  bool has_quorum() const override { return true; }
-
  private:
   ParameterServer* server_;
   std::vector<std::vector<char>> chunks_;  // by worker index
@@ -57,6 +62,21 @@ class StreamingSync : public UpdateRule {
 };
 
 }  // namespace
+
+RuleTraits StreamingSyncTraits() {
+  RuleTraits t;
+  t.applies_each_push = false;
+  t.buffers_pushes = false;
+  t.waits_for_every_member = true;
+  t.reply_awaits_step = true;
+  t.bounds_staleness = false;
+  t.rejoin_awaits_next_version = true;
+  t.snapshot_versions_agree = true;
+  t.snapshot_lead = kSnapshotLead;
+  t.step_timeout = 0;
+  t.refused_push_outcome = "the step is skipped";
+  return t;
+}
 
 std::unique_ptr<UpdateRule> MakeStreamingSync(ParameterServer* server) {
   return std::make_unique<StreamingSync>(server);

@@ -10,8 +10,10 @@ namespace pstrain::ps {
 
 class WholePushRule : public UpdateRule {
  public:
-  /// `server` must outlive the rule; REQUIRES: server->buffers_pushes().
-  explicit WholePushRule(ParameterServer* server) : server_(server) {}
+  /// `server` must outlive the rule; REQUIRES: server->buffers_pushes()
+  /// and traits.buffers_pushes.
+  WholePushRule(ParameterServer* server, const RuleTraits& traits)
+      : UpdateRule(traits), server_(server) {}
 
   char* PieceBuffer(int w, int key, uint64_t offset) override {
     return static_cast<char*>(server_->grad_buffer(w)[key].data_ptr()) + offset;

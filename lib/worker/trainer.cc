@@ -16,6 +16,7 @@
 #include "ps/placement.h"
 #include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
+#include "ps/update_rule.h"
 #include "report/worker_stats.h"
 #include "worker/batch_rows.h"
 #include "worker/device.h"
@@ -181,16 +182,17 @@ Status Trainer::OpenText() {
   return Status::Ok();
 }
 
-// The global step this worker computes next. Sync: version v means v
-// global steps are done (a resumed server starts past 0; a straggler whose
-// push was dropped, --backup_workers, jumps ahead), so the worker computes
-// step v on the batch an uninterrupted run sees there. Async and ssp
-// versions count every push of every worker, so there the worker counts its
-// own steps.
+// The global step this worker computes next. Where a version is a step of
+// all workers (sync), version v means v global steps are done (a resumed
+// server starts past 0; a straggler whose push was dropped,
+// --backup_workers, jumps ahead), so the worker computes step v on the
+// batch an uninterrupted run sees there. Where each push makes a version
+// (async, ssp), versions count every push of every worker, so the worker
+// counts its own steps.
 int64_t Trainer::NextStep() const {
-  return spec_.mode == ps::Mode::kSync
-             ? static_cast<int64_t>(servers_.version())
-             : progress_.steps;
+  return ps::RuleTraitsOf(spec_).applies_each_push
+             ? progress_.steps
+             : static_cast<int64_t>(servers_.version());
 }
 
 Status Trainer::Train() {

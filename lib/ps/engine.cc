@@ -23,10 +23,8 @@ Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
       outbox_(outbox),
       options_(std::move(options)),
       rule_(MakeUpdateRule(spec, server)),
-      ssp_(spec.num_workers(), spec.staleness) {
-  workers_.assign(spec_.num_workers(), nullptr);
-  done_workers_.assign(spec_.num_workers(), false);
-  lost_.assign(spec_.num_workers(), false);
+      ssp_(spec.num_workers(), spec.staleness),
+      members_(spec.num_servers, spec.num_workers(), server, &ssp_, &fence_) {
   auto compression = CompressionOf(spec_);
   PS_CHECK(compression.ok()) << compression.status().ToString();
   compression_ = *compression;
@@ -57,7 +55,7 @@ void Engine::Start(Time now) {
   now_ = last_progress_ = last_tick_ = now;
 }
 
-Engine::Peer* Engine::Find(PeerId id) {
+Peer* Engine::Find(PeerId id) {
   auto it = peers_.find(id);
   return it == peers_.end() ? nullptr : it->second.get();
 }
@@ -245,16 +243,11 @@ Status Engine::OnRegister(Peer& peer, uint64_t id, std::string_view meta) {
   wire::Register reg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reg));
   PS_RETURN_IF_ERROR(CompareFingerprints(fingerprint_, reg.keys));
-  if (workers_[peer.worker] != nullptr || done_workers_[peer.worker]) {
-    return InvalidArgument("rank " + std::to_string(peer.rank) +
-                           " has already registered");
-  }
-  if (lost_[peer.worker])
+  PS_RETURN_IF_ERROR(members_.CheckRegister(peer.worker));
+  if (members_.lost(peer.worker))
     PS_RETURN_IF_ERROR(Rejoin(peer));
   peer.stage = Peer::Stage::kRegistered;
-  workers_[peer.worker] = &peer;
-  if (registered_++ == 0)
-    first_register_ = now_;
+  members_.Register(peer.worker, &peer, now_);
   last_progress_ = now_;
   outbox_->Info("rank " + std::to_string(peer.rank) + " joined from " +
                 peer.remote);
@@ -275,18 +268,14 @@ Status Engine::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
   }
   PS_ASSIGN_OR_RETURN(report::WorkerStats stats,
                       report::WorkerStatsFromJson(json));
-  worker_stats_.push_back(stats);
-  workers_waiting_seconds_ += peer.waiting_seconds;
   peer.stage = Peer::Stage::kDone;
-  done_workers_[peer.worker] = true;
-  ssp_.SetTraining(peer.worker, false);
+  members_.Finish(peer.worker, std::move(stats), peer.waiting_seconds, now_);
   LeaveQuorum(peer.worker);
   ReleaseReplies();  // a finished worker no longer holds the others back
-  last_progress_ = last_done_ = now_;
+  last_progress_ = now_;
   peer.meta.clear();
   wire::EncodeMeta(wire::Ack{}, &peer.meta);
   Reply(peer, wire::MsgType::kAck, id);
-  ++done_;
   MaybeFinish();
   return Status::Ok();
 }
@@ -330,8 +319,8 @@ void Engine::OnClose(PeerId id, const Status& why, Time now) {
     outbox_->Info("dropped connection from " + peer.remote + ": " +
                   why.ToString());
   }
-  if (peer.worker >= 0 && workers_[peer.worker] == &peer)
-    workers_[peer.worker] = nullptr;
+  if (peer.worker >= 0)
+    members_.Disconnect(peer.worker, &peer);
   if (peer.server > 0 && servers_[peer.server] == &peer)
     servers_[peer.server] = nullptr;
   // A caller up the stack may still hold it.

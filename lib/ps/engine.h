@@ -39,6 +39,7 @@
 #include "ps/batch_runner.h"
 #include "ps/compression_spec.h"
 #include "ps/job_spec.h"
+#include "ps/membership.h"
 #include "ps/outbox.h"
 #include "ps/parameter_server.h"
 #include "ps/pull_records.h"
@@ -69,6 +70,8 @@ struct ReadPlan {
   /// buffers may share memory).
   bool piece_by_piece = false;
 };
+
+struct Peer;
 
 class Engine {
  public:
@@ -170,15 +173,13 @@ class Engine {
     return shard_optimizer_states_[s];
   }
   /// When the first worker registered: where wall_seconds start.
-  Time started_at() const { return first_register_; }
+  Time started_at() const { return members_.first_register(); }
   /// The run's training totals (Service::Stats); `bytes_read`,
   /// `bytes_written`: the connections', headers included. The end-of-run
   /// fields are left for the server rank.
   report::ServerStats Stats(uint64_t bytes_read, uint64_t bytes_written) const;
 
  private:
-  struct Peer;
-
   Peer* Find(PeerId id);
   Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
                      std::string_view meta);
@@ -314,6 +315,7 @@ class Engine {
   void LoseWorker(Peer& peer, const Status& why);
   void LeaveQuorum(int w);
   void RemoveWorker(int w);
+  bool LeaveQuorumNow(int w);
   Status Rejoin(Peer& peer);
   void CheckSilentWorkers();
   void CheckHandshakes();
@@ -335,17 +337,13 @@ class Engine {
   std::unique_ptr<UpdateRule> rule_;
   SspGate ssp_;
   WriteFence fence_;
+  Membership members_;
   std::string address_;
   Time now_{};  // of the input being handled
   std::unordered_map<PeerId, std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<Peer>>
-      retired_;                     // closed; freed at the next tick
-  std::vector<Peer*> workers_;      // by worker index; null until registered
-  std::vector<bool> key_seen_;      // CheckPushKeys's, kept to reuse
-  std::vector<bool> done_workers_;  // by worker index
-  std::vector<bool> lost_;          // by worker index: gone, may rejoin
-  int lost_count_ = 0;
-  uint64_t workers_lost_ = 0;  // losses so far (a rank may come back)
+      retired_;                 // closed; freed at the next tick
+  std::vector<bool> key_seen_;  // CheckPushKeys's, kept to reuse
   uint64_t refused_pushes_ = 0;
   uint64_t timed_out_steps_ = 0;
   // --step_timeout: the step it is armed for, and when it ends.
@@ -382,17 +380,9 @@ class Engine {
   std::vector<SnapshotRequest> snapshot_requests_;
   bool stop_training_ = false;
   Time last_tick_{};
-  int registered_ = 0;
-  int done_ = 0;
   bool stopping_ = false;
   Status failure_;
   Time last_progress_{};
-  Time first_register_{};
-  Time last_done_{};
-  // What each done worker reported, and how long the server held its
-  // replies for the other workers (seconds).
-  std::vector<report::WorkerStats> worker_stats_;
-  double workers_waiting_seconds_ = 0;
 };
 
 }  // namespace pstrain::ps

@@ -1,5 +1,5 @@
 #pragma once
-// Engine::Peer: what the Engine knows of one connection. Private to the
+// Peer: what the Engine knows of one connection. Private to the
 // Engine's .cc files.
 
 #include <memory>
@@ -11,7 +11,7 @@
 
 namespace pstrain::ps {
 
-struct Engine::Peer {
+struct Peer {
   enum class Stage { kNew, kHello, kRegistered, kDone };
   PeerId id = 0;
   std::string remote;  // "host:port", for messages

@@ -303,7 +303,8 @@ void Engine::AnswerPush(Peer& peer, uint64_t id) {
 }
 
 void Engine::ReleaseReplies() {
-  for (Peer* p : workers_) {
+  for (int w = 0; w < members_.num_workers(); ++w) {
+    Peer* p = members_.peer(w);
     if (!p || !p->reply_pending)
       continue;
     if (!stop_training_) {

@@ -48,7 +48,8 @@ void Engine::VersionWhole() {
 }
 
 void Engine::ResumeParamWrites() {
-  for (Peer* p : workers_) {
+  for (int w = 0; w < members_.num_workers(); ++w) {
+    const Peer* p = members_.peer(w);
     if (p && fence_.in_flight(p->id) > 0)
       outbox_->ResumeWrite(p->id);
   }

@@ -78,14 +78,14 @@ std::string Engine::Waiting() const {
       missing.push_back(s);
   }
   for (int w = 0; w < spec_.num_workers(); ++w) {
-    if (!workers_[w])
+    if (!members_.peer(w))
       missing.push_back(w + spec_.num_servers);
   }
   if (!missing.empty())
     return RankList(missing) + " to connect";
   if (spec_.mode == Mode::kSync) {
     for (int w : server_->MissingPushes()) {
-      if (workers_[w]->stage != Peer::Stage::kDone)
+      if (!members_.done(w))
         missing.push_back(w + spec_.num_servers);
     }
     if (!missing.empty()) {
@@ -94,7 +94,7 @@ std::string Engine::Waiting() const {
     }
   }
   for (int w = 0; w < spec_.num_workers(); ++w) {
-    if (workers_[w]->stage != Peer::Stage::kDone)
+    if (!members_.done(w))
       missing.push_back(w + spec_.num_servers);
   }
   if (!missing.empty())

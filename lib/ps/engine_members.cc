@@ -5,11 +5,11 @@
 #include <sstream>
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
+#include "ps/peer.h"
 
 namespace pstrain::ps {
 
-void Engine::LoseWorker(Peer& peer, const Status& why) {
+void Engine::LoseWorker(WorkerPeer& peer, const Status& why) {
   const int w = peer.worker;
   members_.Lose(w);
   outbox_->Info(
@@ -50,7 +50,7 @@ bool Engine::LeaveQuorumNow(int w) {
 // A lost rank registering again: back in the quorum from the next version
 // (or this one, if no push of it is in yet); in ssp at the slowest clock,
 // so that it holds no one back.
-Status Engine::Rejoin(Peer& peer) {
+Status Engine::Rejoin(WorkerPeer& peer) {
   PS_ASSIGN_OR_RETURN(const bool now, members_.Rejoin(peer.worker));
   peer.first_pull_min_version =
       (spec_.mode == Mode::kSync && !now) ? server_->version() + 1 : 0;
@@ -68,10 +68,10 @@ void Engine::CheckSilentWorkers() {
   for (int w = 0; w < server_->num_workers(); ++w) {
     if (!server_->awaits_push(w))
       continue;
-    Peer* p = members_.peer(w);
+    WorkerPeer* p = members_.peer(w);
     // A batch being computed here is the server's time, not the worker's.
     if (p && p->stage == Peer::Stage::kRegistered && !p->closing &&
-        !p->batch_in_flight && Seconds(p->last_heard) > spec_.dead_after) {
+        !p->batch.in_flight && Seconds(p->last_heard) > spec_.dead_after) {
       std::ostringstream why;
       why << "no word from rank " << p->rank << " for " << spec_.dead_after
           << " s (--dead_after)";
@@ -86,7 +86,7 @@ void Engine::CheckSilentWorkers() {
 void Engine::MaybeFinish() {
   if (stopping_ || !members_.finished())
     return;
-  if (plan_ && shards_ < spec_.num_servers - 1)
+  if (!roster_.all_shards_in())
     return;
   Shutdown();
 }

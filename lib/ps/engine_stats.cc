@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
+#include "ps/peer.h"
 
 namespace pstrain::ps {
 
@@ -49,7 +49,8 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
   s.waiting_seconds = waiting / n;
   s.bytes_pushed = bytes_read;
   s.bytes_pulled = bytes_written;
-  if (plan_) {  // other servers carried most bytes: count the workers' own
+  if (roster_.expecting()) {  // other servers carried most bytes: count the
+                              // workers' own
     s.bytes_pushed = s.bytes_pulled = 0;
     for (const auto& w : workers) {
       s.bytes_pushed += w.bytes_pushed;
@@ -57,11 +58,11 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
     }
   }
   s.num_servers = spec_.num_servers;
-  s.shard_imbalance = plan_ ? plan_->imbalance() : 1.0;
+  s.shard_imbalance = roster_.expecting() ? roster_.plan()->imbalance() : 1.0;
   s.steps = server_->version();
   s.dropped_pushes = server_->dropped_pushes();
   s.workers_lost = members_.losses();
-  s.timed_out_steps = timed_out_steps_;
+  s.timed_out_steps = deadline_.timed_out();
   s.max_clock_gap = ssp_.max_clock_gap();
   s.refused_pushes = refused_pushes_;
   s.discarded_steps = server_->discarded_steps();

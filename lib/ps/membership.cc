@@ -43,7 +43,7 @@ Result<bool> Membership::Rejoin(int w) {
   return joins_now;
 }
 
-void Membership::Register(int w, Peer* peer, Time now) {
+void Membership::Register(int w, WorkerPeer* peer, Time now) {
   workers_[w].peer = peer;
   if (registered_++ == 0)
     first_register_ = now;
@@ -75,7 +75,7 @@ Membership::Removal Membership::Remove(int w) {
   return Removal::kNone;
 }
 
-void Membership::Disconnect(int w, const Peer* peer) {
+void Membership::Disconnect(int w, const WorkerPeer* peer) {
   if (workers_[w].peer == peer)
     workers_[w].peer = nullptr;
 }

@@ -18,7 +18,7 @@
 //
 // Threading: not thread-safe; the Engine's thread only. `*server`, `*ssp`
 // and `*fence` must outlive the Membership. It borrows each worker's
-// Peer (never dereferenced here) from Register until Disconnect.
+// WorkerPeer (never dereferenced here) from Register until Disconnect.
 
 #include <vector>
 
@@ -31,7 +31,7 @@ namespace pstrain::ps {
 class ParameterServer;
 class SspGate;
 class WriteFence;
-struct Peer;
+struct WorkerPeer;
 
 class Membership {
  public:
@@ -48,11 +48,14 @@ class Membership {
   Membership(const Membership&) = delete;
   Membership& operator=(const Membership&) = delete;
 
+  /// Workers in the job, by worker index 0..num_workers()-1.
   int num_workers() const { return static_cast<int>(workers_.size()); }
   /// Worker w's registered connection; null before register, after its
   /// connection closed, and while lost.
-  Peer* peer(int w) const { return workers_[w].peer; }
+  WorkerPeer* peer(int w) const { return workers_[w].peer; }
+  /// Whether worker w sent done.
   bool done(int w) const { return workers_[w].done; }
+  /// Whether worker w is lost now (it may rejoin).
   bool lost(int w) const { return workers_[w].lost; }
   /// Whether the step waits for worker w (ParameterServer::is_member).
   bool in_quorum(int w) const;
@@ -69,7 +72,7 @@ class Membership {
   Result<bool> Rejoin(int w);
   /// Worker w's connection `peer` registered at `now` (after Rejoin, if it
   /// was lost). REQUIRES: CheckRegister(w) ok, !lost(w).
-  void Register(int w, Peer* peer, Time now);
+  void Register(int w, WorkerPeer* peer, Time now);
   /// Worker w is lost; it stops holding others back in ssp. Remove takes
   /// it out of the quorum. REQUIRES: registered, not done, not lost.
   void Lose(int w);
@@ -83,7 +86,7 @@ class Membership {
   Removal Remove(int w);
   /// Worker w's connection `peer` closed: w has no connection (unless it
   /// registered again on another one meanwhile).
-  void Disconnect(int w, const Peer* peer);
+  void Disconnect(int w, const WorkerPeer* peer);
 
   /// Workers that ever registered, rejoins included.
   int registered() const { return registered_; }
@@ -107,7 +110,7 @@ class Membership {
 
  private:
   struct Worker {
-    Peer* peer = nullptr;
+    WorkerPeer* peer = nullptr;
     bool done = false;
     bool lost = false;
   };

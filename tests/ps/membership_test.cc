@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/engine_peer.h"
 #include "ps/parameter_server.h"
+#include "ps/peer.h"
 #include "ps/ssp_gate.h"
 #include "ps/write_fence.h"
 
@@ -32,8 +32,10 @@ struct Job {
       : params{torch::tensor({1.0f, 2.0f}).requires_grad_()},
         server(Spec(mode, workers), params),
         ssp(workers, 0),
-        members(1, workers, &server, &ssp, &fence),
-        peers(workers) {}
+        members(1, workers, &server, &ssp, &fence) {
+    for (int w = 0; w < workers; ++w)
+      peers.push_back(std::make_unique<WorkerPeer>(Peer(), w));
+  }
 
   // Worker w's whole push for the current version (sync).
   void Push(int w) {
@@ -44,7 +46,7 @@ struct Job {
   void RegisterAll() {
     for (int w = 0; w < members.num_workers(); ++w) {
       ASSERT_TRUE(members.CheckRegister(w).ok());
-      members.Register(w, &peers[w], At(w));
+      members.Register(w, peers[w].get(), At(w));
     }
   }
 
@@ -53,7 +55,7 @@ struct Job {
   SspGate ssp;
   WriteFence fence;
   Membership members;
-  std::vector<Peer> peers;
+  std::vector<std::unique_ptr<WorkerPeer>> peers;
 };
 
 TEST(MembershipTest, RegisterKeepsThePeerAndCounts) {
@@ -61,8 +63,8 @@ TEST(MembershipTest, RegisterKeepsThePeerAndCounts) {
   EXPECT_EQ(job.members.peer(0), nullptr);
   EXPECT_EQ(job.members.registered(), 0);
   job.RegisterAll();
-  EXPECT_EQ(job.members.peer(0), &job.peers[0]);
-  EXPECT_EQ(job.members.peer(2), &job.peers[2]);
+  EXPECT_EQ(job.members.peer(0), job.peers[0].get());
+  EXPECT_EQ(job.members.peer(2), job.peers[2].get());
   EXPECT_EQ(job.members.registered(), 3);
   EXPECT_EQ(job.members.first_register(), At(0));
   EXPECT_EQ(job.members.quorum(), 3);
@@ -86,7 +88,7 @@ TEST(MembershipTest, LoseThenRemoveLeavesTheQuorum) {
   EXPECT_FALSE(job.members.in_quorum(1));
   EXPECT_EQ(job.members.quorum(), 2);
   EXPECT_EQ(job.server.MissingPushes(), (std::vector<int>{0, 2}));
-  job.members.Disconnect(1, &job.peers[1]);
+  job.members.Disconnect(1, job.peers[1].get());
   EXPECT_EQ(job.members.peer(1), nullptr);
   EXPECT_EQ(job.members.CheckRegister(1).code(), StatusCode::kOk);
   // Removing a worker that is no member changes nothing.
@@ -110,7 +112,7 @@ TEST(MembershipTest, FenceHoldsTheRemovalAndTheRejoin) {
   job.RegisterAll();
   job.fence.Sent(7);  // parameters on the wire
   job.members.Lose(1);
-  job.members.Disconnect(1, &job.peers[1]);
+  job.members.Disconnect(1, job.peers[1].get());
   EXPECT_EQ(job.members.Remove(1), Membership::Removal::kHeld);
   EXPECT_TRUE(job.members.in_quorum(1));
   EXPECT_TRUE(job.fence.removing(1));
@@ -134,8 +136,8 @@ TEST(MembershipTest, FenceHoldsTheRemovalAndTheRejoin) {
   EXPECT_EQ(job.members.lost_count(), 0);
   EXPECT_EQ(job.members.losses(), 1u);
   EXPECT_EQ(job.members.quorum(), 2);
-  job.members.Register(1, &job.peers[1], At(9));
-  EXPECT_EQ(job.members.peer(1), &job.peers[1]);
+  job.members.Register(1, job.peers[1].get(), At(9));
+  EXPECT_EQ(job.members.peer(1), job.peers[1].get());
   EXPECT_EQ(job.members.registered(), 3);
   EXPECT_EQ(job.members.first_register(), At(0));
 }
@@ -170,12 +172,12 @@ TEST(MembershipTest, FinishRecordsStatsAndEndsTheRun) {
   EXPECT_EQ(job.members.stats()[0].samples, 640);
   EXPECT_DOUBLE_EQ(job.members.waiting_seconds(), 1.5);
   EXPECT_EQ(job.members.last_done(), At(30));
-  EXPECT_EQ(job.members.peer(0), &job.peers[0]);  // until it disconnects
+  EXPECT_EQ(job.members.peer(0), job.peers[0].get());  // until it disconnects
   EXPECT_EQ(job.members.CheckRegister(0).code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(job.members.finished());
   job.members.Lose(1);
   EXPECT_TRUE(job.members.finished());
-  job.members.Disconnect(0, &job.peers[0]);
+  job.members.Disconnect(0, job.peers[0].get());
   EXPECT_EQ(job.members.CheckRegister(0).code(),
             StatusCode::kInvalidArgument);  // done stays done
 }

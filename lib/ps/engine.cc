@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ps/engine_peer.h"
+#include "ps/peer.h"
 #include "ps/tensor_codec.h"
 #include "util/check.h"
 
@@ -18,37 +18,15 @@ constexpr uint64_t kMaxFrameBeforeHello = 64 * 1024;
 Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
                ParameterServer* server, Outbox* outbox, EngineOptions options)
     : spec_(spec),
-      fingerprint_(std::move(fingerprint)),
       server_(server),
       outbox_(outbox),
       options_(std::move(options)),
+      formats_(spec, std::move(fingerprint), *server),
       rule_(MakeUpdateRule(spec, server)),
-      ssp_(spec.num_workers(), spec.staleness) {
-  workers_.assign(spec_.num_workers(), nullptr);
-  done_workers_.assign(spec_.num_workers(), false);
-  lost_.assign(spec_.num_workers(), false);
-  auto compression = CompressionOf(spec_);
-  PS_CHECK(compression.ok()) << compression.status().ToString();
-  compression_ = *compression;
-  const auto& params = server_->params();
-  std::vector<bool> row_sparse(params.size());
-  for (int k = 0; k < server_->num_keys(); ++k)
-    row_sparse[k] = server_->is_row_sparse(k);
-  pull_.Init(compression_, params, row_sparse);
-  for (int k = 0; k < server_->num_keys(); ++k) {
-    push_codecs_.push_back(
-        row_sparse[k]
-            ? PushRowsCodecOf(compression_, params[k])
-            : PushCodecOf(compression_, params[k].requires_grad(), params[k]));
-    wire::TensorDesc d = DescribeTensor(k, params[k]);
-    if (pull_.codec(k) != wire::Codec::kRaw) {
-      d.codec = pull_.codec(k);
-      d.nbytes = pull_.nbytes(k);
-    }
-    params_msg_.params.push_back(d);
-  }
+      ssp_(spec.num_workers(), spec.staleness),
+      members_(spec.num_servers, spec.num_workers(), server, &ssp_, &fence_) {
   server_->set_step_by_key(true);  // see OnNewVersion
-  step_gate_.OpenTo(net::SendGate::kAll);
+  key_steps_.gate.OpenTo(net::SendGate::kAll);
 }
 
 Engine::~Engine() = default;
@@ -57,24 +35,14 @@ void Engine::Start(Time now) {
   now_ = last_progress_ = last_tick_ = now;
 }
 
-Engine::Peer* Engine::Find(PeerId id) {
-  auto it = peers_.find(id);
-  return it == peers_.end() ? nullptr : it->second.get();
-}
-
 void Engine::OnAccept(PeerId id, std::string remote, Time now) {
-  auto peer = std::make_unique<Peer>();
-  peer->id = id;
-  peer->remote = std::move(remote);
-  peer->auth = net::AuthGate(options_.auth_token);
-  peer->accepted_at = peer->last_heard = now;
-  peers_[id] = std::move(peer);
+  peers_.Add(id, std::move(remote), options_.auth_token, now);
 }
 
 // Before a peer has proven the token and said hello, only small frames of
 // the expected type are read at all.
 Status Engine::OnHeader(PeerId id, const wire::FrameHeader& header) {
-  Peer* peer = Find(id);
+  Peer* peer = peers_.Find(id);
   if (!peer)
     return Unavailable("unknown connection");
   if (!peer->auth.open())
@@ -96,7 +64,7 @@ Status Engine::OnHeader(PeerId id, const wire::FrameHeader& header) {
 Status Engine::OnMeta(PeerId id, const wire::FrameHeader& header,
                       std::string_view meta, uint64_t data_bytes,
                       ReadPlan* plan) {
-  Peer* peer = Find(id);
+  Peer* peer = peers_.Find(id);
   if (!peer)
     return Unavailable("unknown connection");
   if (!peer->auth.open())
@@ -127,7 +95,7 @@ Status Engine::OnMeta(PeerId id, const wire::FrameHeader& header,
 void Engine::OnFrame(PeerId id, const wire::FrameHeader& header,
                      std::string_view meta, Time now) {
   now_ = now;
-  Peer* peer = Find(id);
+  Peer* peer = peers_.Find(id);
   if (!peer)
     return;
   peer->last_heard = now;
@@ -149,15 +117,48 @@ Status Engine::HandleFrame(Peer& peer, const wire::FrameHeader& header,
   if (peer.stage == Peer::Stage::kNew && header.type != wire::MsgType::kHello) {
     return InvalidArgument("hello expected");
   }
+  const uint64_t id = header.request_id;
   switch (header.type) {
-#define PSTRAIN_HANDLE(value, Enum, name, Struct, Data) \
-  case wire::MsgType::Enum:                             \
-    return Handle(peer, header, meta, Tag<wire::Struct>{});
-    PSTRAIN_WIRE_MESSAGES(PSTRAIN_HANDLE)
-#undef PSTRAIN_HANDLE
+    case wire::MsgType::kHello:
+      return OnHello(peer, id, meta);
+    case wire::MsgType::kGetJob:
+      return OnGetJob(peer, id);
+    case wire::MsgType::kGetModule:
+      return OnGetModule(peer, id);
+    case wire::MsgType::kServerInfo:
+      return OnServerInfo(peer, id, meta);
+    case wire::MsgType::kShard:
+      return OnShard(peer, id);
+    case wire::MsgType::kHeartbeat:
+      return Status::Ok();  // OnFrame noted the time
+    case wire::MsgType::kRegister:
+      return OnRegister(peer, id, meta);
+    case wire::MsgType::kPull:
+      return OnPull(peer, id, meta);
+    case wire::MsgType::kPush:
+    case wire::MsgType::kPushPull:
+    case wire::MsgType::kPushBatch:
+      return OnPushed(peer, header.type, id);
+    case wire::MsgType::kDone:
+      return OnDone(peer, id, meta);
+    case wire::MsgType::kSnapshot:
+      return OnSnapshot(peer, id, meta);
+    default:
+      break;
   }
   return InvalidArgument(std::string("unexpected ") +
                          wire::MsgTypeName(header.type));
+}
+
+// A push's bytes went where PlanPush or PlanBatch put them, which only a
+// registered worker's get.
+Status Engine::OnPushed(Peer& peer, wire::MsgType type, uint64_t id) {
+  WorkerPeer* worker = Registered(peer);
+  if (!worker)
+    return InvalidArgument(std::string(wire::MsgTypeName(type)) +
+                           " before register");
+  return type == wire::MsgType::kPushBatch ? OnPushBatch(*worker, id)
+                                           : OnPush(*worker, id);
 }
 
 Status Engine::OnAuth(Peer& peer, const wire::FrameHeader& header,
@@ -179,33 +180,38 @@ Status Engine::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
     if (hello.role == wire::Role::kTool)
       break;  // rank 0's observer, again
     if (other.get() != &peer && other->rank == rank && !other->closing &&
-        !other->tool) {
+        other->role != Peer::Role::kTool) {
       return InvalidArgument("rank " + std::to_string(rank) +
                              " is already connected from " + other->remote);
     }
   }
   peer.rank = rank;
   peer.stage = Peer::Stage::kHello;
+  Peer* typed = nullptr;
   if (hello.role == wire::Role::kServer) {
-    peer.server = rank;
-    servers_[rank] = &peer;
+    peer.role = Peer::Role::kServer;
+    ServerPeer& server = peers_.Become<ServerPeer>(peer);
+    roster_.Hello(rank, &server);
+    typed = &server;
     last_progress_ = now_;
   } else if (hello.role == wire::Role::kTool) {
-    peer.tool = true;
+    peer.role = Peer::Role::kTool;
+    typed = &peers_.Become<ToolPeer>(peer);
   } else {
-    peer.worker = rank - spec_.num_servers;
+    peer.role = Peer::Role::kWorker;
+    typed = &peers_.Become<WorkerPeer>(peer, rank - spec_.num_servers);
   }
   wire::Hello reply{wire::Role::kServer, 0,
                     static_cast<uint32_t>(spec_.world_size)};
-  wire::EncodeMeta(reply, &peer.meta);
-  Reply(peer, wire::MsgType::kHello, id);
+  wire::EncodeMeta(reply, &typed->meta);
+  Reply(*typed, wire::MsgType::kHello, id);
   return Status::Ok();
 }
 
 // Workers may join any server; other servers only rank 0 (ExpectServers);
 // a tool only as rank 0 (the master's observer, which asks for snapshots).
 Status Engine::CheckRank(const wire::Hello& hello) const {
-  const bool server = hello.role == wire::Role::kServer && plan_ != nullptr;
+  const bool server = hello.role == wire::Role::kServer && roster_.expecting();
   const bool tool = hello.role == wire::Role::kTool;
   if (hello.role != wire::Role::kWorker && !server && !tool) {
     return InvalidArgument(std::string("a ") + wire::RoleName(hello.role) +
@@ -240,21 +246,21 @@ Status Engine::CheckRank(const wire::Hello& hello) const {
 Status Engine::OnRegister(Peer& peer, uint64_t id, std::string_view meta) {
   if (peer.stage != Peer::Stage::kHello)
     return InvalidArgument("second register");
-  if (peer.worker < 0)
+  if (!AsWorker(peer))
     return InvalidArgument("register from a server");
+  return OnRegister(*AsWorker(peer), id, meta);
+}
+
+Status Engine::OnRegister(WorkerPeer& peer, uint64_t id,
+                          std::string_view meta) {
   wire::Register reg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reg));
-  PS_RETURN_IF_ERROR(CompareFingerprints(fingerprint_, reg.keys));
-  if (workers_[peer.worker] != nullptr || done_workers_[peer.worker]) {
-    return InvalidArgument("rank " + std::to_string(peer.rank) +
-                           " has already registered");
-  }
-  if (lost_[peer.worker])
+  PS_RETURN_IF_ERROR(CompareFingerprints(formats_.fingerprint, reg.keys));
+  PS_RETURN_IF_ERROR(members_.CheckRegister(peer.worker));
+  if (members_.lost(peer.worker))
     PS_RETURN_IF_ERROR(Rejoin(peer));
   peer.stage = Peer::Stage::kRegistered;
-  workers_[peer.worker] = &peer;
-  if (registered_++ == 0)
-    first_register_ = now_;
+  members_.Register(peer.worker, &peer, now_);
   last_progress_ = now_;
   outbox_->Info("rank " + std::to_string(peer.rank) + " joined from " +
                 peer.remote);
@@ -264,9 +270,11 @@ Status Engine::OnRegister(Peer& peer, uint64_t id, std::string_view meta) {
   return Status::Ok();
 }
 
-Status Engine::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.stage != Peer::Stage::kRegistered)
+Status Engine::OnDone(Peer& from, uint64_t id, std::string_view meta) {
+  WorkerPeer* worker = Registered(from);
+  if (!worker)
     return InvalidArgument("done before register");
+  WorkerPeer& peer = *worker;
   wire::Done done;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &done));
   const auto json = nlohmann::json::parse(done.json, nullptr, false);
@@ -275,18 +283,14 @@ Status Engine::OnDone(Peer& peer, uint64_t id, std::string_view meta) {
   }
   PS_ASSIGN_OR_RETURN(report::WorkerStats stats,
                       report::WorkerStatsFromJson(json));
-  worker_stats_.push_back(stats);
-  workers_waiting_seconds_ += peer.waiting_seconds;
   peer.stage = Peer::Stage::kDone;
-  done_workers_[peer.worker] = true;
-  ssp_.SetTraining(peer.worker, false);
+  members_.Finish(peer.worker, std::move(stats), peer.waiting_seconds, now_);
   LeaveQuorum(peer.worker);
   ReleaseReplies();  // a finished worker no longer holds the others back
-  last_progress_ = last_done_ = now_;
+  last_progress_ = now_;
   peer.meta.clear();
   wire::EncodeMeta(wire::Ack{}, &peer.meta);
   Reply(peer, wire::MsgType::kAck, id);
-  ++done_;
   MaybeFinish();
   return Status::Ok();
 }
@@ -311,18 +315,18 @@ void Engine::Refuse(Peer& peer, uint64_t id, const Status& why) {
 
 void Engine::OnClose(PeerId id, const Status& why, Time now) {
   now_ = now;
-  auto it = peers_.find(id);
-  if (it == peers_.end())
+  Peer* closed = peers_.Retire(id);  // a caller up the stack may hold it
+  if (!closed)
     return;
-  std::unique_ptr<Peer> owned = std::move(it->second);
-  peers_.erase(it);
-  Peer& peer = *owned;
+  Peer& peer = *closed;
   peer.closing = true;
   if (fence_.Closed(id))
     outbox_->Post();  // work waited for its writes
-  if (peer.stage == Peer::Stage::kRegistered && !stopping_) {
-    LoseWorker(peer, why);
-  } else if (peer.server > 0 && !peer.shard_in && !stopping_) {
+  WorkerPeer* worker = AsWorker(peer);
+  ServerPeer* server = AsServer(peer);
+  if (Registered(peer) && !stopping_) {
+    LoseWorker(*worker, why);
+  } else if (server && !server->shard_in && !stopping_) {
     Fail(Unavailable("rank " + std::to_string(peer.rank) +
                      " (server) disconnected before sending its parameters" +
                      (why.ok() ? "" : " (" + why.message() + ")")));
@@ -330,12 +334,10 @@ void Engine::OnClose(PeerId id, const Status& why, Time now) {
     outbox_->Info("dropped connection from " + peer.remote + ": " +
                   why.ToString());
   }
-  if (peer.worker >= 0 && workers_[peer.worker] == &peer)
-    workers_[peer.worker] = nullptr;
-  if (peer.server > 0 && servers_[peer.server] == &peer)
-    servers_[peer.server] = nullptr;
-  // A caller up the stack may still hold it.
-  retired_.push_back(std::move(owned));
+  if (worker)
+    members_.Disconnect(worker->worker, worker);
+  if (server)
+    roster_.Disconnect(server->server(), server);
 }
 
 void Engine::Fail(const Status& status) {
@@ -347,8 +349,10 @@ void Engine::Fail(const Status& status) {
     if (peer->stage != Peer::Stage::kNew)
       told.push_back(peer.get());
   }
-  for (Peer* p : told)
-    Refuse(*p, p->reply_pending ? p->pending_id : 0, status);
+  for (Peer* p : told) {
+    const WorkerPeer* worker = AsWorker(*p);
+    Refuse(*p, worker && worker->held.waiting ? worker->held.id : 0, status);
+  }
   Shutdown();
 }
 
@@ -359,11 +363,11 @@ void Engine::Shutdown() {
   // end of the run for the grace period.
   std::vector<PeerId> tools;
   for (auto& [id, peer] : peers_) {
-    if (peer->tool && !peer->closing)
+    if (AsTool(*peer) && !peer->closing)
       tools.push_back(id);
   }
   for (PeerId id : tools) {
-    if (Peer* p = Find(id))
+    if (Peer* p = peers_.Find(id))
       p->closing = true;
     outbox_->Close(id, Status::Ok());
   }

@@ -1,18 +1,29 @@
 #pragma once
 // Engine: a server's whole conversation with its peers as a state machine,
-// with no sockets, no timers and no clock (DESIGN.md: "a socket-free
-// handle(request) -> reply core"). The Service (ps/service.h) feeds it what
-// its connections read and what happens to them; it answers through an
-// Outbox (ps/outbox.h). Time comes in with every input.
-//
-// It owns the handshake stages (auth, hello, register, done), membership
-// (lost and rejoining workers, --dead_after), the held replies (sync steps,
-// SSP's bound), rank 0's part in a job of several servers, the snapshots
-// that evaluation and checkpoints read, and the job's --timeout. Which
+// with no sockets, no timers and no clock (share/doc/design.md: "a
+// socket-free handle(request) -> reply core"). The Service (ps/service.h)
+// feeds it what its connections read and what happens to them; it answers
+// through an Outbox (ps/outbox.h). Time comes in with every input. Which
 // message each stage admits and what answers it: share/doc/conversation.md.
-// The update rule (ps/update_rule.h) decides where pushed bytes land and
-// when a step happens; the WriteFence (ps/write_fence.h) alone holds every
-// step back while parameters are being written straight from their storage.
+//
+// The Engine routes each input to the part that owns its rule, the way a
+// database's core leans on its version set, memtable and write batch:
+//   PeerTable (ps/peer_table.h)     the connections, each typed by role
+//                                   from its hello on (ps/peer.h);
+//   Membership (ps/membership.h)    who trains: registered, done, lost and
+//                                   rejoining workers; it alone changes the
+//                                   step's quorum and SspGate's set;
+//   UpdateRule (ps/update_rule.h)   where pushed bytes land and when a step
+//                                   happens, on the ParameterServer;
+//   WriteFence (ps/write_fence.h)   no step while parameters are written
+//                                   straight from their storage;
+//   SspGate (ps/ssp_gate.h)         SSP's staleness bound on replies;
+//   StepDeadline (ps/step_deadline.h)  --step_timeout;
+//   KeyFormats (ps/key_formats.h)   each key's name and codecs;
+//   ServerRoster (ps/server_roster.h)  rank 0's view of the other servers;
+//   SnapshotQueue (ps/snapshot_queue.h)  snapshots waiting for a version.
+// What stays here is the handshake (auth, hello, register, done), the held
+// replies, key-by-key stepping, --dead_after, and the job's --timeout.
 //
 // A peer that sends bad bytes or breaks the protocol gets an error frame and
 // is dropped; the job goes on. A registered worker that disconnects is lost:
@@ -39,12 +50,18 @@
 #include "ps/batch_runner.h"
 #include "ps/compression_spec.h"
 #include "ps/job_spec.h"
+#include "ps/key_formats.h"
+#include "ps/membership.h"
 #include "ps/outbox.h"
 #include "ps/parameter_server.h"
+#include "ps/peer_table.h"
 #include "ps/pull_records.h"
+#include "ps/server_roster.h"
 #include "ps/shard_plan.h"
 #include "ps/snapshot.h"
+#include "ps/snapshot_queue.h"
 #include "ps/ssp_gate.h"
+#include "ps/step_deadline.h"
 #include "ps/update_rule.h"
 #include "ps/write_fence.h"
 #include "report/server_stats.h"
@@ -70,6 +87,10 @@ struct ReadPlan {
   bool piece_by_piece = false;
 };
 
+struct Peer;
+struct ServerPeer;
+struct WorkerPeer;
+
 class Engine {
  public:
   /// `fingerprint`: the server model's keys, which every worker must match.
@@ -89,15 +110,17 @@ class Engine {
   void ExpectServers(const ShardPlan* plan,
                      std::vector<at::Tensor> model_params);
   /// "host:port" where this server listens (rank 0 tells the workers).
-  void set_address(std::string address) { address_ = std::move(address); }
+  void set_address(std::string address) {
+    roster_.set_own_address(std::move(address));
+  }
   /// --placement server: batches (push_batch) go to `runner`, which must
   /// outlive the Engine, and must be shaped as `shapes` says; their
   /// results come back through OnBatchDone and are applied as the worker's
   /// push, answered with batch_done. nullptr (the default): push_batch is
   /// refused. REQUIRES: before Start.
   void set_batch_runner(BatchRunner* runner, BatchShapes shapes) {
-    batches_ = runner;
-    batch_shapes_ = std::move(shapes);
+    placed_.runner = runner;
+    placed_.shapes = std::move(shapes);
   }
   /// Called after each new version is whole (e.g. to evaluate).
   void set_on_version(std::function<void(uint64_t)> fn) {
@@ -145,7 +168,7 @@ class Engine {
 
   // Requests from the server's own code.
 
-  using SnapshotDone = std::function<void(std::shared_ptr<const Snapshot>)>;
+  using SnapshotDone = SnapshotQueue::Done;
   /// This server's parameters (and, when asked, its optimizer state) at the
   /// first version >= `min_version` once all its keys are stepped, or at
   /// once when it is there or past it; `done` gets nullptr when the run ends
@@ -163,94 +186,30 @@ class Engine {
   /// Ok, or why the job failed: kTimeout naming the ranks waited for.
   const Status& failure() const { return failure_; }
   /// Rank 0 with several servers: where server s listens, "" until it said.
-  const std::string& server_address(int s) const { return server_addrs_[s]; }
+  const std::string& server_address(int s) const { return roster_.address(s); }
   /// Rank 0 with several servers, after the run: server s's optimizer state
   /// as its final shard carried it (SerializeOptimizerState bytes).
   const std::string& shard_optimizer_state(int s) const {
-    return shard_optimizer_states_[s];
+    return roster_.optimizer_state(s);
   }
   /// When the first worker registered: where wall_seconds start.
-  Time started_at() const { return first_register_; }
+  Time started_at() const { return members_.first_register(); }
   /// The run's training totals (Service::Stats); `bytes_read`,
   /// `bytes_written`: the connections', headers included. The end-of-run
   /// fields are left for the server rank.
   report::ServerStats Stats(uint64_t bytes_read, uint64_t bytes_written) const;
 
  private:
-  struct Peer;
-
-  Peer* Find(PeerId id);
   Status HandleFrame(Peer& peer, const wire::FrameHeader& header,
                      std::string_view meta);
 
-  // The messages a server answers, one overload each, chosen by the
-  // message's struct: HandleFrame dispatches every row of
-  // wire/message_table.h here, and the template refuses the others.
-  template <typename M>
-  struct Tag {};
-  template <typename M>
-  Status Handle(Peer&, const wire::FrameHeader& h, std::string_view, Tag<M>) {
-    return InvalidArgument(std::string("unexpected ") +
-                           wire::MsgTypeName(h.type));
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
-                Tag<wire::Hello>) {
-    return OnHello(p, h.request_id, meta);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
-                Tag<wire::GetJob>) {
-    return OnGetJob(p, h.request_id);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
-                Tag<wire::GetModule>) {
-    return OnGetModule(p, h.request_id);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
-                Tag<wire::ServerInfo>) {
-    return OnServerInfo(p, h.request_id, meta);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
-                Tag<wire::Shard>) {
-    return OnShard(p, h.request_id);
-  }
-  Status Handle(Peer&, const wire::FrameHeader&, std::string_view,
-                Tag<wire::Heartbeat>) {
-    return Status::Ok();  // OnFrame noted the time
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
-                Tag<wire::Register>) {
-    return OnRegister(p, h.request_id, meta);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
-                Tag<wire::Pull>) {
-    return OnPull(p, h.request_id, meta);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
-                Tag<wire::PushPull>) {
-    return OnPush(p, h.request_id);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
-                Tag<wire::Push>) {
-    return OnPush(p, h.request_id);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
-                Tag<wire::Done>) {
-    return OnDone(p, h.request_id, meta);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view meta,
-                Tag<wire::Snapshot>) {
-    return OnSnapshot(p, h.request_id, meta);
-  }
-  Status Handle(Peer& p, const wire::FrameHeader& h, std::string_view,
-                Tag<wire::PushBatch>) {
-    return OnPushBatch(p, h.request_id);
-  }
-
+  Status OnPushed(Peer& peer, wire::MsgType type, uint64_t id);
   Status OnAuth(Peer& peer, const wire::FrameHeader& header,
                 std::string_view meta);
   Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
   Status CheckRank(const wire::Hello& hello) const;
   Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
+  Status OnRegister(WorkerPeer& peer, uint64_t id, std::string_view meta);
   Status OnDone(Peer& peer, uint64_t id, std::string_view meta);
   Status OnGetJob(Peer& peer, uint64_t id);
   void ReplyJob(Peer& peer, uint64_t id);
@@ -269,10 +228,11 @@ class Engine {
                   ReadPlan* plan);
   Status CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
                        const char* what);
-  void PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
+  void PlanPieces(WorkerPeer& peer, const std::vector<wire::TensorDesc>& grads,
                   ReadPlan* plan);
-  void PlanRecord(Peer& peer, const wire::TensorDesc& desc, ReadPlan* plan);
-  void AddRecord(Peer& peer, int key, uint64_t nbytes);
+  void PlanRecord(WorkerPeer& peer, const wire::TensorDesc& desc,
+                  ReadPlan* plan);
+  void AddRecord(WorkerPeer& peer, int key, uint64_t nbytes);
   // Where key k's parameters leave from, and how many bytes: the tensor,
   // or its --pull_compression record (made now, unless the key is still
   // to be stepped: StepNextKey makes it then).
@@ -283,38 +243,39 @@ class Engine {
                    const char* what);
   Status CheckRowIds(const std::vector<int64_t>& ids, uint32_t key,
                      const std::string& record);
-  void PlanRows(Peer& peer, const std::vector<wire::SparseRows>& rows,
+  void PlanRows(WorkerPeer& peer, const std::vector<wire::SparseRows>& rows,
                 ReadPlan* plan);
-  void AddRowsPiece(Peer& peer, size_t index);
-  void SendRows(Peer& peer, uint64_t id);
-  std::string KeyName(int key) const;
+  void AddRowsPiece(WorkerPeer& peer, size_t index);
+  void SendRows(WorkerPeer& peer, uint64_t id);
   Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
-  Status AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version, bool ssp);
-  Status OnPush(Peer& peer, uint64_t id);
-  Result<bool> Step(Peer& peer, uint64_t version);
+  Status AwaitVersion(WorkerPeer& peer, uint64_t id, uint64_t min_version,
+                      bool ssp);
+  Status OnPush(WorkerPeer& peer, uint64_t id);
+  Result<bool> Step(WorkerPeer& peer, uint64_t version);
   // --placement server (engine_batches.cc).
   Status PlanBatch(Peer& peer, std::string_view meta, ReadPlan* plan);
   Status CheckBatch(const wire::PushBatch& batch) const;
-  Status OnPushBatch(Peer& peer, uint64_t id);
-  void AddBatchKeys(Peer& peer, const std::vector<at::Tensor>& keys);
-  void SendBatchDone(Peer& peer, uint64_t id);
+  Status OnPushBatch(WorkerPeer& peer, uint64_t id);
+  void AddBatchKeys(WorkerPeer& peer, const std::vector<at::Tensor>& keys);
+  void SendBatchDone(WorkerPeer& peer, uint64_t id);
   void ArmStepTimeout();
   void CloseTimedOutStep(uint64_t version);
-  void RefusePush(const Peer& peer, uint64_t version);
-  void AnswerPush(Peer& peer, uint64_t id);
+  void RefusePush(const WorkerPeer& peer, uint64_t version);
+  void AnswerPush(WorkerPeer& peer, uint64_t id);
   void RunFenced();
   void RunHeldPushes(const std::vector<WriteFence::Work>& work);
   void ReleaseReplies();
-  void SendParams(Peer& peer, uint64_t id);
+  void SendParams(WorkerPeer& peer, uint64_t id);
   void OnNewVersion();
   void StepNextKey();
   void VersionWhole();
   void ResumeParamWrites();
 
-  void LoseWorker(Peer& peer, const Status& why);
+  void LoseWorker(WorkerPeer& peer, const Status& why);
   void LeaveQuorum(int w);
   void RemoveWorker(int w);
-  Status Rejoin(Peer& peer);
+  bool LeaveQuorumNow(int w);
+  Status Rejoin(WorkerPeer& peer);
   void CheckSilentWorkers();
   void CheckHandshakes();
   void CreditStall();
@@ -328,71 +289,44 @@ class Engine {
   double Seconds(Time from) const;
 
   JobSpec spec_;
-  std::vector<wire::KeySpec> fingerprint_;
   ParameterServer* server_;
   Outbox* outbox_;
   EngineOptions options_;
+  KeyFormats formats_;
   std::unique_ptr<UpdateRule> rule_;
   SspGate ssp_;
   WriteFence fence_;
-  std::string address_;
-  Time now_{};  // of the input being handled
-  std::unordered_map<PeerId, std::unique_ptr<Peer>> peers_;
-  std::vector<std::unique_ptr<Peer>>
-      retired_;                     // closed; freed at the next tick
-  std::vector<Peer*> workers_;      // by worker index; null until registered
-  std::vector<bool> key_seen_;      // CheckPushKeys's, kept to reuse
-  std::vector<bool> done_workers_;  // by worker index
-  std::vector<bool> lost_;          // by worker index: gone, may rejoin
-  int lost_count_ = 0;
-  uint64_t workers_lost_ = 0;  // losses so far (a rank may come back)
-  uint64_t refused_pushes_ = 0;
-  uint64_t timed_out_steps_ = 0;
-  // --step_timeout: the step it is armed for, and when it ends.
-  uint64_t step_deadline_version_ = UINT64_MAX;
-  Time step_deadline_{};
-  // Params frames wait on it for keys not yet stepped (OnNewVersion).
-  net::SendGate step_gate_;
-  bool stepping_keys_ = false;
-  bool key_step_posted_ = false;          // Continue steps the next key
-  std::vector<WriteFence::Work> fenced_;  // RunFenced's, kept to reuse
-  // Rank 0 with num_servers > 1 (ExpectServers).
-  const ShardPlan* plan_ = nullptr;
-  std::vector<at::Tensor> model_params_;
-  std::vector<std::string> server_addrs_;  // by server index; [0]: ours
-  std::vector<Peer*> servers_;             // by server index; null until hello
-  int announced_ = 0;                      // servers with an address
-  int shards_ = 0;                         // servers whose slices are in
-  wire::Shard shard_msg_;                  // reused
-  std::vector<std::string> shard_optimizer_states_;  // by server index
-  wire::Params params_msg_;                          // descriptors built once
-  CompressionSpec compression_;
-  // By key: what pushes must carry (of a row-sparse key: its rows).
-  std::vector<wire::Codec> push_codecs_;
-  PullRecords pull_;  // --pull_compression's records
-  OutFrame out_;      // reused for every send
-  std::function<void(uint64_t)> on_version_;
-  BatchRunner* batches_ = nullptr;  // --placement server
-  BatchShapes batch_shapes_;
-  struct SnapshotRequest {
-    uint64_t min_version;
-    bool with_optimizer_state;
-    SnapshotDone done;
+  Membership members_;
+  PeerTable peers_;
+  ServerRoster roster_;  // rank 0 with num_servers > 1 (ExpectServers)
+  SnapshotQueue snapshots_;
+  StepDeadline deadline_;  // --step_timeout
+  // A sync step's keys, stepped one per Continue (OnNewVersion): params
+  // frames wait on `gate` for the keys not yet stepped; `posted`: Continue
+  // steps the next key.
+  struct KeySteps {
+    net::SendGate gate;
+    bool stepping = false;
+    bool posted = false;
   };
-  std::vector<SnapshotRequest> snapshot_requests_;
+  KeySteps key_steps_;
+  std::vector<WriteFence::Work> fenced_;  // RunFenced's, kept to reuse
+  // --placement server: where batches run, and their shapes; no runner:
+  // push_batch is refused.
+  struct Placement {
+    BatchRunner* runner = nullptr;
+    BatchShapes shapes;
+  };
+  Placement placed_;
+  OutFrame out_;  // reused for every send
+  std::function<void(uint64_t)> on_version_;
+  uint64_t refused_pushes_ = 0;
   bool stop_training_ = false;
-  Time last_tick_{};
-  int registered_ = 0;
-  int done_ = 0;
   bool stopping_ = false;
   Status failure_;
+  Time now_{};  // of the input being handled
+  Time last_tick_{};
   Time last_progress_{};
-  Time first_register_{};
-  Time last_done_{};
-  // What each done worker reported, and how long the server held its
-  // replies for the other workers (seconds).
-  std::vector<report::WorkerStats> worker_stats_;
-  double workers_waiting_seconds_ = 0;
 };
 
 }  // namespace pstrain::ps

@@ -9,8 +9,8 @@
 #include <ATen/ATen.h>
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
 #include "ps/finite_check.h"
+#include "ps/peer.h"
 
 namespace pstrain::ps {
 namespace {
@@ -44,7 +44,7 @@ void Reuse(const wire::TensorDesc& d, at::Tensor* t) {
 // model cannot take is refused naming both shapes, and only that worker
 // is lost.
 Status Engine::CheckBatch(const wire::PushBatch& b) const {
-  const BatchShapes& want = batch_shapes_;
+  const BatchShapes& want = placed_.shapes;
   const std::string b_rows = std::to_string(b.x.dims[0]);
   if (Sample(b.x) != want.x_sample) {
     return InvalidArgument(
@@ -62,17 +62,19 @@ Status Engine::CheckBatch(const wire::PushBatch& b) const {
   return Status::Ok();
 }
 
-Status Engine::PlanBatch(Peer& peer, std::string_view meta, ReadPlan* plan) {
-  if (!batches_) {
+Status Engine::PlanBatch(Peer& from, std::string_view meta, ReadPlan* plan) {
+  if (!placed_.runner) {
     return InvalidArgument(
         "push_batch: the job trains on the workers (--placement worker)");
   }
-  if (peer.stage != Peer::Stage::kRegistered)
+  WorkerPeer* worker = Registered(from);
+  if (!worker)
     return InvalidArgument("push_batch before register");
-  if (peer.batch_in_flight)
+  WorkerPeer& peer = *worker;
+  if (peer.batch.in_flight)
     return InvalidArgument("push_batch: the last batch is still computing");
-  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.batch));
-  Status fits = CheckBatch(peer.batch);
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.batch.msg));
+  Status fits = CheckBatch(peer.batch.msg);
   if (!fits.ok()) {
     outbox_->Info("refused push_batch from rank " + std::to_string(peer.rank) +
                   ": " + fits.message());
@@ -80,34 +82,34 @@ Status Engine::PlanBatch(Peer& peer, std::string_view meta, ReadPlan* plan) {
   }
   server_->StepAllKeys();  // the batch computes on a whole version
   PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, server_->version()));
-  Reuse(peer.batch.x, &peer.batch_x);
-  Reuse(peer.batch.y, &peer.batch_y);
-  plan->buffers.push_back({peer.batch_x.data_ptr(), peer.batch.x.nbytes});
-  plan->buffers.push_back({peer.batch_y.data_ptr(), peer.batch.y.nbytes});
+  Reuse(peer.batch.msg.x, &peer.batch.x);
+  Reuse(peer.batch.msg.y, &peer.batch.y);
+  plan->buffers.push_back({peer.batch.x.data_ptr(), peer.batch.msg.x.nbytes});
+  plan->buffers.push_back({peer.batch.y.data_ptr(), peer.batch.msg.y.nbytes});
   return Status::Ok();
 }
 
-Status Engine::OnPushBatch(Peer& peer, uint64_t id) {
-  peer.batch_in_flight = true;
+Status Engine::OnPushBatch(WorkerPeer& peer, uint64_t id) {
+  peer.batch.in_flight = true;
   last_progress_ = now_;
-  batches_->Run(BatchJob{peer.id, id, peer.worker, server_->version(),
-                         peer.batch_x, peer.batch_y});
+  placed_.runner->Run(BatchJob{peer.id, id, peer.worker, server_->version(),
+                               peer.batch.x, peer.batch.y});
   return Status::Ok();
 }
 
 void Engine::OnBatchDone(const BatchResult& r, Time now) {
   now_ = now;
-  Peer* peer = Find(r.peer);
+  WorkerPeer* peer = peers_.FindWorker(r.peer);
   if (!peer || peer->closing || stopping_)
     return;  // the worker is gone: its batch goes with it
-  peer->batch_in_flight = false;
+  peer->batch.in_flight = false;
   peer->last_heard = now;
   if (!r.status.ok()) {
     outbox_->Info("refused push_batch from rank " + std::to_string(peer->rank) +
                   ": " + r.status.message());
     return Refuse(*peer, r.request_id, r.status);
   }
-  peer->batch_loss = r.loss;
+  peer->batch.loss = r.loss;
   ssp_.NotePush(peer->worker);
   AddBatchKeys(*peer, *r.keys);
   auto stepped = Step(*peer, r.version);
@@ -122,7 +124,8 @@ void Engine::OnBatchDone(const BatchResult& r, Time now) {
 }
 
 // The keys go in as a push's pieces do, each checked for NaN and Inf.
-void Engine::AddBatchKeys(Peer& peer, const std::vector<at::Tensor>& keys) {
+void Engine::AddBatchKeys(WorkerPeer& peer,
+                          const std::vector<at::Tensor>& keys) {
   constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
   peer.refused_key = -1;
   peer.refused_why.clear();
@@ -142,9 +145,9 @@ void Engine::AddBatchKeys(Peer& peer, const std::vector<at::Tensor>& keys) {
   }
 }
 
-void Engine::SendBatchDone(Peer& peer, uint64_t id) {
+void Engine::SendBatchDone(WorkerPeer& peer, uint64_t id) {
   wire::EncodeMeta(
-      wire::BatchDone{server_->version(), peer.batch_loss, stop_training_},
+      wire::BatchDone{server_->version(), peer.batch.loss, stop_training_},
       &peer.meta);
   Reply(peer, wire::MsgType::kBatchDone, id);
 }

@@ -5,58 +5,55 @@
 #include <sstream>
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
+#include "ps/peer.h"
 
 namespace pstrain::ps {
 
-void Engine::LoseWorker(Peer& peer, const Status& why) {
+void Engine::LoseWorker(WorkerPeer& peer, const Status& why) {
   const int w = peer.worker;
-  lost_[w] = true;
-  ++lost_count_;
-  ++workers_lost_;
-  ssp_.SetTraining(w, false);
+  members_.Lose(w);
   outbox_->Info(
       "rank " + std::to_string(peer.rank) + " lost at version " +
       std::to_string(server_->version()) +
       (why.ok() ? "" : " (" + why.message() + ")") + "; going on with " +
-      std::to_string(server_->members() - 1) +
+      std::to_string(members_.quorum() - 1) +
       (spec_.reassign_shards
            ? " workers, who share its samples until it rejoins"
            : " workers; its shard's batches are skipped until it rejoins"));
   RemoveWorker(w);
 }
 
-// Sync: a worker that is done no longer holds a step back.
+// Sync: a worker that is done no longer holds a step back. (The run
+// cannot end here: the worker is not counted done yet.)
 void Engine::LeaveQuorum(int w) {
-  if (rule_->has_quorum() && server_->is_member(w))
-    RemoveWorker(w);
+  if (rule_->has_quorum() && members_.in_quorum(w))
+    LeaveQuorumNow(w);
 }
 
-// Removing a member may close the step: not while parameters are written.
+// A lost worker leaves the quorum, and the run may end without it.
 void Engine::RemoveWorker(int w) {
-  if (fence_.Holds({WriteFence::Work::Kind::kRemoveWorker, w, 0, 0, 0}))
-    return;
-  if (server_->is_member(w) && server_->RemoveWorker(w))
+  if (LeaveQuorumNow(w))
+    MaybeFinish();
+}
+
+// Returns false when the fence holds the removal (RunFenced redoes it).
+bool Engine::LeaveQuorumNow(int w) {
+  const Membership::Removal removal = members_.Remove(w);
+  if (removal == Membership::Removal::kHeld)
+    return false;
+  if (removal == Membership::Removal::kStepped)
     OnNewVersion();
   ReleaseReplies();  // ssp: the lost worker holds no one back
-  MaybeFinish();
+  return true;
 }
 
 // A lost rank registering again: back in the quorum from the next version
 // (or this one, if no push of it is in yet); in ssp at the slowest clock,
 // so that it holds no one back.
-Status Engine::Rejoin(Peer& peer) {
-  const int w = peer.worker;
-  if (fence_.removing(w)) {
-    return Unavailable("rank " + std::to_string(peer.rank) +
-                       " is still being removed; try again");
-  }
-  lost_[w] = false;
-  --lost_count_;
-  const bool now = server_->AddWorker(w);
+Status Engine::Rejoin(WorkerPeer& peer) {
+  PS_ASSIGN_OR_RETURN(const bool now, members_.Rejoin(peer.worker));
   peer.first_pull_min_version =
       rule_->RejoinPullVersion(server_->version(), now);
-  ssp_.SetTraining(w, true);
   outbox_->Info("rank " + std::to_string(peer.rank) + " rejoined at version " +
                 std::to_string(server_->version()));
   return Status::Ok();
@@ -71,10 +68,10 @@ void Engine::CheckSilentWorkers() {
   for (int w = 0; w < server_->num_workers(); ++w) {
     if (!server_->awaits_push(w))
       continue;
-    Peer* p = workers_[w];
+    WorkerPeer* p = members_.peer(w);
     // A batch being computed here is the server's time, not the worker's.
     if (p && p->stage == Peer::Stage::kRegistered && !p->closing &&
-        !p->batch_in_flight && Seconds(p->last_heard) > spec_.dead_after) {
+        !p->batch.in_flight && Seconds(p->last_heard) > spec_.dead_after) {
       std::ostringstream why;
       why << "no word from rank " << p->rank << " for " << spec_.dead_after
           << " s (--dead_after)";
@@ -87,9 +84,9 @@ void Engine::CheckSilentWorkers() {
 // Done once every worker is done or lost for good (at least one done), and
 // every other server's slices are in.
 void Engine::MaybeFinish() {
-  if (stopping_ || done_ == 0 || done_ + lost_count_ < spec_.num_workers())
+  if (stopping_ || !members_.finished())
     return;
-  if (plan_ && shards_ < spec_.num_servers - 1)
+  if (!roster_.all_shards_in())
     return;
   Shutdown();
 }

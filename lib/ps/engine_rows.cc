@@ -1,9 +1,9 @@
-// The row-sparse keys of the Engine's pushes and replies (DESIGN.md,
-// "Sparse rows"; share/doc/wire-format.md): a push's rows and row requests
-// are checked against this server's tables before any byte is read, the
-// rows land in ParameterServer::RowsBuffer and are handed to the update
-// rule once finite, and the reply to a push_pull carries the rows it asked
-// for instead of those tables. Rows travel in the codecs of
+// The row-sparse keys of the Engine's pushes and replies
+// (share/doc/design.md, "Sparse rows"; share/doc/wire-format.md): a push's rows
+// and row requests are checked against this server's tables before any byte is
+// read, the rows land in ParameterServer::RowsBuffer and are handed to the
+// update rule once finite, and the reply to a push_pull carries the rows it
+// asked for instead of those tables. Rows travel in the codecs of
 // ps::PushRowsCodecOf and ps::PullRowsCodecOf (raw, fp16 or bf16).
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include <ATen/ATen.h>
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
 #include "ps/finite_check.h"
+#include "ps/peer.h"
 #include "ps/tensor_codec.h"
 #include "util/check.h"
 #include "wire/compression.h"
@@ -46,13 +46,7 @@ void EncodeRows(wire::Codec codec, const at::Tensor& table,
 
 }  // namespace
 
-std::string Engine::KeyName(int key) const {
-  return key >= 0 && key < static_cast<int>(fingerprint_.size())
-             ? fingerprint_[key].name
-             : "?";
-}
-
-// Each row-sparse key once (among the dense keys too: key_seen_ is
+// Each row-sparse key once (among the dense keys too: formats_.seen is
 // CheckPushKeys'), as rows of its dtype and row width, ids in its range;
 // each request of a row-sparse key, once, ids in its range.
 Status Engine::CheckRows(const std::vector<wire::SparseRows>& rows,
@@ -67,14 +61,14 @@ Status Engine::CheckRows(const std::vector<wire::SparseRows>& rows,
     if (d.key >= params.size() || !server_->is_row_sparse(d.key)) {
       return Corruption(record + ") is not a row-sparse key of this server");
     }
-    if (key_seen_[d.key])
+    if (formats_.seen[d.key])
       return Corruption(record + ") names a key an earlier tensor was");
-    key_seen_[d.key] = true;
+    formats_.seen[d.key] = true;
     const at::Tensor& table = params[d.key];
-    const wire::Codec codec = push_codecs_[d.key];
+    const wire::Codec codec = formats_.push[d.key];
     const wire::DType dtype = DescribeTensor(d.key, table).dtype;
     if (d.dtype != dtype || d.dims[1] != table.size(1) || d.codec != codec) {
-      return Corruption(record + ", " + KeyName(d.key) + ") is " +
+      return Corruption(record + ", " + formats_.Name(d.key) + ") is " +
                         wire::DTypeName(d.dtype) + " rows of " +
                         std::to_string(d.dims[1]) + In(d.codec) +
                         ", expected " + wire::DTypeName(dtype) + " rows of " +
@@ -85,16 +79,16 @@ Status Engine::CheckRows(const std::vector<wire::SparseRows>& rows,
     const uint64_t want =
         codec == wire::Codec::kRaw
             ? d.nbytes
-            : wire::CompressedBytes(codec, compression_.params,
+            : wire::CompressedBytes(codec, formats_.compression.params,
                                     static_cast<size_t>(d.numel()));
     if (d.nbytes != want) {
-      return Corruption(record + ", " + KeyName(d.key) + ") has " +
+      return Corruption(record + ", " + formats_.Name(d.key) + ") has " +
                         std::to_string(d.nbytes) + " bytes of " +
                         wire::CodecName(codec) + ", expected " +
                         std::to_string(want));
     }
-    PS_RETURN_IF_ERROR(
-        CheckRowIds(rows[i].ids, d.key, record + ", " + KeyName(d.key) + ")"));
+    PS_RETURN_IF_ERROR(CheckRowIds(rows[i].ids, d.key,
+                                   record + ", " + formats_.Name(d.key) + ")"));
   }
   if (requests.empty())
     return Status::Ok();  // the dense path allocates nothing
@@ -109,8 +103,8 @@ Status Engine::CheckRows(const std::vector<wire::SparseRows>& rows,
     if (asked[key])
       return Corruption(record + ") names a key an earlier request did");
     asked[key] = true;
-    PS_RETURN_IF_ERROR(
-        CheckRowIds(requests[i].ids, key, record + ", " + KeyName(key) + ")"));
+    PS_RETURN_IF_ERROR(CheckRowIds(requests[i].ids, key,
+                                   record + ", " + formats_.Name(key) + ")"));
   }
   return Status::Ok();
 }
@@ -132,7 +126,8 @@ Status Engine::CheckRowIds(const std::vector<int64_t>& ids, uint32_t key,
 // A key's rows are read whole into RowsBuffer (a record of them, half its
 // size, into its front); a key with no rows in this push has no piece, and
 // is handed to the rule at once.
-void Engine::PlanRows(Peer& peer, const std::vector<wire::SparseRows>& rows,
+void Engine::PlanRows(WorkerPeer& peer,
+                      const std::vector<wire::SparseRows>& rows,
                       ReadPlan* plan) {
   for (const auto& r : rows) {
     const int k = static_cast<int>(r.rows.key);
@@ -150,9 +145,9 @@ void Engine::PlanRows(Peer& peer, const std::vector<wire::SparseRows>& rows,
 // Raw rows are checked for NaN and Inf; a record is validated (its
 // values finite) and decoded where it lies, at the front of RowsBuffer,
 // into the float32 rows that the rule reads from there, as raw ones.
-void Engine::AddRowsPiece(Peer& peer, size_t index) {
-  const Peer::Piece& piece = peer.pieces[index];
-  const wire::Codec codec = push_codecs_[piece.key];
+void Engine::AddRowsPiece(WorkerPeer& peer, size_t index) {
+  const WorkerPeer::Piece& piece = peer.pieces[index];
+  const wire::Codec codec = formats_.push[piece.key];
   if (codec == wire::Codec::kRaw) {
     if (!AllFinite(piece.rows, piece.bytes,
                    server_->params()[piece.key].scalar_type())) {
@@ -163,8 +158,10 @@ void Engine::AddRowsPiece(Peer& peer, size_t index) {
     auto* data = reinterpret_cast<uint8_t*>(piece.rows);
     // Per-element codecs: CheckRows made bytes n codes of this size.
     const size_t n = static_cast<size_t>(
-        piece.bytes / wire::CompressedBytes(codec, compression_.params, 1));
-    Status s = wire::Validate(codec, compression_.params, data, piece.bytes, n);
+        piece.bytes /
+        wire::CompressedBytes(codec, formats_.compression.params, 1));
+    Status s = wire::Validate(codec, formats_.compression.params, data,
+                              piece.bytes, n);
     if (!s.ok()) {
       peer.refused_key = piece.key;
       peer.refused_why = "rows: " + s.message();
@@ -177,47 +174,48 @@ void Engine::AddRowsPiece(Peer& peer, size_t index) {
 
 // The dense keys as SendParams sends them, then the rows asked for,
 // gathered once every key of this version is stepped.
-void Engine::SendRows(Peer& peer, uint64_t id) {
+void Engine::SendRows(WorkerPeer& peer, uint64_t id) {
   server_->StepAllKeys();
   const auto& params = server_->params();
-  wire::Params& m = peer.reply;
+  wire::Params& m = peer.rows_out.msg;
   m.version = server_->version();
   m.stop = stop_training_;
-  m.members = params_msg_.members;
+  m.members = formats_.params_msg.members;
   m.params.clear();
-  m.rows.resize(peer.want.size());
-  peer.reply_rows.resize(peer.want.size());
+  m.rows.resize(peer.rows_out.want.size());
+  peer.rows_out.rows.resize(peer.rows_out.want.size());
   std::vector<bool> asked(params.size(), false);
-  for (const auto& q : peer.want)
+  for (const auto& q : peer.rows_out.want)
     asked[q.key] = true;
   out_.data.clear();
   for (size_t k = 0; k < params.size(); ++k) {
     if (asked[k])
       continue;
-    m.params.push_back(params_msg_.params[k]);
+    m.params.push_back(formats_.params_msg.params[k]);
     const auto [data, nbytes] = ParamBytes(static_cast<int>(k));
     out_.data.push_back({data, nbytes, static_cast<uint32_t>(k) + 1});
   }
-  peer.reply_records.resize(peer.want.size());
-  for (size_t i = 0; i < peer.want.size(); ++i) {
-    const wire::RowRequest& q = peer.want[i];
+  peer.rows_out.records.resize(peer.rows_out.want.size());
+  for (size_t i = 0; i < peer.rows_out.want.size(); ++i) {
+    const wire::RowRequest& q = peer.rows_out.want[i];
     const at::Tensor table = params[q.key].detach();
-    const wire::Codec codec = PullRowsCodecOf(compression_, table);
+    const wire::Codec codec = PullRowsCodecOf(formats_.compression, table);
     m.rows[i].ids = q.ids;
     if (codec == wire::Codec::kRaw) {
-      peer.reply_rows[i] = table.index_select(0, at::tensor(q.ids, at::kLong));
-      m.rows[i].rows = DescribeTensor(q.key, peer.reply_rows[i]);
-      out_.data.push_back(
-          {peer.reply_rows[i].data_ptr(), peer.reply_rows[i].nbytes(), 0});
+      peer.rows_out.rows[i] =
+          table.index_select(0, at::tensor(q.ids, at::kLong));
+      m.rows[i].rows = DescribeTensor(q.key, peer.rows_out.rows[i]);
+      out_.data.push_back({peer.rows_out.rows[i].data_ptr(),
+                           peer.rows_out.rows[i].nbytes(), 0});
       continue;
     }
     wire::TensorDesc& d = m.rows[i].rows;
     d = DescribeTensor(q.key, table);
     d.dims[0] = static_cast<int64_t>(q.ids.size());
     d.codec = codec;
-    d.nbytes = wire::CompressedBytes(codec, compression_.params,
+    d.nbytes = wire::CompressedBytes(codec, formats_.compression.params,
                                      static_cast<size_t>(d.numel()));
-    std::vector<uint8_t>& record = peer.reply_records[i];
+    std::vector<uint8_t>& record = peer.rows_out.records[i];
     record.resize(d.nbytes);  // grows to the largest request, then reused
     EncodeRows(codec, table, q.ids, record.data());
     out_.data.push_back({record.data(), d.nbytes, 0});
@@ -226,7 +224,7 @@ void Engine::SendRows(Peer& peer, uint64_t id) {
   out_.type = wire::MsgType::kParams;
   out_.request_id = id;
   out_.meta = peer.meta;
-  out_.gate = &step_gate_;
+  out_.gate = &key_steps_.gate;
   fence_.Sent(peer.id);
   outbox_->Send(peer.id, out_);
 }

@@ -1,29 +1,24 @@
-// Rank 0's part in a job with several servers: it is the one address every
-// process knows, so servers 1..S-1 tell it where they listen, workers learn
-// the addresses from it with the job spec, and at the end each server sends
-// it its slices so that one process holds, scores and saves the whole model.
+// The job's own requests (get_job, get_module), and rank 0's part in a job
+// with several servers, whose state the ServerRoster keeps
+// (ps/server_roster.h).
 
 #include <nlohmann/json.hpp>
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
+#include "ps/peer.h"
 #include "ps/tensor_codec.h"
 
 namespace pstrain::ps {
 
 void Engine::ExpectServers(const ShardPlan* plan,
                            std::vector<at::Tensor> model_params) {
-  plan_ = plan;
-  model_params_ = std::move(model_params);
-  server_addrs_.assign(spec_.num_servers, "");
-  servers_.assign(spec_.num_servers, nullptr);
-  shard_optimizer_states_.assign(spec_.num_servers, "");
+  roster_.Expect(plan, spec_.num_servers, std::move(model_params));
 }
 
 // Workers wait for the servers' addresses; servers themselves only need
 // the job.
 Status Engine::OnGetJob(Peer& peer, uint64_t id) {
-  if (plan_ && peer.server < 0 && announced_ < spec_.num_servers - 1) {
+  if (!AsServer(peer) && !roster_.all_announced()) {
     peer.job_pending = true;
     peer.job_id = id;
     return Status::Ok();
@@ -34,10 +29,8 @@ Status Engine::OnGetJob(Peer& peer, uint64_t id) {
 
 void Engine::ReplyJob(Peer& peer, uint64_t id) {
   JobSpec spec = spec_;
-  if (plan_) {
-    spec.server_addrs = server_addrs_;
-    spec.server_addrs[0] = address_;
-  }
+  if (roster_.expecting())
+    spec.server_addrs = roster_.addresses();
   wire::JobSpecMsg msg{ToJson(spec).dump()};
   wire::EncodeMeta(msg, &peer.meta);
   Reply(peer, wire::MsgType::kJobSpec, id);
@@ -65,24 +58,22 @@ Status Engine::OnGetModule(Peer& peer, uint64_t id) {
   return Status::Ok();
 }
 
-Status Engine::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.server <= 0)
+Status Engine::OnServerInfo(Peer& from, uint64_t id, std::string_view meta) {
+  ServerPeer* server = AsServer(from);
+  if (!server)
     return InvalidArgument("server_info from a worker");
-  if (!server_addrs_[peer.server].empty())
+  ServerPeer& peer = *server;
+  if (!roster_.address(peer.server()).empty())
     return InvalidArgument("second server_info");
   wire::ServerInfo info;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &info));
-  if (info.address.empty() || info.address.find(':') == std::string::npos) {
-    return InvalidArgument("server_info: address '" + info.address +
-                           "', expected host:port");
-  }
-  server_addrs_[peer.server] = info.address;
+  PS_RETURN_IF_ERROR(roster_.Announce(peer.server(), info.address));
   last_progress_ = now_;
   outbox_->Info("rank " + std::to_string(peer.rank) + " (server) listens at " +
                 info.address);
   peer.meta.clear();
   Reply(peer, wire::MsgType::kAck, id);
-  if (++announced_ < spec_.num_servers - 1)
+  if (!roster_.all_announced())
     return Status::Ok();
   for (auto& [c, p] : peers_) {
     if (!p->job_pending)
@@ -93,40 +84,20 @@ Status Engine::OnServerInfo(Peer& peer, uint64_t id, std::string_view meta) {
   return Status::Ok();
 }
 
-// A server's final slices land straight in rank 0's model parameters, and
-// its optimizer state (the last tensor) beside them, for the checkpoint
-// rank 0 writes.
-Status Engine::PlanShard(Peer& peer, std::string_view meta, ReadPlan* plan) {
-  if (peer.server <= 0)
+Status Engine::PlanShard(Peer& from, std::string_view meta, ReadPlan* plan) {
+  ServerPeer* server = AsServer(from);
+  if (!server)
     return InvalidArgument("shard from a worker");
-  if (peer.shard_in)
-    return InvalidArgument("second shard");
-  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &shard_msg_));
-  const std::vector<at::Tensor> views =
-      SliceViews(*plan_, peer.server, model_params_);
-  if (shard_msg_.params.size() != views.size() + 1) {
-    return Corruption("shard carries " +
-                      std::to_string(shard_msg_.params.size()) +
-                      " tensors, expected " + std::to_string(views.size() + 1) +
-                      " (the slices and the optimizer state)");
-  }
-  for (size_t k = 0; k < views.size(); ++k) {
-    PS_RETURN_IF_ERROR(
-        CheckDescMatches(shard_msg_.params[k], k, views[k], "shard"));
-    plan->buffers.push_back({views[k].data_ptr(), views[k].nbytes()});
-  }
-  const wire::TensorDesc& state = shard_msg_.params.back();
-  PS_RETURN_IF_ERROR(
-      CheckBytesDesc(state, static_cast<uint32_t>(views.size()), "shard"));
-  std::string& bytes = shard_optimizer_states_[peer.server];
-  bytes.resize(state.nbytes);
-  plan->buffers.push_back({bytes.data(), bytes.size()});
-  return Status::Ok();
+  return roster_.PlanShard(*server, meta, &plan->buffers);
 }
 
-Status Engine::OnShard(Peer& peer, uint64_t id) {
-  peer.shard_in = true;
-  ++shards_;
+// Only a server's shard gets here: PlanShard refused the others.
+Status Engine::OnShard(Peer& from, uint64_t id) {
+  ServerPeer* server = AsServer(from);
+  if (!server)
+    return InvalidArgument("shard from a worker");
+  ServerPeer& peer = *server;
+  roster_.ShardIn(peer);
   last_progress_ = now_;
   peer.meta.clear();
   Reply(peer, wire::MsgType::kAck, id);

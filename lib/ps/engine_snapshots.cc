@@ -2,17 +2,15 @@
 // (a tool peer, or rank 0's own code): copied the moment that version is
 // whole, so that scoring and saving them never hold a step up.
 
-#include <algorithm>
-
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
+#include "ps/peer.h"
 #include "ps/tensor_codec.h"
 
 namespace pstrain::ps {
 
 // Every key of the current version stepped, and no step under way.
 bool Engine::VersionComplete() const {
-  return !stepping_keys_ &&
+  return !key_steps_.stepping &&
          server_->first_unstepped_key() == server_->num_keys();
 }
 
@@ -23,8 +21,7 @@ void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
     done(nullptr);
     return;
   }
-  snapshot_requests_.push_back(
-      {min_version, with_optimizer_state, std::move(done)});
+  snapshots_.Add(min_version, with_optimizer_state, std::move(done));
   if (VersionComplete())
     TakeDueSnapshots();
 }
@@ -32,40 +29,29 @@ void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
 // One copy serves every request due now (one with the optimizer state if
 // any asks for it).
 void Engine::TakeDueSnapshots() {
-  if (snapshot_requests_.empty())
+  if (snapshots_.empty())
     return;
   const uint64_t version = server_->version();
-  std::vector<SnapshotRequest> due;
-  bool with_optimizer_state = false;
-  auto it = std::stable_partition(
-      snapshot_requests_.begin(), snapshot_requests_.end(),
-      [version](const SnapshotRequest& r) { return r.min_version > version; });
-  for (auto d = it; d != snapshot_requests_.end(); ++d) {
-    with_optimizer_state = with_optimizer_state || d->with_optimizer_state;
-    due.push_back(std::move(*d));
-  }
-  snapshot_requests_.erase(it, snapshot_requests_.end());
-  if (due.empty())
+  SnapshotQueue::Due due = snapshots_.TakeDue(version);
+  if (due.requests.empty())
     return;
-  auto snapshot = TakeSnapshot(*server_, with_optimizer_state, now_);
+  auto snapshot = TakeSnapshot(*server_, due.with_optimizer_state, now_);
   if (!snapshot.ok()) {
     outbox_->Info("snapshot of version " + std::to_string(version) +
                   " failed: " + snapshot.status().message());
   }
-  for (SnapshotRequest& r : due)
+  for (SnapshotQueue::Request& r : due.requests)
     r.done(snapshot.ok() ? *snapshot : nullptr);
 }
 
 // The run ends: no version will be made for the requests still waiting.
 void Engine::AbandonSnapshots() {
-  std::vector<SnapshotRequest> pending;
-  pending.swap(snapshot_requests_);
-  for (SnapshotRequest& r : pending)
+  for (SnapshotQueue::Request& r : snapshots_.TakeAll())
     r.done(nullptr);
 }
 
 Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
-  if (!peer.tool)
+  if (!AsTool(peer))
     return InvalidArgument("snapshot from a worker or server");
   wire::Snapshot msg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &msg));
@@ -83,7 +69,8 @@ Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
 // A shard from the snapshot's own copies: nothing here waits for a step.
 void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
                            std::shared_ptr<const Snapshot> snapshot) {
-  Peer* peer = Find(to);
+  Peer* found = peers_.Find(to);
+  ToolPeer* peer = found ? AsTool(*found) : nullptr;
   if (!peer || peer->closing)
     return;
   if (!snapshot) {

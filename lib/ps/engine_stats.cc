@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
+#include "ps/peer.h"
 
 namespace pstrain::ps {
 
@@ -27,40 +27,42 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
                                   uint64_t bytes_written) const {
   report::ServerStats s;
   double compute = 0, round_trips = 0;
-  for (const auto& w : worker_stats_) {
+  const std::vector<report::WorkerStats>& workers = members_.stats();
+  const double waiting = members_.waiting_seconds();
+  for (const auto& w : workers) {
     s.samples += w.samples;
     s.skipped_samples += w.skipped_samples;
     compute += w.compute_seconds;
     round_trips += w.communication_seconds;
   }
-  const double n =
-      static_cast<double>(std::max<size_t>(1, worker_stats_.size()));
-  s.wall_seconds =
-      registered_ == 0
-          ? 0.0
-          : std::chrono::duration<double>(last_done_ - first_register_).count();
+  const double n = static_cast<double>(std::max<size_t>(1, workers.size()));
+  s.wall_seconds = members_.registered() == 0
+                       ? 0.0
+                       : std::chrono::duration<double>(
+                             members_.last_done() - members_.first_register())
+                             .count();
   s.samples_per_second = s.wall_seconds > 0 ? s.samples / s.wall_seconds : 0.0;
   s.compute_seconds = compute / n;
   // A worker's round trips hold the time its reply waited for the other
   // workers; the server measured that part.
-  s.communication_seconds =
-      std::max(0.0, round_trips - workers_waiting_seconds_) / n;
-  s.waiting_seconds = workers_waiting_seconds_ / n;
+  s.communication_seconds = std::max(0.0, round_trips - waiting) / n;
+  s.waiting_seconds = waiting / n;
   s.bytes_pushed = bytes_read;
   s.bytes_pulled = bytes_written;
-  if (plan_) {  // other servers carried most bytes: count the workers' own
+  if (roster_.expecting()) {  // other servers carried most bytes: count the
+                              // workers' own
     s.bytes_pushed = s.bytes_pulled = 0;
-    for (const auto& w : worker_stats_) {
+    for (const auto& w : workers) {
       s.bytes_pushed += w.bytes_pushed;
       s.bytes_pulled += w.bytes_pulled;
     }
   }
   s.num_servers = spec_.num_servers;
-  s.shard_imbalance = plan_ ? plan_->imbalance() : 1.0;
+  s.shard_imbalance = roster_.expecting() ? roster_.plan()->imbalance() : 1.0;
   s.steps = server_->version();
   s.dropped_pushes = server_->dropped_pushes();
-  s.workers_lost = workers_lost_;
-  s.timed_out_steps = timed_out_steps_;
+  s.workers_lost = members_.losses();
+  s.timed_out_steps = deadline_.timed_out();
   s.max_clock_gap = ssp_.max_clock_gap();
   s.refused_pushes = refused_pushes_;
   s.discarded_steps = server_->discarded_steps();

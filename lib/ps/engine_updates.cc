@@ -5,21 +5,22 @@
 #include <algorithm>
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
 #include "ps/finite_check.h"
+#include "ps/peer.h"
 #include "ps/tensor_codec.h"
 
 namespace pstrain::ps {
 
 // A push's descriptors are checked and its bytes planned before any is read.
-Status Engine::PlanPush(Peer& peer, wire::MsgType type, std::string_view meta,
+Status Engine::PlanPush(Peer& from, wire::MsgType type, std::string_view meta,
                         ReadPlan* plan) {
   const bool push_pull = type == wire::MsgType::kPushPull;
   const char* what = wire::MsgTypeName(type);
-  if (peer.stage != Peer::Stage::kRegistered) {
+  WorkerPeer* worker = Registered(from);
+  if (!worker)
     return InvalidArgument(std::string(what) + " before register");
-  }
-  if (batches_) {
+  WorkerPeer& peer = *worker;
+  if (placed_.runner) {
     return InvalidArgument(std::string(what) +
                            ": the model trains on the server (--placement "
                            "server): send push_batch");
@@ -57,10 +58,10 @@ Status Engine::PlanPush(Peer& peer, wire::MsgType type, std::string_view meta,
 Status Engine::CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
                              const char* what) {
   const auto& params = server_->params();
-  key_seen_.assign(params.size(), false);  // allocates once
+  formats_.seen.assign(params.size(), false);  // allocates once
   for (size_t i = 0; i < grads.size(); ++i) {
     const uint32_t key = grads[i].key;
-    if (key >= params.size() || key_seen_[key]) {
+    if (key >= params.size() || formats_.seen[key]) {
       return Corruption(
           std::string(what) + ": tensor " + std::to_string(i) + " is key " +
           std::to_string(key) + ", " +
@@ -68,20 +69,21 @@ Status Engine::CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
                ? "expected a key below " + std::to_string(params.size())
                : std::string("which an earlier tensor was")));
     }
-    key_seen_[key] = true;
+    formats_.seen[key] = true;
     if (server_->is_row_sparse(static_cast<int>(key))) {
       return Corruption(std::string(what) + ": tensor " + std::to_string(i) +
                         " is key " + std::to_string(key) + " (" +
-                        KeyName(static_cast<int>(key)) +
+                        formats_.Name(static_cast<int>(key)) +
                         "), which is row-sparse: expected its rows");
     }
-    const wire::Codec codec = push_codecs_[key];
+    const wire::Codec codec = formats_.push[key];
     PS_RETURN_IF_ERROR(
         CheckDescMatches(grads[i], key, params[key], what, codec));
     if (codec == wire::Codec::kRaw)
       continue;
-    const uint64_t want = wire::CompressedBytes(
-        codec, compression_.params, static_cast<size_t>(params[key].numel()));
+    const uint64_t want =
+        wire::CompressedBytes(codec, formats_.compression.params,
+                              static_cast<size_t>(params[key].numel()));
     if (grads[i].nbytes != want) {
       return Corruption(std::string(what) + ": tensor " + std::to_string(i) +
                         " (key " + std::to_string(key) + ") has " +
@@ -95,7 +97,8 @@ Status Engine::CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
 
 // A push is read a piece at a time, each checked for NaN and Inf while it
 // is still in cache (OnPiece), into where the update rule wants it.
-void Engine::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
+void Engine::PlanPieces(WorkerPeer& peer,
+                        const std::vector<wire::TensorDesc>& grads,
                         ReadPlan* plan) {
   constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
   peer.pieces.clear();
@@ -103,14 +106,14 @@ void Engine::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
   // Sized before any piece points into it: records share the buffer.
   uint64_t largest = 0;
   for (const auto& desc : grads) {
-    if (push_codecs_[desc.key] != wire::Codec::kRaw)
+    if (formats_.push[desc.key] != wire::Codec::kRaw)
       largest = std::max(largest, desc.nbytes);
   }
   if (peer.record.size() < largest)
     peer.record.resize(largest);  // once per peer
   for (const auto& desc : grads) {
     const int k = static_cast<int>(desc.key);
-    if (push_codecs_[k] != wire::Codec::kRaw) {
+    if (formats_.push[k] != wire::Codec::kRaw) {
       PlanRecord(peer, desc, plan);
       continue;
     }
@@ -125,13 +128,13 @@ void Engine::PlanPieces(Peer& peer, const std::vector<wire::TensorDesc>& grads,
 
 // A compressed record is read whole, a piece at a time, into the peer's
 // record buffer, and decoded once its last piece is in (AddRecord).
-void Engine::PlanRecord(Peer& peer, const wire::TensorDesc& desc,
+void Engine::PlanRecord(WorkerPeer& peer, const wire::TensorDesc& desc,
                         ReadPlan* plan) {
   constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
   const int k = static_cast<int>(desc.key);
   for (uint64_t off = 0; off < desc.nbytes; off += kPiece) {
     const uint64_t n = std::min(kPiece, desc.nbytes - off);
-    Peer::Piece piece{k, off, n};
+    WorkerPeer::Piece piece{k, off, n};
     if (off + n == desc.nbytes)
       piece.record_bytes = desc.nbytes;
     peer.pieces.push_back(piece);
@@ -140,28 +143,28 @@ void Engine::PlanRecord(Peer& peer, const wire::TensorDesc& desc,
 }
 
 // Checked whole before any of it is added: a sum cannot be taken apart.
-void Engine::AddRecord(Peer& peer, int key, uint64_t nbytes) {
-  const wire::Codec codec = push_codecs_[key];
+void Engine::AddRecord(WorkerPeer& peer, int key, uint64_t nbytes) {
+  const wire::Codec codec = formats_.push[key];
   const size_t n = static_cast<size_t>(server_->params()[key].numel());
-  Status s =
-      wire::Validate(codec, compression_.params, peer.record.data(), nbytes, n);
+  Status s = wire::Validate(codec, formats_.compression.params,
+                            peer.record.data(), nbytes, n);
   if (!s.ok()) {
     peer.refused_key = key;
     peer.refused_why = s.message();
     return;
   }
-  rule_->AddRecord(peer.worker, key, codec, compression_.params,
+  rule_->AddRecord(peer.worker, key, codec, formats_.compression.params,
                    peer.record.data(), nbytes);
 }
 
 void Engine::OnPiece(PeerId id, size_t index) {
-  Peer* peer = Find(id);
+  WorkerPeer* peer = peers_.FindWorker(id);
   if (!peer || peer->refused_key >= 0)
     return;  // the rest of a refused push is dropped
-  const Peer::Piece& piece = peer->pieces[index];
+  const WorkerPeer::Piece& piece = peer->pieces[index];
   if (piece.rows != nullptr)
     return AddRowsPiece(*peer, index);
-  if (push_codecs_[piece.key] != wire::Codec::kRaw) {
+  if (formats_.push[piece.key] != wire::Codec::kRaw) {
     if (piece.record_bytes > 0)
       AddRecord(*peer, piece.key, piece.record_bytes);
     return;
@@ -176,16 +179,18 @@ void Engine::OnPiece(PeerId id, size_t index) {
   rule_->AddPiece(peer->worker, piece.key, piece.offset, piece.bytes);
 }
 
-Status Engine::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.stage != Peer::Stage::kRegistered)
+Status Engine::OnPull(Peer& from, uint64_t id, std::string_view meta) {
+  WorkerPeer* worker = Registered(from);
+  if (!worker)
     return InvalidArgument("pull before register");
-  if (batches_) {
+  WorkerPeer& peer = *worker;
+  if (placed_.runner) {
     return InvalidArgument(
         "pull: the model trains on the server (--placement server)");
   }
   wire::Pull pull;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &pull));
-  peer.want.clear();  // a pull returns whole tensors
+  peer.rows_out.want.clear();  // a pull returns whole tensors
   const uint64_t min_version =
       std::max(pull.min_version, peer.first_pull_min_version);
   peer.first_pull_min_version = 0;
@@ -194,24 +199,24 @@ Status Engine::OnPull(Peer& peer, uint64_t id, std::string_view meta) {
 
 // A reply of parameters once the server's version reaches `min_version`
 // and, with `ssp`, once the worker is within the staleness bound.
-Status Engine::AwaitVersion(Peer& peer, uint64_t id, uint64_t min_version,
+Status Engine::AwaitVersion(WorkerPeer& peer, uint64_t id, uint64_t min_version,
                             bool ssp) {
-  if (peer.reply_pending)
+  if (peer.held.waiting)
     return InvalidArgument("a pull is already pending");
   if (stop_training_ || (server_->version() >= min_version &&
                          (!ssp || ssp_.Allows(peer.worker)))) {
     SendParams(peer, id);
     return Status::Ok();
   }
-  peer.reply_pending = true;
-  peer.pending_id = id;
-  peer.pending_min_version = min_version;
-  peer.pending_ssp = ssp;
-  peer.pending_since = now_;
+  peer.held.waiting = true;
+  peer.held.id = id;
+  peer.held.min_version = min_version;
+  peer.held.ssp = ssp;
+  peer.held.since = now_;
   return Status::Ok();
 }
 
-Status Engine::OnPush(Peer& peer, uint64_t id) {
+Status Engine::OnPush(WorkerPeer& peer, uint64_t id) {
   ssp_.NotePush(peer.worker);
   if (fence_.Holds({WriteFence::Work::Kind::kPush, -1, 0, peer.id, id}))
     return Status::Ok();
@@ -224,7 +229,7 @@ Status Engine::OnPush(Peer& peer, uint64_t id) {
   return Status::Ok();
 }
 
-Result<bool> Engine::Step(Peer& peer, uint64_t version) {
+Result<bool> Engine::Step(WorkerPeer& peer, uint64_t version) {
   if (stop_training_)
     return false;  // the model is final: the push is answered only
   if (!rule_->has_quorum())
@@ -241,24 +246,19 @@ Result<bool> Engine::Step(Peer& peer, uint64_t version) {
 // --step_timeout: the workers not in this long after a step's first push
 // are stragglers for that step; it closes with the pushes it has.
 void Engine::ArmStepTimeout() {
-  const uint64_t version = server_->version();
-  if (rule_->step_timeout() <= 0 || server_->pushes_this_step() == 0 ||
-      step_deadline_version_ == version) {
-    return;
-  }
-  step_deadline_version_ = version;
-  step_deadline_ =
-      now_ + std::chrono::duration_cast<EngineClock::duration>(
-                 std::chrono::duration<double>(rule_->step_timeout()));
-  outbox_->WakeAt(step_deadline_);
+  const std::optional<Time> wake =
+      deadline_.Arm(server_->version(), server_->pushes_this_step(),
+                    rule_->step_timeout(), now_);
+  if (wake)
+    outbox_->WakeAt(*wake);
 }
 
 void Engine::OnTimer(Time now) {
   now_ = now;
-  if (stopping_ || step_deadline_version_ != server_->version() ||
-      now < step_deadline_)
+  const std::optional<uint64_t> due = deadline_.Due(server_->version(), now);
+  if (stopping_ || !due)
     return;
-  CloseTimedOutStep(step_deadline_version_);
+  CloseTimedOutStep(*due);
 }
 
 void Engine::CloseTimedOutStep(uint64_t version) {
@@ -266,17 +266,15 @@ void Engine::CloseTimedOutStep(uint64_t version) {
     return;
   if (fence_.Holds({WriteFence::Work::Kind::kCloseStep, -1, version, 0, 0}))
     return;
-  ++timed_out_steps_;
+  deadline_.CountTimedOut();
   if (server_->CloseStep())
     OnNewVersion();
 }
 
-void Engine::RefusePush(const Peer& peer, uint64_t version) {
+void Engine::RefusePush(const WorkerPeer& peer, uint64_t version) {
   ++refused_pushes_;
   const int key = peer.refused_key;
-  const std::string name = key < static_cast<int>(fingerprint_.size())
-                               ? fingerprint_[key].name
-                               : "?";
+  const std::string name = formats_.Name(key);
   outbox_->Info("refused the push of rank " + std::to_string(peer.rank) +
                 " for version " + std::to_string(version) + ": key " +
                 std::to_string(key) + " (" + name + ") " +
@@ -287,13 +285,13 @@ void Engine::RefusePush(const Peer& peer, uint64_t version) {
 
 // Sync: the parameters this push helps to make; async: the current ones;
 // ssp: the current ones once this worker is within the staleness bound.
-void Engine::AnswerPush(Peer& peer, uint64_t id) {
+void Engine::AnswerPush(WorkerPeer& peer, uint64_t id) {
   if (!peer.push_is_push_pull) {
     peer.meta.clear();
     Reply(peer, wire::MsgType::kAck, id);
     return;
   }
-  peer.want = peer.push.requests;
+  peer.rows_out.want = peer.push.requests;
   Status s = AwaitVersion(peer, id, rule_->ReplyVersion(peer.push.version),
                           rule_->bounds_staleness());
   if (!s.ok())
@@ -301,43 +299,44 @@ void Engine::AnswerPush(Peer& peer, uint64_t id) {
 }
 
 void Engine::ReleaseReplies() {
-  for (Peer* p : workers_) {
-    if (!p || !p->reply_pending)
+  for (int w = 0; w < members_.num_workers(); ++w) {
+    WorkerPeer* p = members_.peer(w);
+    if (!p || !p->held.waiting)
       continue;
     if (!stop_training_) {
-      if (server_->version() < p->pending_min_version)
+      if (server_->version() < p->held.min_version)
         continue;
-      if (p->pending_ssp && !ssp_.Allows(p->worker))
+      if (p->held.ssp && !ssp_.Allows(p->worker))
         continue;
     }
-    p->reply_pending = false;
-    p->pending_ssp = false;
-    p->waiting_seconds += Seconds(p->pending_since);
-    SendParams(*p, p->pending_id);
+    p->held.waiting = false;
+    p->held.ssp = false;
+    p->waiting_seconds += Seconds(p->held.since);
+    SendParams(*p, p->held.id);
   }
 }
 
-void Engine::SendParams(Peer& peer, uint64_t id) {
+void Engine::SendParams(WorkerPeer& peer, uint64_t id) {
   if (peer.closing)
     return;
-  if (batches_)
+  if (placed_.runner)
     return SendBatchDone(peer, id);  // the model stays on the server
-  params_msg_.version = server_->version();
-  params_msg_.stop = stop_training_;
-  params_msg_.members.clear();
+  formats_.params_msg.version = server_->version();
+  formats_.params_msg.stop = stop_training_;
+  formats_.params_msg.members.clear();
   if (spec_.reassign_shards && server_->members() < server_->num_workers()) {
     for (int w = 0; w < server_->num_workers(); ++w) {
       if (server_->is_member(w))
-        params_msg_.members.push_back(w);
+        formats_.params_msg.members.push_back(w);
     }
   }
-  if (!peer.want.empty())
+  if (!peer.rows_out.want.empty())
     return SendRows(peer, id);
-  wire::EncodeMeta(params_msg_, &peer.meta);
+  wire::EncodeMeta(formats_.params_msg, &peer.meta);
   out_.type = wire::MsgType::kParams;
   out_.request_id = id;
   out_.meta = peer.meta;
-  out_.gate = &step_gate_;
+  out_.gate = &key_steps_.gate;
   out_.data.clear();
   for (int k = 0; k < server_->num_keys(); ++k) {
     const auto [data, nbytes] = ParamBytes(k);
@@ -349,11 +348,11 @@ void Engine::SendParams(Peer& peer, uint64_t id) {
 
 std::pair<const void*, uint64_t> Engine::ParamBytes(int key) {
   const at::Tensor& p = server_->params()[key];
-  if (pull_.codec(key) == wire::Codec::kRaw)
+  if (formats_.pull.codec(key) == wire::Codec::kRaw)
     return {p.data_ptr(), p.nbytes()};
   if (key < server_->first_unstepped_key())
-    pull_.Refresh(key, p, server_->version());
-  return {pull_.data(key), pull_.nbytes(key)};
+    formats_.pull.Refresh(key, p, server_->version());
+  return {formats_.pull.data(key), formats_.pull.nbytes(key)};
 }
 
 }  // namespace pstrain::ps

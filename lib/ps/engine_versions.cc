@@ -3,23 +3,24 @@
 // WriteFence held runs once the parameter writes have ended.
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
+#include "ps/peer.h"
 
 namespace pstrain::ps {
 
 // A sync step's keys are stepped one per Continue, in key order, after the
 // replies are queued: each key's parameters leave as soon as they are
-// stepped (the frames wait on step_gate_), while the next is stepped, and
+// stepped (the frames wait on key_steps_.gate), while the next is stepped, and
 // workers start their next forward on the first layers meanwhile
 // (worker/param_arrivals.h).
 void Engine::OnNewVersion() {
   last_progress_ = now_;
-  if (server_->first_unstepped_key() < server_->num_keys() && !stepping_keys_) {
-    step_gate_.Reset();
-    stepping_keys_ = true;
+  if (server_->first_unstepped_key() < server_->num_keys() &&
+      !key_steps_.stepping) {
+    key_steps_.gate.Reset();
+    key_steps_.stepping = true;
   }
   ReleaseReplies();
-  if (!stepping_keys_)
+  if (!key_steps_.stepping)
     return VersionWhole();
   StepNextKey();
 }
@@ -28,15 +29,15 @@ void Engine::StepNextKey() {
   const int key = server_->StepNextKey();
   if (key >= 0) {
     // Replies queued before this step point at the key's record.
-    pull_.Encode(key, server_->params()[key], server_->version());
-    step_gate_.OpenTo(static_cast<uint32_t>(key) + 1);
+    formats_.pull.Encode(key, server_->params()[key], server_->version());
+    key_steps_.gate.OpenTo(static_cast<uint32_t>(key) + 1);
     ResumeParamWrites();
-    key_step_posted_ = true;  // between two keys the writes go on
+    key_steps_.posted = true;  // between two keys the writes go on
     outbox_->Post();
     return;
   }
-  stepping_keys_ = false;
-  step_gate_.OpenTo(net::SendGate::kAll);
+  key_steps_.stepping = false;
+  key_steps_.gate.OpenTo(net::SendGate::kAll);
   ResumeParamWrites();
   VersionWhole();
 }
@@ -48,7 +49,8 @@ void Engine::VersionWhole() {
 }
 
 void Engine::ResumeParamWrites() {
-  for (Peer* p : workers_) {
+  for (int w = 0; w < members_.num_workers(); ++w) {
+    const WorkerPeer* p = members_.peer(w);
     if (p && fence_.in_flight(p->id) > 0)
       outbox_->ResumeWrite(p->id);
   }
@@ -56,9 +58,9 @@ void Engine::ResumeParamWrites() {
 
 void Engine::Continue(Time now) {
   now_ = now;
-  if (key_step_posted_) {
-    key_step_posted_ = false;
-    if (stepping_keys_)
+  if (key_steps_.posted) {
+    key_steps_.posted = false;
+    if (key_steps_.stepping)
       StepNextKey();
   }
   if (fence_.open())
@@ -107,7 +109,8 @@ void Engine::RunHeldPushes(const std::vector<WriteFence::Work>& work) {
   }
   bool stepped = false;
   for (const auto& w : work) {
-    Peer* peer = w.kind == Kind::kPush ? Find(w.peer) : nullptr;
+    WorkerPeer* peer =
+        w.kind == Kind::kPush ? peers_.FindWorker(w.peer) : nullptr;
     if (!peer)
       continue;
     // Sends nothing: the fence stays open.
@@ -121,7 +124,8 @@ void Engine::RunHeldPushes(const std::vector<WriteFence::Work>& work) {
   if (stepped)
     OnNewVersion();
   for (const auto& w : work) {
-    Peer* peer = w.kind == Kind::kPush ? Find(w.peer) : nullptr;
+    WorkerPeer* peer =
+        w.kind == Kind::kPush ? peers_.FindWorker(w.peer) : nullptr;
     if (peer && !peer->closing)
       AnswerPush(*peer, w.request_id);
   }

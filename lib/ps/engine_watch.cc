@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "ps/engine.h"
-#include "ps/engine_peer.h"
+#include "ps/peer.h"
 
 namespace pstrain::ps {
 
@@ -27,7 +27,7 @@ std::string WholeSeconds(std::chrono::milliseconds d) {
 
 void Engine::Tick(Time now) {
   now_ = now;
-  retired_.clear();
+  peers_.Sweep();
   if (stopping_)
     return;
   CreditStall();
@@ -65,27 +65,23 @@ void Engine::CheckHandshakes() {
     }
   }
   for (PeerId id : late) {
-    Find(id)->closing = true;
+    peers_.Find(id)->closing = true;
     outbox_->Close(id, Timeout("no handshake within " +
                                WholeSeconds(options_.timeout) + " s"));
   }
 }
 
 std::string Engine::Waiting() const {
-  std::vector<int> missing;
-  for (int s = 1; plan_ && s < spec_.num_servers; ++s) {
-    if (server_addrs_[s].empty())
-      missing.push_back(s);
-  }
+  std::vector<int> missing = roster_.MissingAddresses();
   for (int w = 0; w < spec_.num_workers(); ++w) {
-    if (!workers_[w])
+    if (!members_.peer(w))
       missing.push_back(w + spec_.num_servers);
   }
   if (!missing.empty())
     return RankList(missing) + " to connect";
   if (rule_->has_quorum()) {
     for (int w : server_->MissingPushes()) {
-      if (workers_[w]->stage != Peer::Stage::kDone)
+      if (!members_.done(w))
         missing.push_back(w + spec_.num_servers);
     }
     if (!missing.empty()) {
@@ -94,16 +90,12 @@ std::string Engine::Waiting() const {
     }
   }
   for (int w = 0; w < spec_.num_workers(); ++w) {
-    if (workers_[w]->stage != Peer::Stage::kDone)
+    if (!members_.done(w))
       missing.push_back(w + spec_.num_servers);
   }
   if (!missing.empty())
     return RankList(missing) + " to finish";
-  for (int s = 1; plan_ && s < spec_.num_servers; ++s) {
-    if (!servers_[s] || !servers_[s]->shard_in)
-      missing.push_back(s);
-  }
-  return RankList(missing) + " to send its parameters";
+  return RankList(roster_.MissingShards()) + " to send its parameters";
 }
 
 }  // namespace pstrain::ps

@@ -65,13 +65,13 @@ ParameterServer::ParameterServer(const JobSpec& spec,
     : spec_(spec),
       num_workers_(spec.num_workers()),
       params_(std::move(params)),
-      row_sparse_(std::move(row_sparse)),
       schedule_versions_(ScheduleVersions(spec)),
       staleness_histogram_(kMaxStaleness + 1, 0),
       quorum_(spec.num_workers() - spec.backup_workers) {
+  rows_.sparse = std::move(row_sparse);
   PS_CHECK(num_workers_ >= 1) << "no workers in world_size " << spec.world_size;
-  PS_CHECK(row_sparse_.empty() || row_sparse_.size() == params_.size())
-      << row_sparse_.size() << " row-sparse flags for " << params_.size()
+  PS_CHECK(rows_.sparse.empty() || rows_.sparse.size() == params_.size())
+      << rows_.sparse.size() << " row-sparse flags for " << params_.size()
       << " keys";
   std::vector<at::Tensor> trained;
   for (size_t k = 0; k < params_.size(); ++k) {
@@ -80,16 +80,16 @@ ParameterServer::ParameterServer(const JobSpec& spec,
       trained.push_back(params_[k]);
   }
   for (auto& group : GroupKeys(trained, spec.server_threads)) {
-    optimizers_.push_back(MakeOptimizer(spec, std::move(group)));
-    optimizer_ptrs_.push_back(optimizers_.back().get());
+    opt_.owned.push_back(MakeOptimizer(spec, std::move(group)));
+    opt_.ptrs.push_back(opt_.owned.back().get());
   }
-  dense_optimizers_ = static_cast<int>(optimizers_.size());
+  opt_.dense = static_cast<int>(opt_.owned.size());
   MakeRowOptimizers();
-  stepper_ = std::make_unique<Fanout>(static_cast<int>(optimizers_.size()),
-                                      [this](int i) {
-                                        optimizers_[i]->step();
-                                        return Status::Ok();
-                                      });
+  opt_.stepper = std::make_unique<Fanout>(static_cast<int>(opt_.owned.size()),
+                                          [this](int i) {
+                                            opt_.owned[i]->step();
+                                            return Status::Ok();
+                                          });
   auto schedule = LrScheduleOf(spec);
   PS_CHECK(schedule.ok()) << schedule.status().message();
   schedule_ = *schedule;
@@ -116,18 +116,18 @@ ParameterServer::ParameterServer(const JobSpec& spec,
     size_t pieces = 0;
     for (const auto& p : params_) {
       accumulators_.push_back(at::zeros_like(p));
-      piece_base_.push_back(pieces);
+      pieces_.base.push_back(pieces);
       pieces += (p.nbytes() + kPieceBytes - 1) / kPieceBytes;
     }
-    arrivals_.assign(pieces, 0);
-    extra_.assign(pieces, 0);
-    contributed_.assign(num_workers_, std::vector<bool>(pieces, false));
+    pieces_.arrivals.assign(pieces, 0);
+    pieces_.extra.assign(pieces, 0);
+    pieces_.contributed.assign(num_workers_, std::vector<bool>(pieces, false));
     pushed_.assign(num_workers_, false);
   }
   live_.assign(num_workers_, true);
   live_count_ = needed_ = num_workers_;
-  next_key_ = static_cast<int>(params_.size());
-  step_by_key_ = false;
+  by_key_.next = static_cast<int>(params_.size());
+  by_key_.on = false;
 }
 
 ParameterServer::~ParameterServer() = default;
@@ -172,9 +172,9 @@ void ParameterServer::Accumulate(int w, int key, uint64_t offset,
   // Workers' pieces interleave; count arrivals per piece. A piece is done
   // once every worker of this step, and every lost one that got its bytes
   // in before it went, has added.
-  const size_t piece = piece_base_[key] + offset / kPieceBytes;
-  uint16_t& arrivals = arrivals_[piece];
-  const int count = needed_ + extra_[piece];
+  const size_t piece = pieces_.base[key] + offset / kPieceBytes;
+  uint16_t& arrivals = pieces_.arrivals[piece];
+  const int count = needed_ + pieces_.extra[piece];
   char* base = static_cast<char*>(acc.data_ptr()) + offset;
   if (acc.scalar_type() == at::kFloat) {
     Reduce<float>(base, data, bytes / esize, arrivals, count);
@@ -184,7 +184,7 @@ void ParameterServer::Accumulate(int w, int key, uint64_t offset,
     Reduce<int64_t>(base, data, bytes / esize, arrivals, count);
   }
   ++arrivals;
-  contributed_[w][piece] = true;
+  pieces_.contributed[w][piece] = true;
   step_started_ = true;
 }
 
@@ -258,25 +258,25 @@ void ParameterServer::FinishStep() {
     if (!is_buffer_[k] && !is_row_sparse(static_cast<int>(k)))
       params_[k].mutable_grad() = accumulators_[k];
   }
-  TakeRowSums(discard_step_);
-  if (!discard_step_)
+  TakeRowSums(discards_.pending);
+  if (!discards_.pending)
     ClipGradients();  // the mean's norm, as one process clips its own
-  if (discard_step_) {
+  if (discards_.pending) {
     ++version_;  // no optimizer step: the parameters stay as they are
-    ++discarded_steps_;
-    discard_step_ = false;
-  } else if (step_by_key_ && dense_optimizers_ <= 1) {
-    key_lr_ = ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_);
-    next_key_ = 0;
+    ++discards_.count;
+    discards_.pending = false;
+  } else if (by_key_.on && opt_.dense <= 1) {
+    by_key_.lr = ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_);
+    by_key_.next = 0;
     ++version_;
   } else {
     Step(1.0);
     // Buffers become the mean of the workers' (the accumulators hold it).
     CopyBuffers(accumulators_);
   }
-  std::fill(arrivals_.begin(), arrivals_.end(), 0);
-  std::fill(extra_.begin(), extra_.end(), 0);
-  for (auto& c : contributed_)
+  std::fill(pieces_.arrivals.begin(), pieces_.arrivals.end(), 0);
+  std::fill(pieces_.extra.begin(), pieces_.extra.end(), 0);
+  for (auto& c : pieces_.contributed)
     std::fill(c.begin(), c.end(), false);
   pushed_.assign(num_workers_, false);
   push_count_ = 0;
@@ -292,10 +292,10 @@ void ParameterServer::set_version(uint64_t version) {
 void ParameterServer::Step(double lr_scale) {
   const double lr =
       ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_) * lr_scale;
-  for (auto& o : optimizers_)
+  for (auto& o : opt_.owned)
     SetLr(*o, lr);
-  if (!optimizers_.empty()) {
-    PS_CHECK(stepper_->Run().ok());
+  if (!opt_.owned.empty()) {
+    PS_CHECK(opt_.stepper->Run().ok());
   }
   ++version_;
 }
@@ -305,23 +305,23 @@ void ParameterServer::Step(double lr_scale) {
 // Adam's moments and step count) is per parameter, so key by key computes
 // exactly what one step over all keys does.
 int ParameterServer::StepNextKey() {
-  if (next_key_ >= num_keys())
+  if (by_key_.next >= num_keys())
     return -1;
-  const int k = next_key_++;
+  const int k = by_key_.next++;
   if (is_buffer_[k]) {
     params_[k].copy_(accumulators_[k]);
     return k;
   }
   if (is_row_sparse(k)) {
-    StepRows(k, key_lr_);
+    StepRows(k, by_key_.lr);
     return k;
   }
   for (int j = 0; j < num_keys(); ++j) {
     if (!is_buffer_[j] && !is_row_sparse(j))
       params_[j].mutable_grad() = j == k ? accumulators_[k] : at::Tensor();
   }
-  SetLr(*optimizers_[0], key_lr_);
-  optimizers_[0]->step();
+  SetLr(*opt_.owned[0], by_key_.lr);
+  opt_.owned[0]->step();
   return k;
 }
 

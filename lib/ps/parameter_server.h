@@ -1,19 +1,19 @@
 #pragma once
 // ParameterServer: the server's training state and update rules, with no
-// sockets (the Service in ps/service.h puts it on the network). Holds the
+// sockets (the Engine, ps/engine.h, feeds it what workers push). Holds the
 // parameters and buffers (one key per tensor, models::ModelState order), the
-// version,
+// version, the step's quorum (changed by Membership alone, ps/membership.h),
 // and
 //   sync:  one accumulator per key; pushed bytes are added into it piece by
 //          piece as they arrive (Accumulate), so memory does not grow with
 //          the number of workers;
 //   async: one gradient buffer per worker, where its pushed bytes land
-//          (ssp: the same; the Service does the blocking);
+//          (ssp: the same; the Engine's SspGate holds the replies);
 //   sync with --backup_workers or --step_timeout ("buffered"): one buffer
 //          per worker as in async, since a step may close without a push
 //          that is already half in.
 //
-// Update rules (DESIGN.md; Li et al. OSDI 2014, section 3):
+// Update rules (share/doc/design.md; Li et al. OSDI 2014, section 3):
 //   sync:  gradients of version t are summed per key in arrival order; when
 //          every worker has pushed, the sum is divided by the worker count
 //          and the optimizer steps once: version t+1.
@@ -32,7 +32,7 @@
 // --lr_schedule's value at the current version, times (async, ssp) the
 // --staleness_lr factor of the push's staleness (version() minus the version
 // it was computed on).
-// Not thread-safe: the Service calls it from one thread.
+// Not thread-safe: the Engine calls it from its one thread.
 
 #include <cstdint>
 #include <memory>
@@ -84,7 +84,7 @@ class ParameterServer {
   /// The optimizers stepping params(), one per group of keys, to save or
   /// restore their state (ps/checkpoint.h). Live as long as this server.
   const std::vector<torch::optim::Optimizer*>& optimizers() const {
-    return optimizer_ptrs_;
+    return opt_.ptrs;
   }
 
   /// Resume: continues from `version` (the lr schedule and the workers'
@@ -136,11 +136,11 @@ class ParameterServer {
 
   /// Whether key `key` is row-sparse (see the constructor).
   bool is_row_sparse(int key) const {
-    return !row_sparse_.empty() && row_sparse_[key];
+    return !rows_.sparse.empty() && rows_.sparse[key];
   }
   /// Rows of the row-sparse keys that sync steps and async pushes updated
   /// so far (each step counts the rows it touched once).
-  uint64_t rows_stepped() const { return rows_stepped_; }
+  uint64_t rows_stepped() const { return rows_.stepped; }
   /// Where worker `w`'s rows of row-sparse key `key` are read into: a
   /// contiguous [ids.size(), row_dim] tensor of the key's dtype, which
   /// stays valid until the next RowsBuffer of (w, key). Keeps a copy of
@@ -162,7 +162,7 @@ class ParameterServer {
   /// next is stepped. Anything that changes the accumulators or reads the
   /// parameters as a whole first steps what is left (StepAllKeys). Off by
   /// default; elsewhere a no-op.
-  void set_step_by_key(bool on) { step_by_key_ = on; }
+  void set_step_by_key(bool on) { by_key_.on = on; }
   /// Steps the next key of the closed step; returns it, or -1 when none is
   /// left. Keys [0, first_unstepped_key()) hold the current version.
   int StepNextKey();
@@ -171,13 +171,14 @@ class ParameterServer {
     }
   }
   /// num_keys() when no key waits for its step.
-  int first_unstepped_key() const { return next_key_; }
+  int first_unstepped_key() const { return by_key_.next; }
   /// Sync: pushes in for the current version.
   int pushes_this_step() const { return push_count_; }
   /// Buffered sync: late pushes dropped so far.
   uint64_t dropped_pushes() const { return dropped_; }
 
-  /// Worker `w` is lost (its connection closed or it fell silent). Sync: a
+  /// Worker `w` leaves the step's quorum (it is lost, or in sync done);
+  /// in a job only Membership calls this and AddWorker. Sync: a
   /// push it completed for this step still counts; otherwise the step stops
   /// waiting for it, and the pieces it already added stay in their sums
   /// (each element is then the mean of the gradients that reached it).
@@ -198,9 +199,9 @@ class ParameterServer {
   /// still counts (call Push), so the step closes and the version advances
   /// with the parameters and optimizer state unchanged, the way torch.amp's
   /// GradScaler skips a step whose gradients are not finite.
-  void DiscardStep() { discard_step_ = true; }
+  void DiscardStep() { discards_.pending = true; }
   /// Sync steps that ended without an optimizer step (DiscardStep).
-  uint64_t discarded_steps() const { return discarded_steps_; }
+  uint64_t discarded_steps() const { return discards_.count; }
 
   /// Sync: whether member worker w (0 <= w < num_workers()) has not pushed
   /// for the current version yet.
@@ -245,37 +246,54 @@ class ParameterServer {
   JobSpec spec_;
   int num_workers_;
   std::vector<at::Tensor> params_;
-  std::vector<bool> is_buffer_;   // per key: not trained (see constructor)
-  std::vector<bool> row_sparse_;  // per key, or empty: none
-  std::vector<RowOptimizer*> row_optimizers_;  // per key, or null
-  int dense_optimizers_ = 0;  // optimizers_[0, this): libtorch's
+  std::vector<bool> is_buffer_;  // per key: not trained (see constructor)
+  // The optimizers, one per group of keys: [0, dense) libtorch's, the rest
+  // RowOptimizers; `ptrs` the same, borrowed, for optimizers().
+  struct Optimizers {
+    std::vector<std::unique_ptr<torch::optim::Optimizer>> owned;
+    std::vector<torch::optim::Optimizer*> ptrs;
+    int dense = 0;
+    std::unique_ptr<Fanout> stepper;  // steps them in parallel
+  };
+  Optimizers opt_;
+  // Row-sparse keys (parameter_server_rows.cc).
   struct RowsIn {
     at::Tensor ids;   // int64 [n]: the first n of ids_storage
     at::Tensor rows;  // [n, row_dim]: the first n of rows_storage
     at::Tensor ids_storage, rows_storage;  // the largest n so far
   };
-  std::vector<std::vector<RowsIn>> rows_in_;  // [worker][key]
-  std::vector<at::Tensor> touched_;  // sync, per row-sparse key: bool [rows]
-  std::vector<int> row_adds_;        // sync, per key: pushes summed this step
-  uint64_t rows_stepped_ = 0;
-  std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers_;
-  std::vector<torch::optim::Optimizer*> optimizer_ptrs_;
-  std::unique_ptr<Fanout> stepper_;  // steps the optimizers in parallel
-  bool step_by_key_ = false;
-  int next_key_ = 0;   // StepNextKey's next; num_keys(): none left
-  double key_lr_ = 0;  // the lr of the step being applied key by key
+  struct SparseRows {
+    std::vector<bool> sparse;               // per key, or empty: none
+    std::vector<RowOptimizer*> optimizers;  // per key, or null
+    std::vector<std::vector<RowsIn>> in;    // [worker][key]
+    std::vector<at::Tensor> touched;  // sync, per row-sparse key: bool [rows]
+    std::vector<int> adds;            // sync, per key: pushes summed this step
+    uint64_t stepped = 0;
+  };
+  SparseRows rows_;
+  // Sync, --server_threads 1: a closed step applied key by key
+  // (StepNextKey): `next` the next key (num_keys(): none left), at `lr`.
+  struct KeyByKey {
+    bool on = false;
+    int next = 0;
+    double lr = 0;
+  };
+  KeyByKey by_key_;
   LrSchedule schedule_;
   int64_t schedule_versions_;
   StalenessLr staleness_lr_;
   std::vector<uint64_t> staleness_histogram_;
   std::vector<std::vector<at::Tensor>> grad_buffers_;  // async, ssp only
   std::vector<at::Tensor> accumulators_;               // sync only
-  // Sync pieces: key k's pieces are piece_base_[k] onward, in offset order.
-  std::vector<size_t> piece_base_;
-  std::vector<uint16_t> arrivals_;              // adds so far, per piece
-  std::vector<uint16_t> extra_;                 // of those, by lost workers
-  std::vector<std::vector<bool>> contributed_;  // per worker, per piece
-  std::vector<bool> live_;                      // members: not lost
+  // Sync pieces: key k's pieces are base[k] onward, in offset order.
+  struct Pieces {
+    std::vector<size_t> base;
+    std::vector<uint16_t> arrivals;              // adds so far, per piece
+    std::vector<uint16_t> extra;                 // of those, by lost workers
+    std::vector<std::vector<bool>> contributed;  // per worker, per piece
+  };
+  Pieces pieces_;
+  std::vector<bool> live_;  // members: not lost
   int live_count_ = 0;
   int needed_ = 0;             // sync: complete pushes that close this step
   bool step_started_ = false;  // sync: a push or piece of this step is in
@@ -283,9 +301,13 @@ class ParameterServer {
   int push_count_ = 0;
   int quorum_;  // buffered sync: pushes that close a step
   uint64_t dropped_ = 0;
-  bool discard_step_ = false;  // sync: see DiscardStep
-  uint64_t discarded_steps_ = 0;
-  /// Sync: the member workers that have not pushed for the current version.
+  // Sync: whether this step is to be discarded (DiscardStep), and how many
+  // were.
+  struct Discards {
+    bool pending = false;
+    uint64_t count = 0;
+  };
+  Discards discards_;
   uint64_t version_ = 0;
   uint64_t pushes_ = 0;
 };

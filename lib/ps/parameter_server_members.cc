@@ -1,5 +1,6 @@
 // Who a sync step waits for: workers lost mid-job leave the step's quorum,
-// and workers that come back join it again (the Service decides when).
+// and workers that come back join it again (Membership, ps/membership.h,
+// decides when).
 
 #include <ATen/ATen.h>
 
@@ -40,13 +41,13 @@ bool ParameterServer::RemoveWorker(int w) {
     at::Tensor& acc = accumulators_[k];
     const uint64_t nbytes = acc.nbytes();
     for (uint64_t off = 0; off < nbytes; off += kPieceBytes) {
-      const size_t piece = piece_base_[k] + off / kPieceBytes;
-      if (contributed_[w][piece]) {
-        ++extra_[piece];
+      const size_t piece = pieces_.base[k] + off / kPieceBytes;
+      if (pieces_.contributed[w][piece]) {
+        ++pieces_.extra[piece];
         continue;
       }
-      const int arrivals = arrivals_[piece];
-      if (arrivals == 0 || arrivals != needed_ + extra_[piece])
+      const int arrivals = pieces_.arrivals[piece];
+      if (arrivals == 0 || arrivals != needed_ + pieces_.extra[piece])
         continue;
       char* base = static_cast<char*>(acc.data_ptr()) + off;
       const uint64_t n =

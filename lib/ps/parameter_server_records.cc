@@ -1,5 +1,5 @@
 // Compressed pushes in streaming sync: a record is decoded straight into
-// the step's accumulator (issue 15), so memory stays flat in the number of
+// the step's accumulator, so memory stays flat in the number of
 // workers whatever the codec.
 
 #include <cstring>
@@ -22,8 +22,8 @@ void ParameterServer::AccumulateRecord(int w, int key, wire::Codec codec,
   const uint64_t total = acc.nbytes();
   constexpr uint64_t kPieceFloats = kPieceBytes / sizeof(float);
   for (uint64_t off = 0; off < total; off += kPieceBytes) {
-    const size_t piece = piece_base_[key] + off / kPieceBytes;
-    if (arrivals_[piece] == 0) {
+    const size_t piece = pieces_.base[key] + off / kPieceBytes;
+    if (pieces_.arrivals[piece] == 0) {
       std::memset(reinterpret_cast<char*>(base) + off, 0,
                   std::min(kPieceBytes, total - off));
     }
@@ -31,16 +31,16 @@ void ParameterServer::AccumulateRecord(int w, int key, wire::Codec codec,
   wire::DecodeAdd(codec, params, data, nbytes, static_cast<size_t>(acc.numel()),
                   1.0f, base);
   for (uint64_t off = 0; off < total; off += kPieceBytes) {
-    const size_t piece = piece_base_[key] + off / kPieceBytes;
-    PS_CHECK(!contributed_[w][piece]) << "key " << key << " added twice";
-    const int count = needed_ + extra_[piece];
-    if (++arrivals_[piece] == count) {
+    const size_t piece = pieces_.base[key] + off / kPieceBytes;
+    PS_CHECK(!pieces_.contributed[w][piece]) << "key " << key << " added twice";
+    const int count = needed_ + pieces_.extra[piece];
+    if (++pieces_.arrivals[piece] == count) {
       float* p = base + off / sizeof(float);
       const uint64_t n = std::min(kPieceFloats, (total - off) / sizeof(float));
       for (uint64_t i = 0; i < n; ++i)
         p[i] /= static_cast<float>(count);
     }
-    contributed_[w][piece] = true;
+    pieces_.contributed[w][piece] = true;
   }
   step_started_ = true;
 }

@@ -12,28 +12,28 @@
 namespace pstrain::ps {
 
 void ParameterServer::MakeRowOptimizers() {
-  row_optimizers_.assign(params_.size(), nullptr);
-  rows_in_.assign(num_workers_, std::vector<RowsIn>(params_.size()));
-  row_adds_.assign(params_.size(), 0);
-  touched_.resize(params_.size());
+  rows_.optimizers.assign(params_.size(), nullptr);
+  rows_.in.assign(num_workers_, std::vector<RowsIn>(params_.size()));
+  rows_.adds.assign(params_.size(), 0);
+  rows_.touched.resize(params_.size());
   for (int k = 0; k < num_keys(); ++k) {
     if (!is_row_sparse(k))
       continue;
     PS_CHECK(params_[k].requires_grad() && params_[k].dim() == 2)
         << "row-sparse key " << k << " is not a [rows, row_dim] parameter";
     auto opt = std::make_unique<RowOptimizer>(spec_, params_[k]);
-    row_optimizers_[k] = opt.get();
-    optimizer_ptrs_.push_back(opt.get());
-    optimizers_.push_back(std::move(opt));
+    rows_.optimizers[k] = opt.get();
+    opt_.ptrs.push_back(opt.get());
+    opt_.owned.push_back(std::move(opt));
     if (!applies_each_push())
-      touched_[k] = at::zeros({params_[k].size(0)}, at::kBool);
+      rows_.touched[k] = at::zeros({params_[k].size(0)}, at::kBool);
   }
 }
 
 const at::Tensor& ParameterServer::RowsBuffer(int w, int key,
                                               const std::vector<int64_t>& ids) {
   PS_CHECK(is_row_sparse(key)) << "RowsBuffer of dense key " << key;
-  RowsIn& in = rows_in_.at(w)[key];
+  RowsIn& in = rows_.in.at(w)[key];
   const int64_t n = static_cast<int64_t>(ids.size());
   // A batch's unique count changes every step: grow the storage, never
   // shrink it, and hand out its first n rows, so that pushes allocate
@@ -52,11 +52,12 @@ const at::Tensor& ParameterServer::RowsBuffer(int w, int key,
 // The first push of a step adds into zeros: the accumulator rows of a
 // row-sparse key are cleared as each step takes them (TakeRowSums).
 void ParameterServer::AccumulateRows(int w, int key) {
-  const RowsIn& in = rows_in_.at(w)[key];
+  const RowsIn& in = rows_.in.at(w)[key];
   accumulators_[key].index_add_(0, in.ids, in.rows);
-  touched_[key].index_fill_(0, in.ids, true);
-  ++row_adds_[key];
-  contributed_[w][piece_base_[key]] = true;  // the worker's push has begun
+  rows_.touched[key].index_fill_(0, in.ids, true);
+  ++rows_.adds[key];
+  pieces_.contributed[w][pieces_.base[key]] =
+      true;  // the worker's push has begun
   step_started_ = true;
 }
 
@@ -64,11 +65,11 @@ void ParameterServer::SetPushedRows(int w) {
   for (int k = 0; k < num_keys(); ++k) {
     if (!is_row_sparse(k))
       continue;
-    const RowsIn& in = rows_in_[w][k];
+    const RowsIn& in = rows_.in[w][k];
     if (!in.ids.defined())
       continue;
-    row_optimizers_[k]->SetGradient(in.ids, in.rows);
-    rows_stepped_ += static_cast<uint64_t>(in.ids.size(0));
+    rows_.optimizers[k]->SetGradient(in.ids, in.rows);
+    rows_.stepped += static_cast<uint64_t>(in.ids.size(0));
   }
 }
 
@@ -77,12 +78,12 @@ void ParameterServer::SumPushedRows() {
     if (!is_row_sparse(k))
       continue;
     for (int w = 0; w < num_workers_; ++w) {
-      const RowsIn& in = rows_in_[w][k];
+      const RowsIn& in = rows_.in[w][k];
       if (!pushed_[w] || !in.ids.defined())
         continue;
       accumulators_[k].index_add_(0, in.ids, in.rows);
-      touched_[k].index_fill_(0, in.ids, true);
-      ++row_adds_[k];
+      rows_.touched[k].index_fill_(0, in.ids, true);
+      ++rows_.adds[k];
     }
   }
 }
@@ -92,33 +93,33 @@ void ParameterServer::SumPushedRows() {
 // g and zeros gives.
 void ParameterServer::TakeRowSums(bool discard) {
   for (int k = 0; k < num_keys(); ++k) {
-    if (!is_row_sparse(k) || !touched_[k].defined())
+    if (!is_row_sparse(k) || !rows_.touched[k].defined())
       continue;
-    const at::Tensor ids = touched_[k].nonzero().squeeze(1);
-    if (!discard && row_adds_[k] > 0 && ids.numel() > 0) {
+    const at::Tensor ids = rows_.touched[k].nonzero().squeeze(1);
+    if (!discard && rows_.adds[k] > 0 && ids.numel() > 0) {
       at::Tensor grad = accumulators_[k].index_select(0, ids);
-      grad.div_(row_adds_[k]);
-      row_optimizers_[k]->SetGradient(ids, grad);
-      rows_stepped_ += static_cast<uint64_t>(ids.numel());
+      grad.div_(rows_.adds[k]);
+      rows_.optimizers[k]->SetGradient(ids, grad);
+      rows_.stepped += static_cast<uint64_t>(ids.numel());
     }
     accumulators_[k].index_fill_(0, ids, 0);
-    touched_[k].index_fill_(0, ids, false);
-    row_adds_[k] = 0;
+    rows_.touched[k].index_fill_(0, ids, false);
+    rows_.adds[k] = 0;
   }
 }
 
 std::vector<at::Tensor> ParameterServer::PendingRowGradients() const {
   std::vector<at::Tensor> out;
   for (int k = 0; k < num_keys(); ++k) {
-    if (is_row_sparse(k) && row_optimizers_[k]->pending_gradient().defined())
-      out.push_back(row_optimizers_[k]->pending_gradient());
+    if (is_row_sparse(k) && rows_.optimizers[k]->pending_gradient().defined())
+      out.push_back(rows_.optimizers[k]->pending_gradient());
   }
   return out;
 }
 
 void ParameterServer::StepRows(int key, double lr) {
-  SetLr(*row_optimizers_[key], lr);
-  row_optimizers_[key]->step();
+  SetLr(*rows_.optimizers[key], lr);
+  rows_.optimizers[key]->step();
 }
 
 }  // namespace pstrain::ps

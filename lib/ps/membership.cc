@@ -1,0 +1,87 @@
+#include "ps/membership.h"
+
+#include <string>
+
+#include "ps/parameter_server.h"
+#include "ps/ssp_gate.h"
+#include "ps/write_fence.h"
+
+namespace pstrain::ps {
+
+Membership::Membership(int num_servers, int num_workers,
+                       ParameterServer* server, SspGate* ssp, WriteFence* fence)
+    : num_servers_(num_servers),
+      server_(server),
+      ssp_(ssp),
+      fence_(fence),
+      workers_(num_workers) {}
+
+bool Membership::in_quorum(int w) const {
+  return server_->is_member(w);
+}
+
+int Membership::quorum() const {
+  return server_->members();
+}
+
+Status Membership::CheckRegister(int w) const {
+  if (workers_[w].peer == nullptr && !workers_[w].done)
+    return Status::Ok();
+  return InvalidArgument("rank " + std::to_string(num_servers_ + w) +
+                         " has already registered");
+}
+
+Result<bool> Membership::Rejoin(int w) {
+  if (fence_->removing(w)) {
+    return Unavailable("rank " + std::to_string(num_servers_ + w) +
+                       " is still being removed; try again");
+  }
+  workers_[w].lost = false;
+  --lost_count_;
+  const bool joins_now = server_->AddWorker(w);
+  ssp_->SetTraining(w, true);
+  return joins_now;
+}
+
+void Membership::Register(int w, WorkerPeer* peer, Time now) {
+  workers_[w].peer = peer;
+  if (registered_++ == 0)
+    first_register_ = now;
+}
+
+void Membership::Lose(int w) {
+  workers_[w].lost = true;
+  ++lost_count_;
+  ++losses_;
+  ssp_->SetTraining(w, false);
+}
+
+void Membership::Finish(int w, report::WorkerStats stats,
+                        double waiting_seconds, Time now) {
+  stats_.push_back(std::move(stats));
+  waiting_seconds_ += waiting_seconds;
+  workers_[w].done = true;
+  ++done_count_;
+  last_done_ = now;
+  ssp_->SetTraining(w, false);
+}
+
+// Leaving the quorum may close the step: not while parameters are written.
+Membership::Removal Membership::Remove(int w) {
+  if (fence_->Holds({WriteFence::Work::Kind::kRemoveWorker, w, 0, 0, 0}))
+    return Removal::kHeld;
+  if (server_->is_member(w) && server_->RemoveWorker(w))
+    return Removal::kStepped;
+  return Removal::kNone;
+}
+
+void Membership::Disconnect(int w, const WorkerPeer* peer) {
+  if (workers_[w].peer == peer)
+    workers_[w].peer = nullptr;
+}
+
+bool Membership::finished() const {
+  return done_count_ > 0 && done_count_ + lost_count_ >= num_workers();
+}
+
+}  // namespace pstrain::ps

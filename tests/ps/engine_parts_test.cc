@@ -1,0 +1,119 @@
+// The Engine's smaller parts: its peers (PeerTable), the --step_timeout
+// clock (StepDeadline) and the snapshots waiting for a version
+// (SnapshotQueue).
+
+#include <gtest/gtest.h>
+
+#include "ps/peer_table.h"
+#include "ps/snapshot_queue.h"
+#include "ps/step_deadline.h"
+
+namespace pstrain::ps {
+namespace {
+
+Time At(double seconds) {
+  return Time{} + std::chrono::duration_cast<EngineClock::duration>(
+                      std::chrono::duration<double>(seconds));
+}
+
+TEST(PeerTableTest, AddFindAndRetire) {
+  PeerTable peers;
+  Peer& a = peers.Add(4, "127.0.0.1:5000", "", At(1));
+  EXPECT_EQ(a.id, 4u);
+  EXPECT_EQ(a.remote, "127.0.0.1:5000");
+  EXPECT_EQ(a.accepted_at, At(1));
+  EXPECT_EQ(a.last_heard, At(1));
+  EXPECT_EQ(a.role, Peer::Role::kUnknown);
+  EXPECT_TRUE(a.auth.open());  // no token
+  EXPECT_EQ(peers.Find(4), &a);
+  EXPECT_EQ(peers.Find(5), nullptr);
+  EXPECT_EQ(peers.FindWorker(4), nullptr);  // no role yet
+  Peer* closed = peers.Retire(4);
+  EXPECT_EQ(closed, &a);
+  EXPECT_EQ(peers.Find(4), nullptr);
+  EXPECT_EQ(peers.size(), 0u);
+  EXPECT_EQ(peers.retired(), 1u);
+  EXPECT_EQ(closed->remote, "127.0.0.1:5000");  // alive until Sweep
+  EXPECT_EQ(peers.Retire(4), nullptr);
+  peers.Sweep();
+  EXPECT_EQ(peers.retired(), 0u);
+}
+
+TEST(PeerTableTest, BecomeKeepsTheConnectionAndRetiresTheOldObject) {
+  PeerTable peers;
+  Peer& a = peers.Add(9, "h:1", "secret", At(2));
+  EXPECT_FALSE(a.auth.open());
+  a.rank = 3;
+  a.role = Peer::Role::kWorker;
+  a.stage = Peer::Stage::kHello;
+  WorkerPeer& w = peers.Become<WorkerPeer>(a, 2);
+  EXPECT_NE(static_cast<Peer*>(&w), &a);
+  EXPECT_EQ(peers.Find(9), &w);
+  EXPECT_EQ(peers.FindWorker(9), &w);
+  EXPECT_EQ(w.worker, 2);
+  EXPECT_EQ(w.rank, 3);
+  EXPECT_EQ(w.remote, "h:1");
+  EXPECT_EQ(w.stage, Peer::Stage::kHello);
+  EXPECT_EQ(w.accepted_at, At(2));
+  EXPECT_EQ(peers.retired(), 1u);
+  EXPECT_EQ(AsServer(w), nullptr);
+  EXPECT_EQ(AsTool(w), nullptr);
+  EXPECT_EQ(Registered(w), nullptr);
+  w.stage = Peer::Stage::kRegistered;
+  EXPECT_EQ(Registered(w), &w);
+  size_t open = 0;
+  for (const auto& [id, peer] : peers) {
+    EXPECT_EQ(id, 9u);
+    EXPECT_EQ(peer.get(), &w);
+    ++open;
+  }
+  EXPECT_EQ(open, 1u);
+}
+
+TEST(StepDeadlineTest, ArmsOncePerVersionAndFallsDueAtItsEnd) {
+  StepDeadline d;
+  EXPECT_EQ(d.Arm(0, 1, 0.0, At(1)), std::nullopt);  // off
+  EXPECT_EQ(d.Arm(0, 0, 2.0, At(1)), std::nullopt);  // no push in
+  EXPECT_EQ(d.Arm(0, 1, 2.0, At(1)), At(3));
+  EXPECT_EQ(d.Arm(0, 2, 2.0, At(2)), std::nullopt);  // armed already
+  EXPECT_EQ(d.Due(0, At(2.5)), std::nullopt);
+  EXPECT_EQ(d.Due(0, At(3)), 0u);
+  EXPECT_EQ(d.Due(1, At(9)), std::nullopt);  // that step has closed
+  EXPECT_EQ(d.Arm(1, 1, 0.5, At(4)), At(4.5));
+  EXPECT_EQ(d.Due(1, At(4.5)), 1u);
+  EXPECT_EQ(d.timed_out(), 0u);
+  d.CountTimedOut();
+  d.CountTimedOut();
+  EXPECT_EQ(d.timed_out(), 2u);
+}
+
+TEST(SnapshotQueueTest, TakesWhatIsDueInOrderAndAbandonsTheRest) {
+  SnapshotQueue q;
+  EXPECT_TRUE(q.empty());
+  std::vector<int> calls;
+  auto note = [&calls](int i) {
+    return [&calls, i](std::shared_ptr<const Snapshot>) { calls.push_back(i); };
+  };
+  q.Add(2, false, note(0));
+  q.Add(5, false, note(1));
+  q.Add(3, true, note(2));
+  EXPECT_FALSE(q.empty());
+  SnapshotQueue::Due none = q.TakeDue(1);
+  EXPECT_TRUE(none.requests.empty());
+  EXPECT_FALSE(none.with_optimizer_state);
+  SnapshotQueue::Due due = q.TakeDue(3);
+  ASSERT_EQ(due.requests.size(), 2u);
+  EXPECT_EQ(due.requests[0].min_version, 2u);
+  EXPECT_EQ(due.requests[1].min_version, 3u);
+  EXPECT_TRUE(due.with_optimizer_state);
+  for (auto& r : due.requests)
+    r.done(nullptr);
+  EXPECT_EQ(calls, (std::vector<int>{0, 2}));
+  std::vector<SnapshotQueue::Request> rest = q.TakeAll();
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].min_version, 5u);
+  EXPECT_TRUE(q.empty());
+}
+
+}  // namespace
+}  // namespace pstrain::ps

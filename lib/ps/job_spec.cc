@@ -14,6 +14,7 @@
 #include "ps/interval.h"
 #include "ps/job_rules.h"
 #include "ps/optimizer.h"
+#include "ps/update_rule.h"
 
 namespace pstrain::ps {
 
@@ -185,10 +186,13 @@ Status CheckRules(const JobSpec& s) {
         "--clip_grad_norm: only with one server (each server would clip "
         "its own part of the gradient)");
   }
-  if (s.mode != Mode::kSync && s.reassign_shards) {
+  // Reassigning a lost worker's shard, backup workers and a step's timeout
+  // all act on steps that wait for every member: sync's.
+  const bool steps_wait_for_all = RuleTraitsOf(s).waits_for_every_member;
+  if (!steps_wait_for_all && s.reassign_shards) {
     return InvalidArgument("--reassign_shards: only with --mode sync");
   }
-  if (s.mode != Mode::kSync && (s.backup_workers > 0 || s.step_timeout > 0)) {
+  if (!steps_wait_for_all && (s.backup_workers > 0 || s.step_timeout > 0)) {
     return InvalidArgument(
         "--backup_workers and --step_timeout: only with --mode sync");
   }

@@ -6,6 +6,8 @@
 // function that runs it, as Command::setup does (command.h).
 
 #include <memory>
+#include <set>
+#include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -22,6 +24,11 @@ RunFn SetupBenchEval(CLI::App* sub);
 RunFn SetupBenchLoad(CLI::App* sub);
 /// `pstrain bench train`: one model or several in each mode.
 RunFn SetupBenchTrain(CLI::App* sub);
+CheckedCommand SetupBenchTrainChecked(CLI::App* sub);
+/// The job fields bench train sets its own way, which get no flag of the
+/// job table there: --model and --placement take lists, --modes the modes,
+/// --steps sets max_steps and epochs.
+extern const std::set<std::string> kBenchTrainOwnFields;
 
 /// The event log of a bench subcommand: errors, and JSON lines with --json.
 std::unique_ptr<report::EventLog> BenchLog(bool json);

@@ -1,5 +1,5 @@
 #pragma once
-// The codecs of --compression at full speed (issue 15): encode, validate
+// The codecs of --compression at full speed: encode, validate
 // and decode-add of one float32 tensor per codec, on this thread, beside
 // memcpy of the same float32 bytes measured in the same run. What a worker
 // spends coding a push and a server decoding one.

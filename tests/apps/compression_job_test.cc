@@ -1,4 +1,4 @@
-// Gradient compression through real processes (issue 15): what each codec
+// Gradient compression through real processes: what each codec
 // pushes against none, from the summary's bytes_pushed, the server's
 // memory with 8 workers against 2, and lstm_lm's sparse rows in fp16.
 
@@ -52,7 +52,7 @@ nlohmann::json Summary(const ScratchDir& dir, const std::string& model,
   return summary;
 }
 
-// Issue 15's table: the bytes a push carries against none, at most.
+// The bytes a push of each codec carries against none, at most.
 TEST(CompressionJobTest, EachCodecPushesItsFractionOfTheBytes) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 64, 16);
@@ -173,7 +173,7 @@ std::vector<nlohmann::json> LmRun(const ScratchDir& dir,
   return s;
 }
 
-// Issue 15 with the sparse rows of the language-model issue: fp16 rows
+// Compression with the language model's sparse rows: fp16 rows
 // (and pulled rows) travel in half the bytes, and the job still trains.
 TEST(CompressionJobTest, LmSparseRowsTravelInFp16) {
   ScratchDir dir;

@@ -51,7 +51,7 @@ std::vector<std::string> Job(const ScratchDir& dir, const std::string& mode,
           "--json"};
 }
 
-// Issue 17, acceptance 1: the server running every worker's batch and
+// The server running every worker's batch and
 // averaging their gradients is what workers computing them are.
 TEST(PlacementTest, SyncOnTheServerEqualsSyncOnTheWorkers) {
   ScratchDir dir;
@@ -82,7 +82,7 @@ TEST(PlacementTest, AsyncOnTheServerStepsOnEveryBatch) {
   EXPECT_EQ(FindEvent(r.out, "summary")["steps"], 2 * kSteps) << r.out;
 }
 
-// Issue 17, acceptance 2: more GPUs than the machine has are refused, with
+// More GPUs than the machine has are refused, with
 // the count it sees.
 TEST(PlacementTest, MoreGpusThanTheMachineHasAreRefused) {
   const auto seen =

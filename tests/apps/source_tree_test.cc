@@ -1,6 +1,6 @@
-// The source tree keeps STYLE's rules: every C++ file is as the root
-// .clang-format formats it (clang-format runs as a process), and no file
-// under lib/ or apps/ runs past 400 lines.
+// The source tree keeps the rules of share/doc/design.md: every C++ file
+// is as the root .clang-format formats it (clang-format runs as a
+// process), and no file under lib/ or apps/ runs past 400 lines.
 
 #include <algorithm>
 #include <filesystem>

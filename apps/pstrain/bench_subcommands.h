@@ -25,9 +25,10 @@ RunFn SetupBenchLoad(CLI::App* sub);
 /// `pstrain bench train`: one model or several in each mode.
 RunFn SetupBenchTrain(CLI::App* sub);
 CheckedCommand SetupBenchTrainChecked(CLI::App* sub);
-/// The job fields bench train sets its own way, which get no flag of the
-/// job table there: --model and --placement take lists, --modes the modes,
-/// --steps sets max_steps and epochs.
+/// The job fields that get no flag of the job table in bench train: it sets
+/// them its own way (--model and --placement take lists, --modes the modes,
+/// --steps max_steps and epochs), or they do nothing with its one server
+/// (slice_bytes).
 extern const std::set<std::string> kBenchTrainOwnFields;
 
 /// The event log of a bench subcommand: errors, and JSON lines with --json.

@@ -161,8 +161,9 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"single", "sync", "async"}));
-  sub->add_option("--steps", o.steps,
-                  "Steps per worker and of single (launch's --max_steps)")
+  sub->add_option("--steps,--max_steps", o.steps,
+                  "Steps per worker and of single (the job's max_steps and "
+                  "epochs)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_option("--device", o.device,
@@ -195,7 +196,7 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
 }  // namespace
 
 const std::set<std::string> kBenchTrainOwnFields = {
-    "model", "placement", "mode", "max_steps", "epochs"};
+    "model", "placement", "mode", "max_steps", "epochs", "slice_bytes"};
 
 CheckedCommand SetupBenchTrainChecked(CLI::App* sub) {
   auto f = std::make_shared<TrainFlags>();

@@ -6,6 +6,8 @@
 // function that runs it, as Command::setup does (command.h).
 
 #include <memory>
+#include <set>
+#include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -22,6 +24,12 @@ RunFn SetupBenchEval(CLI::App* sub);
 RunFn SetupBenchLoad(CLI::App* sub);
 /// `pstrain bench train`: one model or several in each mode.
 RunFn SetupBenchTrain(CLI::App* sub);
+CheckedCommand SetupBenchTrainChecked(CLI::App* sub);
+/// The job fields that get no flag of the job table in bench train: it sets
+/// them its own way (--model and --placement take lists, --modes the modes,
+/// --steps max_steps and epochs), or they do nothing with its one server
+/// (slice_bytes).
+extern const std::set<std::string> kBenchTrainOwnFields;
 
 /// The event log of a bench subcommand: errors, and JSON lines with --json.
 std::unique_ptr<report::EventLog> BenchLog(bool json);

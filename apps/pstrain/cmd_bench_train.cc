@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <map>
 #include <memory>
 
 #include "apps/pstrain/bench_subcommands.h"
 #include "apps/pstrain/flags.h"
+#include "apps/pstrain/job_flags.h"
 #include "bench/machine_info.h"
 #include "bench/table.h"
 #include "bench/train_bench.h"
@@ -23,32 +23,23 @@ namespace {
 using nlohmann::json;
 
 struct TrainFlags {
+  /// The job flags of launch, less kBenchTrainOwnFields.
+  JobFlags job;
   bench::TrainBenchOptions options;
   bool json = false;
-  /// The options a model may default otherwise (ps::ApplyModelDefaults).
-  std::map<std::string, const CLI::Option*> defaulted;
 };
-
-// lstm_lm's own defaults for --dataset, --optimizer and --lr not given.
-void ApplyModelDefaults(TrainFlags* f) {
-  ps::JobSpec spec;
-  auto& o = f->options;
-  spec.model = o.model;
-  spec.dataset = o.dataset;
-  spec.optimizer = o.optimizer;
-  spec.lr = o.lr;
-  ps::ApplyModelDefaults(
-      [f](const char* name) { return f->defaulted.at(name)->count() > 0; },
-      &spec);
-  o.dataset = spec.dataset;
-  o.optimizer = spec.optimizer;
-  o.lr = spec.lr;
-}
 
 std::string SelfExe() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   return n > 0 ? std::string(buf, n) : "pstrain";
+}
+
+std::string JoinedModels(const bench::TrainBenchOptions& o) {
+  std::string text;
+  for (const std::string& m : o.models)
+    text += (text.empty() ? "" : ",") + m;
+  return text;
 }
 
 std::string Percent(double part, double whole) {
@@ -59,9 +50,9 @@ std::string Percent(double part, double whole) {
 // ("sync net_scripted.pt", "async server").
 std::string RowName(const bench::TrainBenchOptions& o, const json& r) {
   std::string name = r.value("mode", "");
-  if (o.model.find(',') != std::string::npos)
+  if (o.models.size() > 1)
     name += " " + r.value("model", "");
-  if (o.placement.find(',') != std::string::npos && name.rfind("single", 0))
+  if (o.placements.size() > 1 && name.rfind("single", 0))
     name += " " + r.value("placement", "");
   return name;
 }
@@ -78,7 +69,7 @@ bench::TableRow TrainRow(const bench::TrainBenchOptions& o, const json& r) {
       Percent(Number(r, "waiting_seconds_per_step"), step),
       bench::FixedDecimals(Number(r, "test_accuracy"), 4),
       bench::FixedDecimals(Number(r, "speedup_over_single"), 2)};
-  if (o.target_accuracy > 0)
+  if (o.job.target_accuracy > 0)
     row.push_back(bench::FixedDecimals(Number(r, "time_to_target_seconds"), 1));
   return row;
 }
@@ -95,11 +86,12 @@ void PrintTrainTable(const bench::TrainBenchOptions& o, const json& rows) {
   std::vector<std::string> header = {"mode",      "samples/s", "wall s",
                                      "s/step",    "compute %", "comm %",
                                      "waiting %", "test acc",  "speed-up"};
-  if (o.target_accuracy > 0) {
-    header.push_back("s to " + bench::FixedDecimals(o.target_accuracy, 2));
+  if (o.job.target_accuracy > 0) {
+    header.push_back("s to " + bench::FixedDecimals(o.job.target_accuracy, 2));
   }
-  std::cout << "pstrain bench train: " << o.model << " on " << o.dataset << ", "
-            << o.steps << " steps of " << o.batch_size
+  std::cout << "pstrain bench train: " << JoinedModels(o) << " on "
+            << o.job.dataset << ", " << o.steps << " steps of "
+            << o.job.batch_size
             << " samples per worker; sync and async: 1 server and "
             << o.world_size - 1 << " workers as processes of this machine; "
             << "s/step split per worker (means)\n\n"
@@ -108,10 +100,29 @@ void PrintTrainTable(const bench::TrainBenchOptions& o, const json& rows) {
     std::cout << "note: " << n << "\n";
 }
 
+// The job from its flags, with lstm_lm's defaults (ps::ApplyModelDefaults)
+// when the first model is lstm_lm, then every run checked as launch checks
+// its job.
+Status CheckTrain(TrainFlags& f) {
+  auto& o = f.options;
+  if (o.models.empty() || o.placements.empty())
+    return InvalidArgument("--model and --placement: expected one or more");
+  f.job.spec.model = o.models.front();
+  PS_RETURN_IF_ERROR(ReadJobFlags(&f.job));
+  // Evaluations to find the time to the target; launch's 0 would only
+  // evaluate at the end.
+  if (f.job.spec.target_accuracy > 0 && !JobFlagGiven(f.job, "eval_interval"))
+    f.job.spec.eval_interval = 100;
+  o.job = f.job.spec;
+  o.pstrain_exe = SelfExe();
+  return bench::ValidateTrainBench(o);
+}
+
 int RunTrain(TrainFlags& f) {
   auto log = BenchLog(f.json);
-  ApplyModelDefaults(&f);
-  f.options.pstrain_exe = SelfExe();
+  Status checked = CheckTrain(f);
+  if (!checked.ok())
+    return Fail(*log, checked);
   // The single process gets the whole machine, libtorch's and BLAS's
   // threads alike, as each process of launch gets its share.
   if (f.options.single_threads == 0) {
@@ -134,94 +145,35 @@ int RunTrain(TrainFlags& f) {
 
 void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
   auto& o = f->options;
-  sub->add_option("--model", o.model,
-                  "net, convnet, mlp, resnet18, resnet34, resnet50 or lstm_lm "
-                  "(defaults: --dataset text --optimizer adam --lr 0.001), or "
-                  "a TorchScript file; several, comma-separated, each run in "
-                  "every mode (e.g. net,net_scripted.pt)")
+  sub->add_option("--model", o.models,
+                  "Models: launch's --model, several comma-separated, each "
+                  "run in every mode (e.g. net,net_scripted.pt); the first "
+                  "one's defaults apply (lstm_lm: --dataset text --optimizer "
+                  "adam --lr 0.001)")
+      ->delimiter(',')
       ->capture_default_str();
-  sub->add_option("--placement", o.placement,
-                  "sync, async: worker (workers push gradients) or server (the "
-                  "server runs the model on the workers' batches); "
+  sub->add_option("--placement", o.placements,
+                  "sync, async: launch's --placement, worker or server; "
                   "worker,server: both")
+      ->delimiter(',')
       ->capture_default_str();
-  sub->add_option("--device", o.device,
-                  "The workers' and the single process's device: cpu, cuda or "
-                  "cuda:i")
-      ->capture_default_str();
-  sub->add_option("--num_gpus", o.num_gpus,
-                  "GPUs of the server's model (launch's --num_gpus)")
-      ->capture_default_str();
-  sub->add_option("--loss", o.loss,
-                  "A TorchScript model's loss: cross_entropy, nll or mse")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"cross_entropy", "nll", "mse"}));
-  f->defaulted["dataset"] =
-      sub->add_option("--dataset", o.dataset,
-                      "fashion-mnist, mnist, cifar10, imagefolder or text")
-          ->capture_default_str();
-  f->defaulted["optimizer"] =
-      sub->add_option("--optimizer", o.optimizer,
-                      "sgd, adam, adamw, adagrad or rmsprop")
-          ->capture_default_str();
-  sub->add_option("--clip_grad_norm", o.clip_grad_norm,
-                  "Clip the gradient to this L2 norm (0: off)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--vocab_size", o.vocab_size,
-                  "text: words the vocabulary keeps")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--bptt", o.bptt, "text: tokens per BPTT window")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--embed_dim", o.embed_dim, "lstm_lm: embedding size")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--hidden_dim", o.hidden_dim, "lstm_lm: LSTM hidden size")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--num_layers", o.num_layers, "lstm_lm: LSTM layers")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--dropout", o.dropout, "lstm_lm: dropout")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 0.999));
-  sub->add_flag("--tie_weights", o.tie_weights,
-                "lstm_lm: the decoder's weight is the embedding's");
-  sub->add_flag("--sparse_embeddings", o.sparse_embeddings,
-                "Embedding rows travel alone (launch's flag); "
-                "--sparse_embeddings=false: whole tables")
-      ->capture_default_str();
-  sub->add_option("--compression", o.compression,
-                  "sync, async: the job's push codec (none, fp16, bf16, "
-                  "int8, topk:R, onebit)")
-      ->capture_default_str();
-  sub->add_option("--pull_compression", o.pull_compression,
-                  "sync, async: none, fp16 or bf16")
-      ->capture_default_str();
-  sub->add_option("--image_size", o.image_size,
-                  "imagefolder: side of the crop, pixels")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--data_threads", o.data_threads,
-                  "Threads of each worker that read and augment batches")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
   sub->add_option("--modes", o.modes, "Rows: single, sync, async")
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"single", "sync", "async"}));
+  sub->add_option("--steps,--max_steps", o.steps,
+                  "Steps per worker and of single (the job's max_steps and "
+                  "epochs)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--device", o.device,
+                  "The workers' and the single process's device: cpu, cuda or "
+                  "cuda:i")
+      ->capture_default_str();
   sub->add_option("--world_size", o.world_size,
                   "Processes of sync and async: 1 server + workers")
       ->capture_default_str()
       ->check(CLI::Range(2, 64));
-  sub->add_option("--steps", o.steps, "Steps per worker")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--batch_size", o.batch_size, "Samples per worker per step")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
   sub->add_option("--single_batch_size", o.single_batch_size,
                   "Samples per step of single (0: --batch_size; workers x "
                   "--batch_size: the samples sync sees)")
@@ -229,45 +181,31 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--data_dir", o.data_dir,
                   "Directory of the data set; default: Debian's");
-  f->defaulted["lr"] = sub->add_option("--lr", o.lr, "Learning rate")
-                           ->capture_default_str()
-                           ->check(CLI::PositiveNumber);
-  sub->add_option("--momentum", o.momentum, "SGD momentum")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--lr_schedule", o.lr_schedule,
-                  "auto (cosine over --steps for resnets, else constant), "
-                  "constant, step:N:GAMMA or cosine")
-      ->capture_default_str();
-  sub->add_option("--seed", o.seed, "Seed of the model, shuffle and dropout")
-      ->capture_default_str();
   sub->add_option("--threads", o.single_threads,
                   "libtorch threads of the single process (0: all cores)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  sub->add_option(
-         "--target_accuracy", o.target_accuracy,
-         "Also report each mode's time to this test accuracy, evaluating "
-         "every --eval_interval steps and stopping there (0: none)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--eval_interval", o.eval_interval,
-                  "With --target_accuracy: steps between evaluations")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
   sub->add_option("--timeout", o.timeout_seconds,
                   "Seconds a sync/async run may make no progress")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_flag("--json", f->json, "One JSON document on stdout");
+  AddJobFlags(sub, &f->job, kBenchTrainOwnFields);
 }
 
 }  // namespace
 
-RunFn SetupBenchTrain(CLI::App* sub) {
+const std::set<std::string> kBenchTrainOwnFields = {
+    "model", "placement", "mode", "max_steps", "epochs", "slice_bytes"};
+
+CheckedCommand SetupBenchTrainChecked(CLI::App* sub) {
   auto f = std::make_shared<TrainFlags>();
   AddTrainFlags(sub, f.get());
-  return [f] { return RunTrain(*f); };
+  return {[f] { return CheckTrain(*f); }, [f] { return RunTrain(*f); }};
+}
+
+RunFn SetupBenchTrain(CLI::App* sub) {
+  return SetupBenchTrainChecked(sub).run;
 }
 
 }  // namespace pstrain::apps

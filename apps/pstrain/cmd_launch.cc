@@ -106,11 +106,15 @@ void AttachBoard(report::RankBoard* board, bool json,
   };
 }
 
+// The world, then the job.
+Status CheckLaunch(LaunchFlags& f) {
+  PS_RETURN_IF_ERROR(ResolveWorld(&f.world, "launch"));
+  return FinishJobSpec(&f.job, f.world.world.world_size,
+                       f.world.world.num_servers);
+}
+
 int Launch(LaunchFlags& f) {
-  Status s = ResolveWorld(&f.world, "launch");
-  if (s.ok())
-    s = FinishJobSpec(&f.job, f.world.world.world_size,
-                      f.world.world.num_servers);
+  Status s = CheckLaunch(f);
   auto log = MakeEventLog(f.local, 0, "launch");
   if (!s.ok())
     return Fail(*log, s);
@@ -149,7 +153,7 @@ int Launch(LaunchFlags& f) {
 
 }  // namespace
 
-RunFn SetupLaunch(CLI::App* sub) {
+CheckedCommand SetupLaunchChecked(CLI::App* sub) {
   auto f = std::make_shared<LaunchFlags>();
   AddWorldFlags(sub, &f->world, /*with_rank=*/false);
   f->world.world.world_size = 3;
@@ -161,7 +165,11 @@ RunFn SetupLaunch(CLI::App* sub) {
   sub->add_option("--device", f->device, "Workers' device: cpu, cuda or cuda:i")
       ->capture_default_str();
   f->hook = AddLaunchHooks(sub);
-  return [f] { return Launch(*f); };
+  return {[f] { return CheckLaunch(*f); }, [f] { return Launch(*f); }};
+}
+
+RunFn SetupLaunch(CLI::App* sub) {
+  return SetupLaunchChecked(sub).run;
 }
 
 }  // namespace pstrain::apps

@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "util/status.h"
+
 namespace pstrain::apps {
 
 using RunFn = std::function<int()>;
@@ -19,9 +21,21 @@ struct Command {
   bool configurable = true;
 };
 
+/// A subcommand's checks of its parsed command line, which refuse bad
+/// usage (kInvalidArgument naming the flag) before anything runs.
+using CheckFn = std::function<Status()>;
+/// A subcommand in two steps, so that a test can check a command line
+/// without running anything: `run` makes the checks of `check` first (and
+/// exits 2 on their error), then runs.
+struct CheckedCommand {
+  CheckFn check;
+  RunFn run;
+};
+
 RunFn SetupServe(CLI::App* sub);
 RunFn SetupWork(CLI::App* sub);
 RunFn SetupLaunch(CLI::App* sub);
+CheckedCommand SetupLaunchChecked(CLI::App* sub);
 RunFn SetupEval(CLI::App* sub);
 RunFn SetupBench(CLI::App* sub);
 RunFn SetupRun(CLI::App* sub);

@@ -1,8 +1,8 @@
 #include "apps/pstrain/job_flags.h"
 
-#include <sstream>
 #include <type_traits>
 
+#include "ps/optimizer.h"
 #include "util/check.h"
 
 namespace pstrain::apps {
@@ -11,63 +11,34 @@ namespace {
 
 using Kind = ps::job_table::JobFlag::Kind;
 
-// The types a flag binds to directly (JobFlag::Kind::kValue).
-template <typename T>
-constexpr bool kPlainValue = std::is_same_v<T, std::string> ||
-                             (std::is_arithmetic_v<T> &&
-                              !std::is_same_v<T, bool>);
-
-template <typename T>
-std::string ValueText(const T& v) {
-  if constexpr (std::is_same_v<T, std::string>) {
-    return v;
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return ExactText(v);
-  } else {
-    return std::to_string(v);
-  }
-}
-
-// A switch's default: one that is on by default is written "--name=false"
-// when off, so that a process given the flags gets it off too.
-bool SwitchDefault(const std::string& name) {
-  static const ps::JobSpec defaults;
-  bool on = false;
-  ps::ForEachJobField(defaults,
-                      [&](const ps::JobField& field, const auto& value) {
-                        using T = std::decay_t<decltype(value)>;
-                        if constexpr (std::is_same_v<T, bool>) {
-                          if (field.name == name)
-                            on = value;
-                        }
-                      });
-  return on;
-}
-
 }  // namespace
 
-void AddJobFlags(CLI::App* app, JobFlags* f) {
+void AddJobFlags(CLI::App* app, JobFlags* f,
+                 const std::set<std::string>& except) {
   const char* g = "Job (rank 0's flags decide for every process)";
   ps::ForEachJobField(f->spec, [&](const ps::JobField& field, auto& value) {
     using T = std::decay_t<decltype(value)>;
+    if (except.count(field.name) > 0)
+      return;
     const std::string name = std::string("--") + field.name;
+    const std::string help = ps::JobFlagHelp(field);
     CLI::Option* opt = nullptr;
     switch (field.flag.kind) {
       case Kind::kNone:
         return;
       case Kind::kSwitch:
         if constexpr (std::is_same_v<T, bool>)
-          opt = app->add_flag(name, value, field.help);
+          opt = app->add_flag(name, value, help);
         break;
       case Kind::kText: {
         std::string& text = f->text[field.name];
         text = field.flag.format(f->spec);
-        opt = app->add_option(name, text, field.help)->capture_default_str();
+        opt = app->add_option(name, text, help)->capture_default_str();
         break;
       }
       case Kind::kValue:
-        if constexpr (kPlainValue<T>) {
-          opt = app->add_option(name, value, field.help)->capture_default_str();
+        if constexpr (ps::kPlainFlagValue<T>) {
+          opt = app->add_option(name, value, help)->capture_default_str();
           if (field.bounds.closed())
             opt->check(CLI::Range(field.bounds.lo, field.bounds.hi));
         }
@@ -80,60 +51,33 @@ void AddJobFlags(CLI::App* app, JobFlags* f) {
   });
 }
 
-Status FinishJobSpec(JobFlags* f, int world_size, int num_servers) {
+Status ReadJobFlags(JobFlags* f) {
   Status s;
   ps::ForEachJobField(f->spec, [&](const ps::JobField& field, const auto&) {
-    if (s.ok() && field.flag.kind == Kind::kText) {
-      s = field.flag.parse(f->text.at(field.name), &f->spec);
-    }
+    auto text = f->text.find(field.name);
+    if (s.ok() && text != f->text.end())
+      s = field.flag.parse(text->second, &f->spec);
   });
   PS_RETURN_IF_ERROR(s);
   ps::ApplyModelDefaults(
-      [f](const char* name) {
-        auto it = f->options.find(name);
-        return it != f->options.end() && it->second->count() > 0;
-      },
-      &f->spec);
+      [f](const char* name) { return JobFlagGiven(*f, name); }, &f->spec);
+  return Status::Ok();
+}
+
+Status FinishJobSpec(JobFlags* f, int world_size, int num_servers) {
+  PS_RETURN_IF_ERROR(ReadJobFlags(f));
   f->spec.world_size = world_size;
   f->spec.num_servers = num_servers;
   return ps::ValidateJobSpec(f->spec);
 }
 
-std::vector<std::string> JobFlagArgs(const JobFlags& f) {
-  std::vector<std::string> args;
-  ps::ForEachJobField(
-      f.spec, [&](const ps::JobField& field, const auto& value) {
-        using T = std::decay_t<decltype(value)>;
-        const std::string name = std::string("--") + field.name;
-        switch (field.flag.kind) {
-          case Kind::kNone:
-            return;
-          case Kind::kSwitch:
-            if constexpr (std::is_same_v<T, bool>) {
-              if (value) {
-                args.push_back(name);
-              } else if (SwitchDefault(field.name)) {
-                args.push_back(name + "=false");
-              }
-            }
-            return;
-          case Kind::kText:
-            args.insert(args.end(), {name, f.text.at(field.name)});
-            return;
-          case Kind::kValue:
-            if constexpr (kPlainValue<T>)
-              args.insert(args.end(), {name, ValueText(value)});
-            return;
-        }
-      });
-  return args;
+bool JobFlagGiven(const JobFlags& f, const std::string& name) {
+  auto it = f.options.find(name);
+  return it != f.options.end() && it->second->count() > 0;
 }
 
-std::string ExactText(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
+std::vector<std::string> JobFlagArgs(const JobFlags& f) {
+  return ps::JobFlagArgs(f.spec);
 }
 
 }  // namespace pstrain::apps

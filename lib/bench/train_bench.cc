@@ -11,7 +11,7 @@
 
 #include "bench/scratch_dir.h"
 #include "cluster/launcher.h"
-#include "models/model_zoo.h"
+#include "ps/job_flag_args.h"
 #include "util/resources.h"
 #include "worker/device.h"
 #include "worker/local_trainer.h"
@@ -22,14 +22,44 @@ namespace {
 
 using nlohmann::json;
 
-std::string Exact(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
+// The job of the run of `model` in `placement` and `mode` (single: as
+// sync's, whose computation it is).
+ps::JobSpec RunJob(const TrainBenchOptions& o, const std::string& model,
+                   const std::string& placement, const std::string& mode) {
+  ps::JobSpec job = o.job;
+  job.model = model;
+  job.placement = placement;
+  job.mode = mode == "async" ? ps::Mode::kAsync : ps::Mode::kSync;
+  // epochs = steps: every epoch has at least one step, so max_steps ends
+  // the run even when the data set is small.
+  job.max_steps = o.steps;
+  job.epochs = o.steps;
+  job.world_size = o.world_size;
+  job.num_servers = 1;
+  return job;
 }
 
-Status Validate(const TrainBenchOptions& o) {
+// Each run's job as launch would check it.
+Status ValidateJobs(const TrainBenchOptions& o) {
+  for (const std::string& model : o.models) {
+    for (const std::string& placement : o.placements) {
+      for (const std::string& mode : o.modes)
+        PS_RETURN_IF_ERROR(
+            ps::ValidateJobSpec(RunJob(o, model, placement, mode)));
+    }
+  }
+  const bool single = std::count(o.modes.begin(), o.modes.end(), "single") > 0;
+  if (single && o.job.eval_seconds > 0) {
+    return InvalidArgument("--eval_interval " +
+                           ps::job_table::kEvalIntervalText.format(o.job) +
+                           ": single evaluates every N steps, not seconds");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateTrainBench(const TrainBenchOptions& o) {
   for (const std::string& m : o.modes) {
     if (m != "single" && m != "sync" && m != "async") {
       return InvalidArgument("mode '" + m +
@@ -40,38 +70,40 @@ Status Validate(const TrainBenchOptions& o) {
                              " needs the pstrain binary to launch");
     }
   }
-  if (o.modes.empty())
-    return InvalidArgument("no mode to run");
+  if (o.modes.empty() || o.models.empty() || o.placements.empty())
+    return InvalidArgument("no mode, model or placement to run");
   if (o.world_size < 2)
     return InvalidArgument("world_size must be >= 2");
   if (o.steps < 1)
     return InvalidArgument("steps must be >= 1");
-  if (o.batch_size < 1)
-    return InvalidArgument("batch_size must be >= 1");
   if (o.single_batch_size < 0)
     return InvalidArgument("single_batch_size must be >= 0");
   if (o.single_threads < 0)
     return InvalidArgument("threads must be >= 0");
-  return worker::ParseDevice(o.device).status();
+  PS_RETURN_IF_ERROR(worker::ParseDevice(o.device).status());
+  return ValidateJobs(o);
 }
+
+namespace {
 
 int64_t SingleBatchSize(const TrainBenchOptions& o) {
-  return o.single_batch_size > 0 ? o.single_batch_size : o.batch_size;
+  return o.single_batch_size > 0 ? o.single_batch_size : o.job.batch_size;
 }
 
-// The fields every row has, from the options.
-json RowBase(const TrainBenchOptions& o, const std::string& mode) {
+// The fields every row has, from the options and the run's job.
+json RowBase(const TrainBenchOptions& o, const ps::JobSpec& job,
+             const std::string& mode) {
   return {{"mode", mode},
-          {"model", o.model},
-          {"placement", mode == "single" ? "none" : o.placement},
+          {"model", job.model},
+          {"placement", mode == "single" ? "none" : job.placement},
           {"device", o.device},
-          {"dataset", o.dataset},
-          {"batch_size", o.batch_size},
+          {"dataset", job.dataset},
+          {"batch_size", job.batch_size},
           {"steps", o.steps},
-          {"lr", o.lr},
-          {"momentum", o.momentum},
-          {"lr_schedule", o.lr_schedule},
-          {"seed", o.seed},
+          {"lr", job.lr},
+          {"momentum", job.momentum},
+          {"lr_schedule", job.lr_schedule},
+          {"seed", job.seed},
           {"notes", json::array()}};
 }
 
@@ -83,40 +115,21 @@ void SetSplit(json* row, double compute, double communication, double waiting) {
   (*row)["waiting_seconds_per_step"] = waiting;
 }
 
-Result<json> RunSingle(const TrainBenchOptions& o) {
+Result<json> RunSingle(const TrainBenchOptions& o, const ps::JobSpec& job) {
   worker::LocalTrainOptions l;
-  l.model = o.model;
-  l.loss = o.loss;
-  l.dataset = o.dataset;
+  l.job = job;
+  l.job.batch_size = SingleBatchSize(o);
   l.data_dir = o.data_dir;
-  l.image_size = o.image_size;
-  l.data_threads = o.data_threads;
   l.device = o.device;
   l.steps = o.steps;
-  l.batch_size = SingleBatchSize(o);
-  l.lr = o.lr;
-  l.momentum = o.momentum;
-  l.lr_schedule = o.lr_schedule;
-  l.optimizer = o.optimizer;
-  l.clip_grad_norm = o.clip_grad_norm;
-  l.vocab_size = o.vocab_size;
-  l.bptt = o.bptt;
-  l.lm.embed_dim = o.embed_dim;
-  l.lm.hidden_dim = o.hidden_dim;
-  l.lm.num_layers = o.num_layers;
-  l.lm.dropout = o.dropout;
-  l.lm.tie_weights = o.tie_weights;
-  l.seed = o.seed;
   // The whole machine, as launch splits it between its processes.
   l.threads =
       o.single_threads > 0 ? o.single_threads : cluster::ThreadsPerProcess(1);
-  l.target_accuracy = o.target_accuracy;
-  l.eval_interval = o.eval_interval;
   PS_ASSIGN_OR_RETURN(worker::LocalRunStats s, worker::TrainLocally(l));
-  json row = RowBase(o, "single");
-  if (o.compression != "none" || o.pull_compression != "none")
+  json row = RowBase(o, job, "single");
+  if (job.compression != "none" || job.pull_compression != "none")
     row["notes"].push_back("single has no wire: nothing was compressed");
-  row["batch_size"] = l.batch_size;
+  row["batch_size"] = l.job.batch_size;
   row["processes"] = 1;
   row["workers"] = 1;
   row["threads_per_process"] = s.threads;
@@ -130,9 +143,9 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
     row["test_perplexity"] = s.test_perplexity;
   row["process_seconds"] = nullptr;
   row["peak_rss_bytes"] = {{"process", PeakRssBytes()}};
-  if (o.target_accuracy > 0) {
+  if (job.target_accuracy > 0) {
     const bool reached = s.steps_to_target > 0;
-    row["target_accuracy"] = o.target_accuracy;
+    row["target_accuracy"] = job.target_accuracy;
     row["time_to_target_seconds"] =
         reached ? json(s.time_to_target_seconds) : json(nullptr);
     row["steps_to_target"] = reached ? json(s.steps_to_target) : json(nullptr);
@@ -140,54 +153,22 @@ Result<json> RunSingle(const TrainBenchOptions& o) {
   return row;
 }
 
+// `pstrain launch` of the run whose job is `job`: the job's flags as rank
+// 0's (ps::JobFlagArgs), the bench's own, and JSON Lines on stdout.
 std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
-                                    const std::string& mode,
+                                    const ps::JobSpec& job,
                                     const std::string& checkpoint) {
-  // --epochs = steps: every epoch has at least one step, so max_steps ends
-  // the run even when the data set is small.
   std::vector<std::string> a = {
-      o.pstrain_exe,    "launch",
-      "--world_size",   std::to_string(o.world_size),
-      "--mode",         mode,
-      "--model",        o.model,
-      "--dataset",      o.dataset,
-      "--max_steps",    std::to_string(o.steps),
-      "--epochs",       std::to_string(o.steps),
-      "--batch_size",   std::to_string(o.batch_size),
-      "--image_size",   std::to_string(o.image_size),
-      "--data_threads", std::to_string(o.data_threads),
-      "--lr",           Exact(o.lr),
-      "--momentum",     Exact(o.momentum),
-      "--lr_schedule",  o.lr_schedule,
-      "--seed",         std::to_string(o.seed),
-      "--master_addr",  "127.0.0.1",
-      "--master_port",  "0",
-      "--timeout",      Exact(o.timeout_seconds),
-      "--checkpoint",   checkpoint,
+      o.pstrain_exe,   "launch",
+      "--world_size",  std::to_string(o.world_size),
+      "--master_addr", "127.0.0.1",
+      "--master_port", "0",
+      "--timeout",     ps::ExactText(o.timeout_seconds),
+      "--checkpoint",  checkpoint,
+      "--device",      o.device,
       "--json"};
-  a.insert(a.end(), {"--optimizer", o.optimizer, "--clip_grad_norm",
-                     Exact(o.clip_grad_norm), "--compression", o.compression,
-                     "--pull_compression", o.pull_compression});
-  if (o.model == "lstm_lm") {
-    a.insert(
-        a.end(),
-        {"--vocab_size", std::to_string(o.vocab_size), "--bptt",
-         std::to_string(o.bptt), "--embed_dim", std::to_string(o.embed_dim),
-         "--hidden_dim", std::to_string(o.hidden_dim), "--num_layers",
-         std::to_string(o.num_layers), "--dropout", Exact(o.dropout)});
-    if (o.tie_weights)
-      a.push_back("--tie_weights");
-  }
-  if (!o.sparse_embeddings)
-    a.push_back("--sparse_embeddings=false");
-  if (!models::IsZooModel(o.model))
-    a.insert(a.end(), {"--loss", o.loss});
-  a.insert(a.end(), {"--placement", o.placement, "--device", o.device,
-                     "--num_gpus", std::to_string(o.num_gpus)});
-  if (o.target_accuracy > 0) {
-    a.insert(a.end(), {"--target_accuracy", Exact(o.target_accuracy),
-                       "--eval_interval", std::to_string(o.eval_interval)});
-  }
+  const std::vector<std::string> flags = ps::JobFlagArgs(job);
+  a.insert(a.end(), flags.begin(), flags.end());
   if (!o.data_dir.empty())
     a.insert(a.end(), {"--data_dir", o.data_dir});
   return a;
@@ -262,15 +243,16 @@ void SetWire(json* row, const std::vector<json>& workers, double steps) {
 }
 
 // Fills a row from a launch's summaries.
-json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
-               const LaunchOutput& out, double process_seconds) {
+json LaunchRow(const TrainBenchOptions& o, const ps::JobSpec& job,
+               const std::string& mode, const LaunchOutput& out,
+               double process_seconds) {
   const json& s = out.server;
-  json row = RowBase(o, mode);
+  json row = RowBase(o, job, mode);
   row["processes"] = o.world_size;
   row["workers"] = o.world_size - 1;
   row["threads_per_process"] = cluster::ThreadsPerProcess(o.world_size);
-  row["compression"] = o.compression;
-  row["pull_compression"] = o.pull_compression;
+  row["compression"] = job.compression;
+  row["pull_compression"] = job.pull_compression;
   row["samples"] = static_cast<int64_t>(std::llround(s.value("samples", 0.0)));
   row["wall_seconds"] = s.value("wall_seconds", 0.0);
   row["samples_per_second"] = s.value("samples_per_second", 0.0);
@@ -295,8 +277,8 @@ json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
   if (s.contains("test_perplexity"))
     row["test_perplexity"] = s["test_perplexity"];
   row["process_seconds"] = process_seconds;
-  if (o.target_accuracy > 0) {
-    row["target_accuracy"] = o.target_accuracy;
+  if (job.target_accuracy > 0) {
+    row["target_accuracy"] = job.target_accuracy;
     row["time_to_target_seconds"] =
         s.value("time_to_target_seconds", json(nullptr));
     row["steps_to_target"] = s.value("steps_to_target", json(nullptr));
@@ -304,12 +286,12 @@ json LaunchRow(const TrainBenchOptions& o, const std::string& mode,
   return row;
 }
 
-Result<json> RunLaunch(const TrainBenchOptions& o, const std::string& mode,
-                       const std::string& dir) {
+Result<json> RunLaunch(const TrainBenchOptions& o, const ps::JobSpec& job,
+                       const std::string& mode, const std::string& dir) {
   std::ostringstream out, err;
   cluster::LaunchOptions l;
   l.children.push_back(
-      {LaunchArgs(o, mode, dir + "/" + mode + ".pt"), "launch"});
+      {LaunchArgs(o, job, dir + "/" + mode + ".pt"), "launch"});
   l.prefix_stdout = false;
   l.out = &out;
   l.err = &err;
@@ -326,7 +308,7 @@ Result<json> RunLaunch(const TrainBenchOptions& o, const std::string& mode,
                           std::to_string(exit_code) + ": " + why;
     return exit_code == 2 ? InvalidArgument(message) : IOError(message);
   }
-  return LaunchRow(o, mode, parsed, seconds);
+  return LaunchRow(o, job, mode, parsed, seconds);
 }
 
 void SetSpeedups(json* rows) {
@@ -341,14 +323,17 @@ void SetSpeedups(json* rows) {
   }
 }
 
-// The rows of one model, each mode in turn.
-Result<json> RunModel(const TrainBenchOptions& o, const std::string& scratch) {
+// The rows of `model` in `placement`, each of `modes` in turn.
+Result<json> RunModel(const TrainBenchOptions& o, const std::string& model,
+                      const std::string& placement,
+                      const std::vector<std::string>& modes,
+                      const std::string& scratch) {
   json rows = json::array();
-  for (const std::string& mode : o.modes) {
+  for (const std::string& mode : modes) {
     if (o.progress) {
-      *o.progress << "pstrain bench: train " << mode << ": " << o.model << ", "
+      *o.progress << "pstrain bench: train " << mode << ": " << model << ", "
                   << o.steps << " steps of "
-                  << (mode == "single" ? SingleBatchSize(o) : o.batch_size)
+                  << (mode == "single" ? SingleBatchSize(o) : o.job.batch_size)
                   << " samples"
                   << (mode == "single"
                           ? std::string(", one process")
@@ -356,8 +341,9 @@ Result<json> RunModel(const TrainBenchOptions& o, const std::string& scratch) {
                                 " workers")
                   << std::endl;
     }
+    const ps::JobSpec job = RunJob(o, model, placement, mode);
     Result<json> row =
-        mode == "single" ? RunSingle(o) : RunLaunch(o, mode, scratch);
+        mode == "single" ? RunSingle(o, job) : RunLaunch(o, job, mode, scratch);
     if (!row.ok())
       return row.status();
     rows.push_back(*row);
@@ -368,26 +354,20 @@ Result<json> RunModel(const TrainBenchOptions& o, const std::string& scratch) {
 }  // namespace
 
 Result<json> RunTrainBench(const TrainBenchOptions& o) {
-  PS_RETURN_IF_ERROR(Validate(o));
+  PS_RETURN_IF_ERROR(ValidateTrainBench(o));
   PS_ASSIGN_OR_RETURN(std::unique_ptr<ScratchDir> dir,
                       ScratchDir::Make(o.scratch_dir));
   json rows = json::array();
-  std::istringstream names(o.model);
-  for (std::string name; std::getline(names, name, ',');) {
+  for (const std::string& model : o.models) {
     json model_rows = json::array();
-    std::istringstream placements(o.placement);
-    bool first = true;
-    for (std::string where; std::getline(placements, where, ',');) {
-      TrainBenchOptions one = o;
-      one.model = name;
-      one.placement = where;
-      if (!first)  // single has no placement: once per model
-        one.modes.erase(std::remove(one.modes.begin(), one.modes.end(),
-                                    std::string("single")),
-                        one.modes.end());
-      first = false;
-      PS_ASSIGN_OR_RETURN(json placed, RunModel(one, dir->path()));
+    std::vector<std::string> modes = o.modes;
+    for (const std::string& placement : o.placements) {
+      PS_ASSIGN_OR_RETURN(json placed,
+                          RunModel(o, model, placement, modes, dir->path()));
       model_rows.insert(model_rows.end(), placed.begin(), placed.end());
+      // single has no placement: once per model
+      modes.erase(std::remove(modes.begin(), modes.end(), "single"),
+                  modes.end());
     }
     SetSpeedups(&model_rows);  // over the model's single row
     rows.insert(rows.end(), model_rows.begin(), model_rows.end());

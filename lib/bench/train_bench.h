@@ -17,28 +17,30 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ps/job_spec.h"
 #include "util/result.h"
 
 namespace pstrain::bench {
 
 struct TrainBenchOptions {
-  /// Model of the zoo or a TorchScript file (--model PATH), and data set,
-  /// by name. Several models, comma-separated, run one after another, each
-  /// in every mode ("net,net_scripted.pt" compares a scripted net with the
-  /// built-in one in the same run). Defaults: "net", "fashion-mnist".
-  std::string model = "net";
-  std::string dataset = "fashion-mnist";
-  /// A TorchScript model's --loss (the zoo's train with nll). Default:
-  /// "cross_entropy".
-  std::string loss = "cross_entropy";
-  /// sync, async: launch's --placement; "worker,server" runs each mode in
-  /// both (single once). Default: "worker".
-  std::string placement = "worker";
+  /// The job of every run, as launch's flags set it (ps/job_fields.inc),
+  /// but for the fields each run sets its own way: model and placement
+  /// (from `models` and `placements`), mode (from `modes`), max_steps and
+  /// epochs (`steps`). Single trains job's model, optimizer and data
+  /// (worker::TrainLocally). With target_accuracy > 0, every mode
+  /// evaluates every eval_interval versions (steps) and stops at the first
+  /// evaluation that reaches it. Default: the table's.
+  ps::JobSpec job;
+  /// Models of the zoo or TorchScript files, run one after another, each in
+  /// every mode ({"net", "net_scripted.pt"} compares a scripted net with
+  /// the built-in one in the same run). Default: {"net"}.
+  std::vector<std::string> models = {"net"};
+  /// sync, async: launch's --placement of each run; several run each mode
+  /// in each (single once). Default: {"worker"}.
+  std::vector<std::string> placements = {"worker"};
   /// The workers' and the single process's device ("cpu", "cuda",
-  /// "cuda:i"), and launch's --num_gpus (the server's model). Defaults:
-  /// "cpu", 0.
+  /// "cuda:i"). Default: "cpu".
   std::string device = "cpu";
-  int num_gpus = 0;
   /// Rows, in this order: any of "single", "sync", "async".
   std::vector<std::string> modes = {"single", "sync", "async"};
   /// Processes of a sync/async run: one server and world_size-1 workers.
@@ -46,41 +48,12 @@ struct TrainBenchOptions {
   int world_size = 3;
   /// Steps per worker (and of the single process). Default: 200.
   int64_t steps = 200;
-  /// Samples per worker per step. Default: 32.
-  int64_t batch_size = 32;
-  /// Samples per step of the single process; 0: batch_size. With
+  /// Samples per step of the single process; 0: job.batch_size. With
   /// (world_size-1) * batch_size, single sees the samples sync's workers see
   /// together (sync is then the same computation). Default: 0.
   int64_t single_batch_size = 0;
   /// Directory of the data set; "" = Debian's place for it.
   std::string data_dir;
-  /// imagefolder: side of the crop, pixels. Default: 224.
-  int64_t image_size = 224;
-  /// Threads of each worker (and of single) reading batches. Default: 2.
-  int data_threads = 2;
-  /// SGD's learning rate and momentum, and the seed. Defaults: 0.03, 0.9, 1.
-  double lr = 0.03, momentum = 0.9;
-  /// The job's --lr_schedule, for every mode. Default: "auto" (cosine over
-  /// the steps for the ResNets, constant otherwise; ps::ResolveLrSchedule).
-  std::string lr_schedule = "auto";
-  /// The optimizer (launch's --optimizer) and --clip_grad_norm. Defaults:
-  /// "sgd", 0 (off).
-  std::string optimizer = "sgd";
-  double clip_grad_norm = 0;
-  /// lstm_lm on --dataset text (launch's flags of the same names); the
-  /// defaults are the job's. batch_size counts streams (columns); a row's
-  /// samples are target tokens.
-  int64_t vocab_size = 10000, bptt = 35;
-  int64_t embed_dim = 256, hidden_dim = 512, num_layers = 1;
-  double dropout = 0;
-  bool tie_weights = false;
-  /// launch's --sparse_embeddings (sync, async: the rows an embedding's
-  /// batch touches travel alone). Default: true, the job's default.
-  bool sparse_embeddings = true;
-  /// sync, async: launch's --compression (push codec) and
-  /// --pull_compression, e.g. "topk:0.01", "fp16". Defaults: "none".
-  std::string compression = "none", pull_compression = "none";
-  uint64_t seed = 1;
   /// libtorch threads of the single process; 0: all cores (as `launch`
   /// gives each of its processes cores / processes). Default: 0.
   int single_threads = 0;
@@ -89,12 +62,6 @@ struct TrainBenchOptions {
   /// Passed to launch as --timeout: seconds without progress before a run
   /// is declared failed. Default: 120.
   double timeout_seconds = 120;
-  /// > 0: each row also reports its time to this test accuracy: every mode
-  /// evaluates every `eval_interval` versions (steps) and stops at the
-  /// first evaluation that reaches it (launch's --target_accuracy).
-  /// Defaults: 0 (none), 100.
-  double target_accuracy = 0;
-  int64_t eval_interval = 100;
   /// Where a temporary directory (checkpoints, captured output) is made and
   /// removed afterwards. Default: "/tmp".
   std::string scratch_dir = "/tmp";
@@ -102,6 +69,11 @@ struct TrainBenchOptions {
   /// the call.
   std::ostream* progress = nullptr;
 };
+
+/// The checks RunTrainBench makes before it runs anything: the bench's own
+/// options, then each run's job as launch checks it (ps::ValidateJobSpec,
+/// whose errors name the flag). kInvalidArgument.
+Status ValidateTrainBench(const TrainBenchOptions& options);
 
 /// Runs each mode in turn (for each model in turn). Returns a JSON array,
 /// one object per model and mode:
@@ -126,8 +98,9 @@ struct TrainBenchOptions {
 ///     the summary's, from the first worker joining until the version that
 ///     reached it was made; single: training seconds until that step) and
 ///     steps_to_target, both null when not reached.
-/// Errors: kInvalidArgument for bad options or a run that exits 2 (bad
-/// input, e.g. no data set); TrainLocally's errors for single; kIOError
+/// Errors: kInvalidArgument for bad options (a run's job as
+/// ps::ValidateJobSpec refuses it, naming the flag) or a run that exits 2
+/// (bad input, e.g. no data set); TrainLocally's errors for single; kIOError
 /// when a child cannot start or fails, with its error message.
 Result<nlohmann::json> RunTrainBench(const TrainBenchOptions& options);
 

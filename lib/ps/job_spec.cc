@@ -12,6 +12,7 @@
 
 #include "ps/compression_spec.h"
 #include "ps/interval.h"
+#include "ps/job_flag_args.h"
 #include "ps/job_rules.h"
 #include "ps/optimizer.h"
 #include "ps/update_rule.h"
@@ -136,8 +137,7 @@ Status CheckRules(const JobSpec& s) {
   };
   const auto& names = OptimizerNames();
   if (std::find(names.begin(), names.end(), s.optimizer) == names.end()) {
-    return bad("optimizer", s.optimizer,
-               "sgd, adam, adamw, adagrad or rmsprop");
+    return bad("optimizer", s.optimizer, OptimizerChoices());
   }
   if (s.nesterov && s.optimizer != "sgd") {
     return InvalidArgument("--nesterov: only with --optimizer sgd");

@@ -29,45 +29,24 @@ Status Validate(const LocalTrainOptions& o) {
     return InvalidArgument("steps " + std::to_string(o.steps) +
                            ": expected >= 1");
   }
-  if (o.batch_size < 1) {
-    return InvalidArgument("batch_size " + std::to_string(o.batch_size) +
+  if (o.job.batch_size < 1) {
+    return InvalidArgument("batch_size " + std::to_string(o.job.batch_size) +
                            ": expected >= 1");
   }
-  if (!(o.lr > 0))
+  if (!(o.job.lr > 0))
     return InvalidArgument("lr must be > 0");
-  if (o.momentum < 0)
+  if (o.job.momentum < 0)
     return InvalidArgument("momentum must be >= 0");
   if (o.threads < 0)
     return InvalidArgument("threads must be >= 0");
   PS_RETURN_IF_ERROR(ParseDevice(o.device).status());
-  if (o.dataset == "text" && o.device != "cpu")
+  if (o.job.dataset == "text" && o.device != "cpu")
     return InvalidArgument("--device " + o.device + ": text trains on cpu");
   const auto& names = ps::OptimizerNames();
-  if (std::find(names.begin(), names.end(), o.optimizer) == names.end())
-    return InvalidArgument("unknown optimizer '" + o.optimizer + "'");
-  return ps::ResolveLrSchedule(o.lr_schedule, o.model, o.steps).status();
-}
-
-// The job a single process runs, for ps::MakeOptimizer and the text
-// corpus and model.
-ps::JobSpec SpecOf(const LocalTrainOptions& o) {
-  ps::JobSpec spec;
-  spec.model = o.model;
-  spec.loss = o.loss;
-  spec.dataset = o.dataset;
-  spec.optimizer = o.optimizer;
-  spec.lr = o.lr;
-  spec.momentum = o.momentum;
-  spec.seed = o.seed;
-  spec.vocab_size = o.vocab_size;
-  spec.bptt = o.bptt;
-  spec.embed_dim = o.lm.embed_dim;
-  spec.hidden_dim = o.lm.hidden_dim;
-  spec.num_layers = o.lm.num_layers;
-  spec.dropout = o.lm.dropout;
-  spec.tie_weights = o.lm.tie_weights;
-  spec.clip_grad_norm = o.clip_grad_norm;
-  return spec;
+  if (std::find(names.begin(), names.end(), o.job.optimizer) == names.end())
+    return InvalidArgument("unknown optimizer '" + o.job.optimizer + "'");
+  return ps::ResolveLrSchedule(o.job.lr_schedule, o.job.model, o.steps)
+      .status();
 }
 
 // The model's trained parameters, once each (a tied weight is one).
@@ -88,10 +67,10 @@ void Clip(const std::vector<torch::Tensor>& params, double max_norm) {
 Result<std::shared_ptr<const data::Source>> Load(const LocalTrainOptions& o,
                                                  data::Split split) {
   data::SourceOptions source;
-  source.dataset = o.dataset;
+  source.dataset = o.job.dataset;
   source.data_dir = o.data_dir;
-  source.image_size = o.image_size;
-  source.seed = o.seed;
+  source.image_size = o.job.image_size;
+  source.seed = o.job.seed;
   // Bad data files are bad input (exit 2), as for the worker.
   PS_ASSIGN_OR_RETURN(
       std::shared_ptr<const data::Source> s,
@@ -105,12 +84,12 @@ double RunSteps(models::Model& model, models::Loss loss,
                 const data::Source& train,
                 const std::shared_ptr<const data::Source>& test,
                 const LocalTrainOptions& o, LocalRunStats* stats) {
-  data::ShardSampler sampler(train.size(), 1, 0, o.batch_size, o.seed);
-  data::BatchLoader loader(train, o.data_threads, o.data_threads + 1);
+  data::ShardSampler sampler(train.size(), 1, 0, o.job.batch_size, o.job.seed);
+  data::BatchLoader loader(train, o.job.data_threads, o.job.data_threads + 1);
   const int64_t per_epoch = sampler.steps_per_epoch();
   int64_t requested = 0;
   auto request = [&] {
-    while (loader.pending() <= o.data_threads && requested < o.steps) {
+    while (loader.pending() <= o.job.data_threads && requested < o.steps) {
       const int64_t epoch = requested / per_epoch;
       loader.Request(requested,
                      sampler.BatchIndices(epoch, requested % per_epoch), epoch);
@@ -118,11 +97,11 @@ double RunSteps(models::Model& model, models::Loss loss,
     }
   };
   const auto params = Trained(model);
-  auto optimizer = ps::MakeOptimizer(SpecOf(o), params);
+  auto optimizer = ps::MakeOptimizer(o.job, params);
   // Validate resolved it once already.
   const ps::LrSchedule schedule =
-      *ps::ResolveLrSchedule(o.lr_schedule, o.model, o.steps);
-  const bool evaluate = o.target_accuracy > 0 && o.eval_interval > 0;
+      *ps::ResolveLrSchedule(o.job.lr_schedule, o.job.model, o.steps);
+  const bool evaluate = o.job.target_accuracy > 0 && o.job.eval_interval > 0;
   const torch::Device device = params.front().device();
   // A GPU's queue is empty before a clock reads: its time is the work's.
   auto drained = [&device] {
@@ -141,14 +120,15 @@ double RunSteps(models::Model& model, models::Loss loss,
       data::Batch batch = loader.Take();
       stats->samples += batch.labels.size(0);
       stats->skipped_samples += batch.skipped;
-      ps::SetLr(*optimizer, ps::ScheduledLr(schedule, o.lr, done, o.steps));
+      ps::SetLr(*optimizer, ps::ScheduledLr(schedule, o.job.lr, done, o.steps));
       optimizer->zero_grad();
       models::ComputeLoss(loss, model.forward(batch.images.to(device)),
                           batch.labels.to(device))
           .backward();
-      Clip(params, o.clip_grad_norm);
+      Clip(params, o.job.clip_grad_norm);
       optimizer->step();
-      if (++done % o.eval_interval != 0 || !evaluate)
+      ++done;
+      if (!evaluate || done % o.job.eval_interval != 0)
         continue;
       seconds += std::chrono::duration<double>(drained() - start).count();
       models::EvaluatorOptions eval;
@@ -160,7 +140,7 @@ double RunSteps(models::Model& model, models::Loss loss,
               ->Score()
               .accuracy;
       model.train();
-      if (accuracy >= o.target_accuracy) {
+      if (accuracy >= o.job.target_accuracy) {
         stats->time_to_target_seconds = seconds;
         stats->steps_to_target = done;
         return seconds;
@@ -193,19 +173,20 @@ class ThreadCount {
 // epoch is a pass of windows; the state starts at zeros in each), then the
 // test split's perplexity. No target: a language model runs its steps.
 Result<LocalRunStats> TrainTextLocally(const LocalTrainOptions& o) {
-  ps::JobSpec spec = SpecOf(o);
+  ps::JobSpec spec = o.job;
   PS_ASSIGN_OR_RETURN(auto corpus, ps::OpenJobCorpus(spec, o.data_dir));
   spec.num_classes = corpus->vocab.size();
-  torch::manual_seed(o.seed);
+  torch::manual_seed(o.job.seed);
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
                       ps::MakeJobModel(spec));
   auto* lm = dynamic_cast<models::LanguageModel*>(model.get());
   if (lm == nullptr)
-    return InvalidArgument("--dataset text: --model " + o.model +
+    return InvalidArgument("--dataset text: --model " + o.job.model +
                            " is not a language model");
-  LmStream stream(corpus->train, o.batch_size, 0, o.batch_size, o.bptt);
+  LmStream stream(corpus->train, o.job.batch_size, 0, o.job.batch_size,
+                  o.job.bptt);
   if (stream.steps_per_epoch() == 0)
-    return InvalidArgument("batch_size " + std::to_string(o.batch_size) +
+    return InvalidArgument("batch_size " + std::to_string(o.job.batch_size) +
                            ": the training split is too short");
   ThreadCount thread_count(o.threads);
   LocalRunStats stats;
@@ -213,17 +194,17 @@ Result<LocalRunStats> TrainTextLocally(const LocalTrainOptions& o) {
   const auto params = Trained(*model);
   auto optimizer = ps::MakeOptimizer(spec, params);
   const ps::LrSchedule schedule =
-      *ps::ResolveLrSchedule(o.lr_schedule, o.model, o.steps);
+      *ps::ResolveLrSchedule(o.job.lr_schedule, o.job.model, o.steps);
   model->train();
   const auto start = Clock::now();
   try {
     for (int64_t step = 0; step < o.steps; ++step) {
-      ps::SetLr(*optimizer, ps::ScheduledLr(schedule, o.lr, step, o.steps));
+      ps::SetLr(*optimizer, ps::ScheduledLr(schedule, o.job.lr, step, o.steps));
       optimizer->zero_grad();
       int64_t tokens = 0;
       stream.Loss(*lm, step % stream.steps_per_epoch(), torch::kCPU, &tokens)
           .backward();
-      Clip(params, o.clip_grad_norm);
+      Clip(params, o.job.clip_grad_norm);
       optimizer->step();
       stats.samples += tokens;
     }
@@ -237,7 +218,7 @@ Result<LocalRunStats> TrainTextLocally(const LocalTrainOptions& o) {
   stats.samples_per_second =
       stats.wall_seconds > 0 ? stats.samples / stats.wall_seconds : 0.0;
   models::EvalResult eval =
-      ps::MakeLmEvaluator(model, corpus->test, o.bptt)->Score();
+      ps::MakeLmEvaluator(model, corpus->test, o.job.bptt)->Score();
   stats.test_accuracy = eval.accuracy;
   stats.test_loss = eval.loss;
   stats.test_perplexity = eval.perplexity;
@@ -248,20 +229,20 @@ Result<LocalRunStats> TrainTextLocally(const LocalTrainOptions& o) {
 
 Result<LocalRunStats> TrainLocally(const LocalTrainOptions& o) {
   PS_RETURN_IF_ERROR(Validate(o));
-  if (o.dataset == "text")
+  if (o.job.dataset == "text")
     return TrainTextLocally(o);
   PS_ASSIGN_OR_RETURN(auto train, Load(o, data::Split::kTrain));
   PS_ASSIGN_OR_RETURN(auto test, Load(o, data::Split::kTest));
-  if (o.batch_size > train->size()) {
-    return InvalidArgument("batch_size " + std::to_string(o.batch_size) +
+  if (o.job.batch_size > train->size()) {
+    return InvalidArgument("batch_size " + std::to_string(o.job.batch_size) +
                            " exceeds the " + std::to_string(train->size()) +
                            " training samples");
   }
-  ps::JobSpec spec = SpecOf(o);
-  PS_RETURN_IF_ERROR(models::ParseLoss(o.loss).status());
+  ps::JobSpec spec = o.job;
+  PS_RETURN_IF_ERROR(models::ParseLoss(o.job.loss).status());
   PS_RETURN_IF_ERROR(ps::ReadModuleFile(&spec));
   ps::SetInputShape(test->shape(), &spec);
-  torch::manual_seed(o.seed);
+  torch::manual_seed(o.job.seed);
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model,
                       ps::MakeJobModel(spec));
   PS_RETURN_IF_ERROR(ps::CheckModelOnData(

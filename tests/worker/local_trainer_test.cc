@@ -12,10 +12,10 @@ using data::testing::ScratchDir;
 
 LocalTrainOptions Tiny(const std::string& dir) {
   LocalTrainOptions o;
-  o.model = "mlp";
+  o.job.model = "mlp";
   o.data_dir = dir;
   o.steps = 30;  // 3 epochs of 10 steps: epochs follow one another
-  o.batch_size = 8;
+  o.job.batch_size = 8;
   return o;
 }
 
@@ -58,13 +58,13 @@ TEST(LocalTrainerTest, RejectsBadOptionsAndMissingData) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 80, 40);
   LocalTrainOptions o = Tiny(dir.path());
-  o.batch_size = 81;
+  o.job.batch_size = 81;
   EXPECT_EQ(TrainLocally(o).status().code(), StatusCode::kInvalidArgument);
   o = Tiny(dir.path());
   o.steps = 0;
   EXPECT_EQ(TrainLocally(o).status().code(), StatusCode::kInvalidArgument);
   o = Tiny(dir.path());
-  o.model = "resnet";
+  o.job.model = "resnet";
   EXPECT_EQ(TrainLocally(o).status().code(), StatusCode::kInvalidArgument);
   o = Tiny(dir.path() + "/none");
   EXPECT_EQ(TrainLocally(o).status().code(), StatusCode::kNotFound);

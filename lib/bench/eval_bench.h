@@ -1,9 +1,9 @@
 #pragma once
 // `pstrain bench eval`: how fast the shared evaluator (models/evaluator.h)
 // scores a model's test set, for each batch size and thread count asked;
-// the measurement behind models::kEvalBatchElements. bench/eval_vs_pytorch.py sets it
-// beside PyTorch in Python scoring the same state_dict.
-// Not thread-safe: it sets libtorch's and BLAS's thread counts.
+// the measurement behind models::kEvalBatchElements. bench/eval_vs_pytorch.py
+// sets it beside PyTorch in Python scoring the same state_dict. Not
+// thread-safe: it sets libtorch's and BLAS's thread counts.
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // Engine: a server's whole conversation with its peers as a state machine,
-// with no sockets, no timers and no clock (share/doc/design.md: "a
-// socket-free handle(request) -> reply core"). The Service (ps/service.h)
+// with no sockets, no timers and no clock (share/doc/design.md, "The
+// Engine's parts"). The Service (ps/service.h), its Asio adapter,
 // feeds it what its connections read and what happens to them; it answers
 // through an Outbox (ps/outbox.h). Time comes in with every input. Which
 // message each stage admits and what answers it: share/doc/conversation.md.

@@ -7,18 +7,14 @@
 #include "ps/peer.h"
 #include "ps/ssp_gate.h"
 #include "ps/write_fence.h"
+#include "testing/engine_harness.h"
 
 namespace pstrain::ps {
 namespace {
 
 // One server (rank 0), so worker w is rank w + 1.
 JobSpec Spec(Mode mode, int workers) {
-  JobSpec s;
-  s.mode = mode;
-  s.lr = 0.5;
-  s.momentum = 0;
-  s.world_size = workers + 1;
-  return s;
+  return testing::SgdSpec(mode, workers);
 }
 
 Time At(int seconds) {

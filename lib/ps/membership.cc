@@ -1,5 +1,6 @@
 #include "ps/membership.h"
 
+#include <algorithm>
 #include <string>
 
 #include "ps/parameter_server.h"
@@ -37,7 +38,6 @@ Result<bool> Membership::Rejoin(int w) {
                        " is still being removed; try again");
   }
   workers_[w].lost = false;
-  --lost_count_;
   const bool joins_now = server_->AddWorker(w);
   ssp_->SetTraining(w, true);
   return joins_now;
@@ -51,7 +51,6 @@ void Membership::Register(int w, WorkerPeer* peer, Time now) {
 
 void Membership::Lose(int w) {
   workers_[w].lost = true;
-  ++lost_count_;
   ++losses_;
   ssp_->SetTraining(w, false);
 }
@@ -61,7 +60,6 @@ void Membership::Finish(int w, report::WorkerStats stats,
   stats_.push_back(std::move(stats));
   waiting_seconds_ += waiting_seconds;
   workers_[w].done = true;
-  ++done_count_;
   last_done_ = now;
   ssp_->SetTraining(w, false);
 }
@@ -80,8 +78,21 @@ void Membership::Disconnect(int w, const WorkerPeer* peer) {
     workers_[w].peer = nullptr;
 }
 
+int Membership::done_count() const {
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(),
+                    [](const Worker& w) { return w.done; }));
+}
+
+int Membership::lost_count() const {
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(),
+                    [](const Worker& w) { return w.lost; }));
+}
+
 bool Membership::finished() const {
-  return done_count_ > 0 && done_count_ + lost_count_ >= num_workers();
+  const int done = done_count();
+  return done > 0 && done + lost_count() >= num_workers();
 }
 
 }  // namespace pstrain::ps

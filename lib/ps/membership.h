@@ -4,7 +4,7 @@
 // whether it is done (sent done) or lost (its connection closed, or silent
 // for --dead_after; it may rejoin); with what it reported when done, and
 // the seconds the server held its replies for the other workers. The
-// counters (registered, done, lost, losses) follow from these records.
+// done and lost counts are counted from these records.
 //
 // Each transition drives what must follow it, so that nothing else keeps
 // or changes its own copy of membership:
@@ -91,9 +91,9 @@ class Membership {
   /// Workers that ever registered, rejoins included.
   int registered() const { return registered_; }
   /// Workers done.
-  int done_count() const { return done_count_; }
+  int done_count() const;
   /// Workers lost now (they may still rejoin).
-  int lost_count() const { return lost_count_; }
+  int lost_count() const;
   /// Losses so far (a rank lost twice counts twice).
   uint64_t losses() const { return losses_; }
   /// Every worker is done or lost, and at least one is done: the run's
@@ -123,8 +123,6 @@ class Membership {
   std::vector<report::WorkerStats> stats_;
   double waiting_seconds_ = 0;
   int registered_ = 0;
-  int done_count_ = 0;
-  int lost_count_ = 0;
   uint64_t losses_ = 0;
   Time first_register_{};
   Time last_done_{};

@@ -72,6 +72,12 @@ Status Client::Connect(const std::string& host, int port,
                  last_error + ")");
 }
 
+Status Client::UseShm(std::unique_ptr<ShmStream> stream) {
+  if (!connected())
+    return Unavailable("not connected to the server");
+  return conn_->UseShm(std::move(stream));
+}
+
 FrameBuffers& Client::NewRequest() {
   PS_CHECK(conn_ != nullptr) << "NewRequest before Connect";
   return conn_->NewFrame();

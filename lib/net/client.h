@@ -79,6 +79,14 @@ class Client : private Connection::Handler {
   /// Connection::WriteNow: a small frame, from a thread other than the one
   /// that calls Call, while no Call runs. kUnavailable when not connected.
   Status WriteNow(std::string_view bytes);
+  /// Moves the connection onto shared memory (net/shm_handover.h's
+  /// OfferShm, which makes `stream` on io()). kUnavailable when not
+  /// connected.
+  Status UseShm(std::unique_ptr<ShmStream> stream);
+  bool on_shm() const { return conn_ && conn_->on_shm(); }
+  /// The io_context the connection runs on (between calls, no thread runs
+  /// it).
+  asio::io_context& io() { return io_; }
   uint64_t bytes_read() const;
   uint64_t bytes_written() const;
   void Close();

@@ -26,6 +26,22 @@ std::string RemoteOf(const asio::ip::tcp::socket& socket) {
 
 }  // namespace
 
+template <typename Buffers, typename Fn>
+void Connection::ReadAll(const Buffers& buffers, Fn fn) {
+  if (shm_)
+    asio::async_read(*shm_, buffers, OnRead(std::move(fn)));
+  else
+    asio::async_read(socket_, buffers, OnRead(std::move(fn)));
+}
+
+template <typename Buffers, typename Fn>
+void Connection::WriteAll(const Buffers& buffers, Fn fn) {
+  if (shm_)
+    asio::async_write(*shm_, buffers, OnWrite(std::move(fn)));
+  else
+    asio::async_write(socket_, buffers, OnWrite(std::move(fn)));
+}
+
 Status FromAsioError(const std::error_code& ec, const std::string& what) {
   if (ec == asio::error::eof || ec == asio::error::connection_reset ||
       ec == asio::error::connection_refused ||
@@ -36,6 +52,11 @@ Status FromAsioError(const std::error_code& ec, const std::string& what) {
 }
 
 Status Connection::WriteNow(std::string_view bytes) {
+  if (shm_) {
+    PS_RETURN_IF_ERROR(shm_->WriteNow(bytes));
+    bytes_written_ += bytes.size();
+    return Status::Ok();
+  }
   const ssize_t n =
       ::send(socket_.native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
   if (n != static_cast<ssize_t>(bytes.size())) {
@@ -81,11 +102,66 @@ void Connection::ReadHead() {
   if (closed_)
     return;
   reading_since_ = {};
-  socket_.async_read_some(
-      asio::buffer(head_, sizeof(head_)),
-      OnRead([self = shared_from_this()](const std::error_code& ec, size_t n) {
-        self->OnHeadBytes(ec, n);
-      }));
+  auto on_head = [self = shared_from_this(), tcp = shm_ == nullptr](
+                     const std::error_code& ec, size_t n) {
+    if (tcp && self->shm_)
+      return self->OnLifeline(ec, n);
+    self->OnHeadBytes(ec, n);
+  };
+  if (shm_)
+    shm_->async_read_some(asio::buffer(head_, sizeof(head_)), OnRead(on_head));
+  else
+    socket_.async_read_some(asio::buffer(head_, sizeof(head_)),
+                            OnRead(on_head));
+}
+
+Status Connection::UseShm(std::unique_ptr<ShmStream> stream) {
+  const std::chrono::steady_clock::time_point idle{};
+  if (closed_ || shm_ || reading_since_ != idle)
+    return Unavailable("the connection is not between two frames");
+  shm_ = std::move(stream);
+  // The TCP read waiting for the next head ends (operation_aborted) and
+  // becomes the lifeline; the next head comes through the rings.
+  std::error_code ignored;
+  socket_.cancel(ignored);
+  ReadHead();
+  return Status::Ok();
+}
+
+void Connection::OnLifeline(const std::error_code& ec, size_t n) {
+  if (closed_)
+    return;
+  if (n > 0) {
+    return Fail(Corruption("bytes on the TCP socket of a connection moved to "
+                           "shared memory"),
+                0, false);
+  }
+  if (ec == asio::error::operation_aborted)
+    return WatchLifeline();
+  shm_->PeerGone();
+}
+
+// Nothing is read from the socket any more; that it became readable means
+// the peer closed it (or broke the protocol).
+void Connection::WatchLifeline() {
+  socket_.async_wait(
+      asio::ip::tcp::socket::wait_read,
+      [self = shared_from_this()](const std::error_code& ec) {
+        if (self->closed_ || ec == asio::error::operation_aborted)
+          return;
+        char byte;
+        const ssize_t n = ::recv(self->socket_.native_handle(), &byte, 1,
+                                 MSG_PEEK | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !ec)
+          return self->WatchLifeline();
+        self->OnLifeline(asio::error::eof, n > 0 ? 1 : 0);
+      });
+}
+
+Status Connection::ReadError(const std::error_code& ec) const {
+  if (shm_ && ec == asio::error::invalid_argument && !shm_->failure().ok())
+    return shm_->failure();
+  return FromAsioError(ec, "read from " + remote_);
 }
 
 void Connection::OnHeadBytes(const std::error_code& ec, size_t n) {
@@ -96,11 +172,10 @@ void Connection::OnHeadBytes(const std::error_code& ec, size_t n) {
   reading_since_ = std::chrono::steady_clock::now();
   if (n == sizeof(head_))
     return OnHead(ec);
-  asio::async_read(
-      socket_, asio::buffer(head_ + n, sizeof(head_) - n),
-      OnRead([self = shared_from_this()](const std::error_code& ec, size_t) {
-        self->OnHead(ec);
-      }));
+  ReadAll(asio::buffer(head_ + n, sizeof(head_) - n),
+          [self = shared_from_this()](const std::error_code& ec, size_t) {
+            self->OnHead(ec);
+          });
 }
 
 // The parser (wire::FrameParser, which the fuzzer runs too) checks every
@@ -112,7 +187,7 @@ void Connection::OnHead(const std::error_code& ec) {
     // A peer closing between frames is an orderly end, not a failure.
     if (ec == asio::error::eof)
       return Finish(Status::Ok());
-    return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
+    return Fail(ReadError(ec), 0, false);
   }
   bytes_read_ += sizeof(head_);
   Status s = parser_.Header(head_);
@@ -125,18 +200,17 @@ void Connection::OnHead(const std::error_code& ec) {
   if (!s.ok())
     return Fail(s, header.request_id, true);
   meta_.resize(parser_.meta_len());
-  asio::async_read(
-      socket_, asio::buffer(meta_),
-      OnRead([self = shared_from_this()](const std::error_code& ec, size_t) {
-        self->OnMetaRead(ec);
-      }));
+  ReadAll(asio::buffer(meta_),
+          [self = shared_from_this()](const std::error_code& ec, size_t) {
+            self->OnMetaRead(ec);
+          });
 }
 
 void Connection::OnMetaRead(const std::error_code& ec) {
   if (closed_)
     return;
   if (ec)
-    return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
+    return Fail(ReadError(ec), 0, false);
   bytes_read_ += meta_.size();
   const wire::FrameHeader& header = parser_.header();
   const uint64_t data_bytes = parser_.data_bytes();
@@ -160,36 +234,31 @@ void Connection::OnMetaRead(const std::error_code& ec) {
     return OnDataRead({});
   if (piecewise_)
     return ReadPiece(0);
-  asio::async_read(
-      socket_, BufferView<asio::mutable_buffer>(data_dst_),
-      OnRead([self = shared_from_this()](const std::error_code& ec, size_t) {
-        self->OnDataRead(ec);
-      }));
+  ReadAll(BufferView<asio::mutable_buffer>(data_dst_),
+          [self = shared_from_this()](const std::error_code& ec, size_t) {
+            self->OnDataRead(ec);
+          });
 }
 
 void Connection::ReadPiece(size_t index) {
   if (index == data_dst_.size())
     return OnDataRead({});
-  asio::async_read(socket_, data_dst_[index],
-                   OnRead([self = shared_from_this(), index](
-                              const std::error_code& ec, size_t) {
-                     if (self->closed_)
-                       return;
-                     if (ec) {
-                       return self->Fail(
-                           FromAsioError(ec, "read from " + self->remote_), 0,
-                           false);
-                     }
-                     self->handler_->OnPiece(*self, index);
-                     self->ReadPiece(index + 1);
-                   }));
+  ReadAll(data_dst_[index], [self = shared_from_this(), index](
+                                const std::error_code& ec, size_t) {
+    if (self->closed_)
+      return;
+    if (ec)
+      return self->Fail(self->ReadError(ec), 0, false);
+    self->handler_->OnPiece(*self, index);
+    self->ReadPiece(index + 1);
+  });
 }
 
 void Connection::OnDataRead(const std::error_code& ec) {
   if (closed_)
     return;
   if (ec)
-    return Fail(FromAsioError(ec, "read from " + remote_), 0, false);
+    return Fail(ReadError(ec), 0, false);
   bytes_read_ += parser_.data_bytes();
   reading_since_ = {};
   handler_->OnFrame(*this, parser_.header(), meta_);
@@ -232,12 +301,12 @@ void Connection::WriteNext() {
     gated_next_ = 0;
     return WriteGated();
   }
-  asio::async_write(socket_, BufferView<asio::const_buffer>(buffers),
-                    OnWrite([self = shared_from_this(), frame](
-                                const std::error_code& ec, size_t n) {
-                      self->bytes_written_ += n;
-                      self->FrameWritten(frame, ec);
-                    }));
+  WriteAll(
+      BufferView<asio::const_buffer>(buffers),
+      [self = shared_from_this(), frame](const std::error_code& ec, size_t n) {
+        self->bytes_written_ += n;
+        self->FrameWritten(frame, ec);
+      });
 }
 
 // Writes the buffers of the front frame whose marks are open, then the
@@ -263,19 +332,17 @@ void Connection::WriteGated() {
     writing_since_ = {};
     return;
   }
-  asio::async_write(
-      socket_,
-      BufferView<asio::const_buffer>(buffers.data() + gated_next_,
-                                     buffers.data() + end),
-      OnWrite([self = shared_from_this(), frame, end](const std::error_code& ec,
-                                                      size_t n) {
-        self->bytes_written_ += n;
-        if (!ec && !self->closed_ && end < frame->Finish().size()) {
-          self->gated_next_ = end;
-          return self->WriteGated();
-        }
-        self->FrameWritten(frame, ec);
-      }));
+  WriteAll(BufferView<asio::const_buffer>(buffers.data() + gated_next_,
+                                          buffers.data() + end),
+           [self = shared_from_this(), frame, end](const std::error_code& ec,
+                                                   size_t n) {
+             self->bytes_written_ += n;
+             if (!ec && !self->closed_ && end < frame->Finish().size()) {
+               self->gated_next_ = end;
+               return self->WriteGated();
+             }
+             self->FrameWritten(frame, ec);
+           });
 }
 
 void Connection::ResumeWrite() {
@@ -329,6 +396,8 @@ void Connection::Finish(const Status& why) {
   if (closed_)
     return;
   closed_ = true;
+  if (shm_)
+    shm_->Close();
   std::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

@@ -1,10 +1,12 @@
 #pragma once
-// Connection: one TCP connection that reads and writes pstrain frames with
-// Asio. Reads a frame in three steps (header + meta_len, meta, data), checks
-// each with wire::FrameParser (the I/O-free parser the fuzzer runs), and
-// asks its Handler where the data bytes go, so tensor bytes land straight in
-// the storage that will use them. Writes are scatter-gather from
-// FrameBuffers.
+// Connection: one connection that reads and writes pstrain frames with
+// Asio, over TCP or, once moved there (UseShm), over shared memory
+// (net/shm_stream.h); the TCP socket then stays open as the lifeline that
+// tells when the peer is gone. Reads a frame in three steps (header + meta_len,
+// meta, data), checks each with wire::FrameParser (the I/O-free parser the
+// fuzzer runs), and asks its Handler where the data bytes go, so tensor bytes
+// land straight in the storage that will use them. Writes are scatter-gather
+// from FrameBuffers.
 //
 // Threading: all methods and all Handler callbacks run on the thread that
 // runs the io_context. Lifetime: owned by shared_ptr (Asio handlers keep it
@@ -24,6 +26,7 @@
 
 #include "net/frame_buffers.h"
 #include "net/handler_memory.h"
+#include "net/shm_stream.h"
 #include "util/status.h"
 #include "wire/frame.h"
 #include "wire/frame_parser.h"
@@ -106,6 +109,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// call on the descriptor is safe from any thread where Asio's socket
   /// object is not. kUnavailable on an error or a short write.
   Status WriteNow(std::string_view bytes);
+  /// Moves the connection onto `stream` (net/shm_handover.h): the frames
+  /// after the one being handled go through it, both ways. kUnavailable
+  /// when closed or in the middle of reading a frame (the peer must wait
+  /// for the handover's answer before it sends again).
+  Status UseShm(std::unique_ptr<ShmStream> stream);
+  bool on_shm() const { return shm_ != nullptr; }
   /// Closes now; OnClose runs with an ok Status unless already closed.
   void Close();
   /// Closes now without telling the peer (it may not be listening);
@@ -152,6 +161,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return asio::bind_allocator(HandlerAllocator<int>(&write_memory_),
                                 std::move(fn));
   }
+  // Reads and writes on whichever transport the connection is on.
+  template <typename Buffers, typename Fn>
+  void ReadAll(const Buffers& buffers, Fn fn);
+  template <typename Buffers, typename Fn>
+  void WriteAll(const Buffers& buffers, Fn fn);
+  Status ReadError(const std::error_code& ec) const;
+  // A TCP read completed after the move to shared memory: the lifeline.
+  void OnLifeline(const std::error_code& ec, size_t n);
+  void WatchLifeline();
   void WriteNext();
   void WriteGated();
   void FrameWritten(FrameBuffers* frame, const std::error_code& ec);
@@ -159,6 +177,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Finish(const Status& why);
 
   asio::ip::tcp::socket socket_;
+  std::unique_ptr<ShmStream> shm_;  // set once moved to shared memory
   Handler* handler_;
   ConnectionOptions options_;
   std::string remote_;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/transport.h"
 #include "ps/compression_spec.h"
 #include "ps/interval.h"
 #include "ps/job_flag_args.h"
@@ -197,6 +198,7 @@ Status CheckRules(const JobSpec& s) {
         "--backup_workers and --step_timeout: only with --mode sync");
   }
   PS_RETURN_IF_ERROR(CheckModelRules(s));
+  PS_RETURN_IF_ERROR(net::ParseTransport(s.transport).status());
   return CheckPlacementRules(s);
 }
 

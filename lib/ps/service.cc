@@ -2,6 +2,9 @@
 
 #include <asio/post.hpp>
 
+#include "net/transport.h"
+#include "wire/messages.h"
+
 namespace pstrain::ps {
 
 Service::Service(asio::io_context* io, const JobSpec& spec,
@@ -22,12 +25,27 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
       timer_(*io),
       wake_timer_(*io),
       engine_(spec, std::move(fingerprint), server, this,
-              EngineOptions{options_.timeout, options_.auth_token}) {}
+              EngineOptions{options_.timeout, options_.auth_token}) {
+  if (spec.transport == net::TransportName(net::Transport::kTcp)) {
+    shm_refusal_ = "the server's --transport is tcp";
+  } else {
+    shm_ = std::make_unique<net::ShmAcceptor>(io);
+  }
+}
 
 Service::~Service() = default;
 
 Status Service::Listen() {
   PS_RETURN_IF_ERROR(listener_.Listen(options_.host, options_.port));
+  if (shm_) {
+    Status s = shm_->Listen();
+    if (!s.ok()) {
+      shm_refusal_ = s.message();
+      shm_.reset();
+      log_->Info("shared memory cannot be had (" + shm_refusal_ +
+                 "): workers stay on TCP");
+    }
+  }
   engine_.set_address(options_.host + ":" + std::to_string(port()));
   return Status::Ok();
 }
@@ -96,6 +114,8 @@ Status Service::OnHeader(net::Connection& conn,
 Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
                        std::string_view meta, uint64_t data_bytes,
                        std::vector<asio::mutable_buffer>* dst) {
+  if (header.type == wire::MsgType::kShmOffer)
+    return Status::Ok();  // the net's, not the Engine's: OnFrame answers
   plan_.buffers.clear();
   plan_.piece_by_piece = false;
   PS_RETURN_IF_ERROR(
@@ -113,7 +133,36 @@ void Service::OnPiece(net::Connection& conn, size_t index) {
 
 void Service::OnFrame(net::Connection& conn, const wire::FrameHeader& header,
                       std::string_view meta) {
+  if (header.type == wire::MsgType::kShmOffer)
+    return AnswerShmOffer(conn, header.request_id, meta);
   engine_.OnFrame(ids_.at(&conn), header, meta, Now());
+}
+
+// The Engine has let the frame through its gates (a token proven, a hello
+// said: Engine::OnHeader), so the peer may have a ticket if it shares our
+// host.
+void Service::AnswerShmOffer(net::Connection& conn, uint64_t request_id,
+                             std::string_view meta) {
+  wire::ShmOffer offer;
+  Status s = wire::DecodeMeta(meta, &offer);
+  if (!s.ok())
+    return conn.SendErrorAndClose(request_id, s);
+  wire::ShmTicket ticket;
+  if (!shm_) {
+    ticket.refusal = shm_refusal_;
+  } else if (offer.host.empty() || offer.host != net::HostIdentity()) {
+    ticket.refusal = "the worker is on another host";
+  } else {
+    ticket.socket_name = shm_->socket_name();
+    ticket.cookie = shm_->IssueTicket(conns_.at(ids_.at(&conn)));
+    if (ticket.cookie.empty())
+      ticket.refusal = "no random bytes for a cookie";
+  }
+  std::string reply;
+  wire::EncodeMeta(ticket, &reply);
+  net::FrameBuffers& out = conn.NewFrame();
+  out.Reset(wire::MsgType::kShmTicket, request_id, reply);
+  conn.Send(out);
 }
 
 void Service::OnWritten(net::Connection& conn, wire::MsgType type) {
@@ -188,6 +237,8 @@ void Service::WakeAt(Time when) {
 void Service::Shutdown() {
   shut_down_ = true;
   listener_.Close();
+  if (shm_)
+    shm_->Close();
   timer_.cancel();
   wake_timer_.cancel();
   // Give peers a moment to read their last reply, then close what is left.

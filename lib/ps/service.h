@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "net/listener.h"
+#include "net/shm_handover.h"
 #include "ps/engine.h"
 #include "report/event_log.h"
 
@@ -117,6 +118,9 @@ class Service : private net::Connection::Handler, private Outbox {
  private:
   Time Now() const { return options_.clock(); }
   net::Connection* Find(PeerId id) const;
+  // shm_offer: a ticket for the handover, or why not.
+  void AnswerShmOffer(net::Connection& conn, uint64_t request_id,
+                      std::string_view meta);
 
   // net::Connection::Handler
   Status OnHeader(net::Connection& conn,
@@ -149,6 +153,10 @@ class Service : private net::Connection::Handler, private Outbox {
   report::EventLog* log_;
   ServiceOptions options_;
   net::Listener listener_;
+  // The shared-memory handover (net/shm_handover.h); null under
+  // --transport tcp or when it could not be had (shm_refusal_ says why).
+  std::unique_ptr<net::ShmAcceptor> shm_;
+  std::string shm_refusal_;
   asio::steady_timer timer_;       // ticks, then the grace period
   asio::steady_timer wake_timer_;  // Outbox::WakeAt
   bool shut_down_ = false;

@@ -206,4 +206,39 @@ Status DecodeMeta(std::string_view meta, GetModule* out) {
   return DecodeEmpty(meta, TypeOf(*out));
 }
 
+void EncodeMeta(const ShmOffer& m, std::string* meta) {
+  meta->clear();
+  MetaWriter(meta).Str(m.host);
+}
+
+Status DecodeMeta(std::string_view meta, ShmOffer* out) {
+  return DecodeString(meta, TypeOf(*out), "host", &out->host);
+}
+
+void EncodeMeta(const ShmTicket& m, std::string* meta) {
+  meta->clear();
+  MetaWriter w(meta);
+  w.Str(m.socket_name);
+  w.Str(m.cookie);
+  w.Str(m.refusal);
+}
+
+Status DecodeMeta(std::string_view meta, ShmTicket* out) {
+  MetaReader r(meta, MsgTypeName(TypeOf(*out)));
+  PS_RETURN_IF_ERROR(r.Str("socket_name", &out->socket_name));
+  PS_RETURN_IF_ERROR(r.Str("cookie", &out->cookie));
+  PS_RETURN_IF_ERROR(r.Str("refusal", &out->refusal));
+  PS_RETURN_IF_ERROR(r.Finish());
+  const bool granted = out->refusal.empty();
+  if (granted &&
+      (out->socket_name.empty() || out->cookie.size() != kShmCookieChars ||
+       out->cookie.find_first_not_of("0123456789abcdef") !=
+           std::string::npos)) {
+    return Corruption(
+        "shm_ticket: a ticket needs a socket name and a cookie "
+        "of 32 hex digits");
+  }
+  return Status::Ok();
+}
+
 }  // namespace pstrain::wire

@@ -64,5 +64,9 @@
   /* worker -> server (--placement server): a batch; reply kBatchDone */      \
   X(21, kPushBatch, "push_batch", PushBatch, kTensors)                        \
   /* server -> worker: the batch's step is in, its loss, whether to stop */   \
-  X(22, kBatchDone, "batch_done", BatchDone, kNone)
+  X(22, kBatchDone, "batch_done", BatchDone, kNone)                           \
+  /* worker -> server on its host: move onto shared memory? */                \
+  X(23, kShmOffer, "shm_offer", ShmOffer, kNone)                              \
+  /* server -> worker: where to hand the segment over, or why not */          \
+  X(24, kShmTicket, "shm_ticket", ShmTicket, kNone)
 // clang-format on

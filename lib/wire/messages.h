@@ -173,6 +173,25 @@ struct Auth {
 /// A worker busy computing is alive (the Engine: --dead_after). Meta: empty.
 struct Heartbeat {};
 
+/// A worker asks a server to move their connection onto shared memory
+/// (net/shm_handover.h). Meta: str host (net::HostIdentity()).
+struct ShmOffer {
+  std::string host;
+};
+
+/// The server's answer to a ShmOffer. Meta: str socket_name, str cookie,
+/// str refusal. Either the handover socket's abstract name and a one-time
+/// cookie (kShmCookieChars hex digits) with an empty refusal, or empty
+/// ones and why the connection stays on TCP.
+struct ShmTicket {
+  std::string socket_name;
+  std::string cookie;
+  std::string refusal;
+};
+
+/// Characters of a ShmTicket's cookie: 32 lowercase hex digits.
+inline constexpr uint32_t kShmCookieChars = 32;
+
 /// Server s > 0 tells the master where workers reach it. Meta: str address.
 struct ServerInfo {
   std::string address;  // "host:port"

@@ -8,6 +8,8 @@
 
 #include "net/auth.h"
 #include "net/send_gate.h"
+#include "net/shm_handover.h"
+#include "net/transport.h"
 #include "ps/module_fetch.h"
 #include "ps/tensor_codec.h"
 #include "worker/param_arrivals.h"
@@ -36,6 +38,22 @@ Status PsClient::Connect(const std::string& host, int port) {
   if (auth_token_.empty())
     return Status::Ok();
   return net::Authenticate(&client_, auth_token_, timeout_);
+}
+
+Result<std::string> PsClient::UseTransport(const std::string& transport) {
+  const std::string to = "to rank " + std::to_string(server_rank_) + ": ";
+  if (transport == net::TransportName(net::Transport::kTcp))
+    return to + "TCP (--transport tcp)";
+  Status s;
+  {
+    std::lock_guard<std::mutex> lock(call_mu_);
+    s = net::OfferShm(&client_, timeout_);
+  }
+  if (s.ok())
+    return to + "shared memory";
+  if (s.code() != StatusCode::kUnavailable || !client_.connected())
+    return s;
+  return to + "TCP (no shared memory: " + s.message() + ")";
 }
 
 Status PsClient::Expect(wire::MsgType got, wire::MsgType want) const {

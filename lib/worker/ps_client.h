@@ -68,6 +68,11 @@ class PsClient : private net::ReplySink {
   /// kInvalidArgument "the job spec from rank 0: ..." for a job spec that
   /// is not valid (ps::JobSpecFromPeer), is of another world_size, makes a
   /// worker's `rank` a server's, or lacks the addresses of the servers.
+  /// After Handshake: moves the connection onto shared memory when
+  /// `transport` (the job's --transport) allows and the server is on this
+  /// host (net/shm_handover.h). Returns the line to log: which transport
+  /// was chosen, and why not shared memory. Errors are the connection's.
+  Result<std::string> UseTransport(const std::string& transport);
   Result<ps::JobSpec> Handshake(int rank, int world_size,
                                 wire::Role role = wire::Role::kWorker);
   /// The job spec again, on a connection past its hello: a server's

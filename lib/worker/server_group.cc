@@ -34,6 +34,7 @@ Result<ps::JobSpec> ServerGroup::JoinMaster() {
       master.Connect(options_.master_addr, options_.master_port));
   PS_ASSIGN_OR_RETURN(spec_,
                       master.Handshake(options_.rank, options_.world_size));
+  PS_RETURN_IF_ERROR(UseTransport(master, spec_.transport));
   if (!options_.model.empty()) {
     PS_RETURN_IF_ERROR(ps::UseOwnModuleFile(options_.model, &spec_));
   } else if (ps::IsScriptJob(spec_)) {
@@ -59,7 +60,15 @@ Status ServerGroup::ConnectTo(PsClient& client, int s) {
   if (spec.ok() && s == 0 && !spec_.server_addrs.empty()) {
     spec_.server_addrs = spec->server_addrs;
   }
-  return spec.status();
+  PS_RETURN_IF_ERROR(spec.status());
+  return UseTransport(client, spec->transport);
+}
+
+Status ServerGroup::UseTransport(PsClient& client,
+                                 const std::string& transport) {
+  PS_ASSIGN_OR_RETURN(std::string line, client.UseTransport(transport));
+  log_->Info(line);
+  return Status::Ok();
 }
 
 // Servers 1..S-1 (at the addresses rank 0 gave), then every server checks

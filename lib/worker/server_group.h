@@ -129,6 +129,8 @@ class ServerGroup {
  private:
   std::unique_ptr<PsClient> NewClient(int server_rank) const;
   Status ConnectTo(PsClient& client, int server_rank);
+  // The job's --transport on `client`'s connection, with its log line.
+  Status UseTransport(PsClient& client, const std::string& transport);
   void AttachSlices(PsClient& client, int server_rank);
   std::vector<uint32_t> SliceMarks(int server_rank) const;
   /// --compression: server s's PushCompressor (none when every key is

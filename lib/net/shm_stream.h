@@ -1,0 +1,214 @@
+#pragma once
+// ShmStream: one end of a shared-memory connection as an Asio stream
+// (AsyncReadStream and AsyncWriteStream), so that asio::async_read and
+// asio::async_write, and the Connection above them, work on it as on a TCP
+// socket. Bytes go through the segment's two rings (net/shm_ring.h, one a
+// direction); a side that finds nothing to read (or no room to write)
+// yields its core for up to `spin` while it looks again, then sleeps on its
+// doorbell, an eventfd in the io_context's epoll set, which the peer rings
+// only when our waiting flag is up. So an idle peer costs no CPU, a busy
+// exchange costs no system call, and the spin never holds a core that a
+// runnable compute thread wants (it yields between looks).
+//
+// The end of the peer is learnt by the Connection's lifeline (the TCP
+// socket the connection began on, which the kernel closes when the peer
+// dies, SIGKILL included): it calls PeerGone, and reads then take what
+// is left in the ring and end with EOF, as on TCP. An orderly close marks
+// our outgoing ring closed and rings the peer.
+//
+// Threading: everything on the io_context's thread, but WriteNow. Not
+// copyable or movable (operations in flight point at it).
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include <asio/associated_executor.hpp>
+#include <asio/buffer.hpp>
+#include <asio/compose.hpp>
+#include <asio/error.hpp>
+#include <asio/io_context.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/post.hpp>
+
+#include "net/shm_segment.h"
+#include "util/status.h"
+
+namespace pstrain::net {
+
+struct ShmStreamOptions {
+  /// How long a side that would wait keeps looking (yielding its core
+  /// between looks) before it sleeps on its doorbell. A few round trips of
+  /// a small message; longer only burns CPU that a compute thread on a
+  /// small machine may want (share/doc/benchmarks.md measures it).
+  std::chrono::microseconds spin{50};
+};
+
+class ShmStream {
+ public:
+  using executor_type = asio::io_context::executor_type;
+
+  /// `server_end`: which of the segment's rings is ours to read. `bell`:
+  /// our doorbell (an eventfd), `peer_bell`: the peer's; the stream owns
+  /// and closes both descriptors.
+  ShmStream(asio::io_context& io, ShmSegment segment, bool server_end, int bell,
+            int peer_bell, ShmStreamOptions options = {});
+  ~ShmStream();
+  ShmStream(const ShmStream&) = delete;
+  ShmStream& operator=(const ShmStream&) = delete;
+
+  executor_type get_executor() { return io_->get_executor(); }
+
+  /// Asio's AsyncReadStream: completes with the bytes read (at least one),
+  /// asio::error::eof once the peer closed or is gone and the ring is
+  /// empty, or asio::error::invalid_argument when the ring is corrupt
+  /// (failure() says how).
+  template <typename MutableBufferSequence, typename Token>
+  auto async_read_some(const MutableBufferSequence& buffers, Token&& token) {
+    return asio::async_compose<Token, void(std::error_code, size_t)>(
+        Op<MutableBufferSequence, true>{this, buffers}, token, *io_);
+  }
+  /// Asio's AsyncWriteStream: completes with the bytes written (at least
+  /// one), asio::error::broken_pipe when the peer is gone or closed, or
+  /// invalid_argument as above.
+  template <typename ConstBufferSequence, typename Token>
+  auto async_write_some(const ConstBufferSequence& buffers, Token&& token) {
+    return asio::async_compose<Token, void(std::error_code, size_t)>(
+        Op<ConstBufferSequence, false>{this, buffers}, token, *io_);
+  }
+
+  /// Writes `bytes` (a small frame) whole at once, from any thread, while
+  /// no write of this stream is in flight (the caller ensures it).
+  /// kUnavailable when the ring has no room for all of it or the peer is
+  /// gone; nothing is written then.
+  Status WriteNow(std::string_view bytes);
+  /// The peer is gone (its lifeline closed): reads drain the ring, then
+  /// end; writes fail.
+  void PeerGone();
+  /// Marks our outgoing ring closed, tells the peer, and cancels our
+  /// operations in flight (they complete with operation_aborted).
+  void Close();
+
+  /// Why the last operation failed with invalid_argument: the ring's
+  /// kCorruption. Ok otherwise.
+  const Status& failure() const { return failure_; }
+  uint64_t ring_bytes() const { return segment_.ring_bytes(); }
+
+ private:
+  // One attempt: bytes moved, or would_block, or an error to end with.
+  struct Attempt {
+    std::error_code ec;
+    size_t bytes = 0;
+    bool would_block = false;
+  };
+
+  template <typename Buffers, bool kRead>
+  struct Op {
+    ShmStream* stream;
+    Buffers buffers;
+    enum class State { kStart, kWaiting, kDone } state = State::kStart;
+    Attempt result{};
+
+    template <typename Self>
+    void operator()(Self& self, std::error_code ec = {}) {
+      if (state == State::kDone)
+        return self.complete(result.ec, result.bytes);
+      const bool initiating = state == State::kStart;
+      if (state == State::kWaiting) {
+        if (ec && (stream->closed_ || ec != asio::error::operation_aborted))
+          return self.complete(ec, 0);
+        stream->DrainBell();
+      }
+      result = stream->TryWithSpin<kRead>(buffers);
+      if (result.would_block) {
+        state = State::kWaiting;
+        stream->bell_.async_wait(asio::posix::descriptor_base::wait_read,
+                                 std::move(self));
+        return;
+      }
+      state = State::kDone;
+      if (initiating) {
+        // Asio never completes an operation inside the call that starts
+        // it; the result goes through the queue.
+        auto ex = stream->get_executor();
+        return asio::post(ex, std::move(self));
+      }
+      self.complete(result.ec, result.bytes);
+    }
+  };
+
+  template <bool kRead, typename Buffers>
+  Attempt TryWithSpin(const Buffers& buffers) {
+    Attempt a = Try<kRead>(buffers);
+    if (!a.would_block)
+      return a;
+    const auto until = std::chrono::steady_clock::now() + options_.spin;
+    while (std::chrono::steady_clock::now() < until) {
+      std::this_thread::yield();
+      if (!Ready(kRead))
+        continue;
+      a = Try<kRead>(buffers);
+      if (!a.would_block)
+        return a;
+    }
+    // About to sleep: raise the flag, then look once more (net/shm_ring.h).
+    if (kRead)
+      rx_.ConsumerWaits();
+    else
+      tx_.ProducerWaits();
+    return Try<kRead>(buffers);
+  }
+
+  template <bool kRead, typename Buffers>
+  Attempt Try(const Buffers& buffers) {
+    Attempt a;
+    // As on a socket, an operation on no bytes completes at once.
+    if (asio::buffer_size(buffers) == 0)
+      return a;
+    for (auto it = asio::buffer_sequence_begin(buffers);
+         it != asio::buffer_sequence_end(buffers); ++it) {
+      if (it->size() == 0)
+        continue;
+      size_t n;
+      if constexpr (kRead)
+        n = Move(&rx_, it->data(), nullptr, it->size(), &a);
+      else
+        n = Move(&tx_, nullptr, it->data(), it->size(), &a);
+      a.bytes += n;
+      if (a.ec || n < it->size())
+        break;
+    }
+    if (a.ec)
+      return a;
+    if (a.bytes == 0)
+      End(kRead, &a);
+    return a;
+  }
+
+  // Copies between one buffer and a ring (dst set: a read); rings the
+  // peer when its flag asked for it.
+  size_t Move(ShmRing* ring, void* dst, const void* src, size_t size,
+              Attempt* a);
+  // Nothing moved: at the end (EOF, broken pipe), or wait.
+  void End(bool read, Attempt* a);
+  bool Ready(bool read) const;
+  void RingPeer();
+  void DrainBell();
+
+  asio::io_context* io_;
+  ShmSegment segment_;
+  ShmRing rx_;
+  ShmRing tx_;
+  asio::posix::stream_descriptor bell_;
+  int peer_bell_;
+  ShmStreamOptions options_;
+  bool peer_gone_ = false;
+  bool closed_ = false;
+  Status failure_;
+};
+
+}  // namespace pstrain::net

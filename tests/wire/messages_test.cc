@@ -427,8 +427,8 @@ TEST(MessagesTest, ValidateFrameChecksDataAndType) {
   // Meta decoded as the header's type says: a Pull's meta is no Hello.
   EXPECT_EQ(check(MsgType::kHello, Meta(Pull{5}), 0).message(),
             "hello: role 5 is unknown, expected 1..3");
-  EXPECT_EQ(check(static_cast<MsgType>(23), "", 0).message(),
-            "frame header: type 23 is unknown, expected 1..22");
+  EXPECT_EQ(check(static_cast<MsgType>(25), "", 0).message(),
+            "frame header: type 25 is unknown, expected 1..24");
   Status s = ValidateFrame(Header(MsgType::kAck, 9), "", 0);
   EXPECT_EQ(s.message(), "frame: body_len 9 != 4 + meta_len 0 + data 0");
 }
@@ -474,6 +474,75 @@ TEST(MessagesTest, EveryTruncationFails) {
   ExpectEveryPrefixFails(PushBatch{3, Desc(0, DType::kFloat32, {4, 2}),
                                    Desc(1, DType::kFloat32, {4})});
   ExpectEveryPrefixFails(BatchDone{4, 1.25, true});
+}
+
+TEST(MessagesTest, GoldenBytesOfShmOfferAndShmTicket) {
+  EXPECT_EQ(TypeOf(ShmOffer{}), MsgType::kShmOffer);
+  EXPECT_EQ(TypeOf(ShmTicket{}), MsgType::kShmTicket);
+  EXPECT_EQ(static_cast<uint16_t>(MsgType::kShmOffer), 23);
+  EXPECT_EQ(static_cast<uint16_t>(MsgType::kShmTicket), 24);
+
+  EXPECT_EQ(Meta(ShmOffer{"b/net:7/uid:9"}),
+            Bytes({13, 0, 0, 0}) + "b/net:7/uid:9");  // host
+  ShmOffer offer;
+  ASSERT_TRUE(DecodeMeta(Meta(ShmOffer{"b/net:7/uid:9"}), &offer).ok());
+  EXPECT_EQ(offer.host, "b/net:7/uid:9");
+
+  // A ticket: the socket's name and the cookie, no refusal.
+  const std::string cookie = "0123456789abcdef0123456789abcdef";
+  ASSERT_EQ(cookie.size(), kShmCookieChars);
+  const ShmTicket granted{"pstrain-shm-7", cookie, ""};
+  EXPECT_EQ(Meta(granted), Bytes({13, 0, 0, 0}) + "pstrain-shm-7" +  // name
+                               Bytes({32, 0, 0, 0}) + cookie +       // cookie
+                               Bytes({0, 0, 0, 0}));                 // refusal
+  ShmTicket ticket;
+  ASSERT_TRUE(DecodeMeta(Meta(granted), &ticket).ok());
+  EXPECT_EQ(ticket.socket_name, "pstrain-shm-7");
+  EXPECT_EQ(ticket.cookie, cookie);
+  EXPECT_EQ(ticket.refusal, "");
+
+  // A refusal: empty name and cookie, and why.
+  const ShmTicket refused{"", "", "the server's --transport is tcp"};
+  EXPECT_EQ(Meta(refused), Bytes({0, 0, 0, 0,      // socket_name
+                                  0, 0, 0, 0,      // cookie
+                                  31, 0, 0, 0}) +  // refusal
+                               "the server's --transport is tcp");
+  ASSERT_TRUE(DecodeMeta(Meta(refused), &ticket).ok());
+  EXPECT_EQ(ticket.socket_name, "");
+  EXPECT_EQ(ticket.cookie, "");
+  EXPECT_EQ(ticket.refusal, "the server's --transport is tcp");
+
+  ExpectEveryPrefixFails(ShmOffer{"b/net:7/uid:9"});
+  ExpectEveryPrefixFails(granted);
+  ExpectEveryPrefixFails(refused);
+  ExpectCorrupt<ShmTicket>(Meta(granted) + "x", "shm_ticket: 1 trailing byte");
+}
+
+TEST(MessagesTest, ShmTicketWithoutARefusalNeedsA32HexDigitCookie) {
+  const std::string why =
+      "shm_ticket: a ticket needs a socket name and a cookie of 32 hex digits";
+  const std::string good = "0123456789abcdef0123456789abcdef";
+  auto ticket = [](const std::string& name, const std::string& cookie) {
+    return U32(static_cast<uint32_t>(name.size())) + name +
+           U32(static_cast<uint32_t>(cookie.size())) + cookie + U32(0);
+  };
+  ShmTicket out;
+  ASSERT_TRUE(DecodeMeta(ticket("s", good), &out).ok());
+  ExpectCorrupt<ShmTicket>(ticket("s", ""), why);
+  ExpectCorrupt<ShmTicket>(ticket("s", good.substr(1)), why);  // 31 digits
+  ExpectCorrupt<ShmTicket>(ticket("s", good + "0"), why);      // 33 digits
+  std::string upper = good;
+  upper[10] = 'A';
+  ExpectCorrupt<ShmTicket>(ticket("s", upper), why);
+  std::string not_hex = good;
+  not_hex[31] = 'g';
+  ExpectCorrupt<ShmTicket>(ticket("s", not_hex), why);
+  ExpectCorrupt<ShmTicket>(ticket("", good), why);  // no socket name
+  // A frame of type shm_ticket is refused by the frame's checks as well.
+  const std::string bad = ticket("s", upper);
+  Status s = ValidateFrame(Header(MsgType::kShmTicket, 4 + bad.size()), bad, 0);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_EQ(s.message(), why);
 }
 
 template <typename M>

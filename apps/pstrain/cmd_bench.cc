@@ -32,21 +32,23 @@ void PrintWireTable(const json& result) {
   for (const json& c : result.value("cases", json::array())) {
     rows.push_back(
         {c.value("op", ""), bench::FormatSize(c.value("bytes", uint64_t{0})),
-         std::to_string(c.value("workers", 0)),
+         std::to_string(c.value("workers", 0)), c.value("transport", ""),
          bench::FixedDecimals(Number(c, "median_us"), 1),
          bench::FixedDecimals(Number(c, "p99_us"), 1),
          bench::FixedDecimals(Number(c, "gbps"), 2),
          bench::FixedDecimals(Number(c, "limit_gbps"), 2),
          bench::FixedDecimals(100 * Number(c, "fraction_of_limit"), 0),
-         bench::FixedDecimals(Number(c, "memcpy_gbps"), 2)});
+         bench::FixedDecimals(Number(c, "memcpy_gbps"), 2),
+         bench::FixedDecimals(Number(c, "tcp_round_trip_us"), 1)});
   }
   std::cout
       << "pstrain bench wire: the server and the workers are threads of this "
-         "process over loopback TCP; GB/s = 1e9 bytes/s (push_pull counts "
-         "the bytes both ways); limit = a plain TCP socket pair streaming "
-         "the same size one way\n\n"
-      << bench::FormatTable({"op", "size", "workers", "median us", "p99 us",
-                             "GB/s", "limit GB/s", "% of limit", "memcpy GB/s"},
+         "process, over loopback TCP or shared memory; GB/s = 1e9 bytes/s "
+         "(push_pull counts the bytes both ways); limit = a plain TCP socket "
+         "pair streaming the same size one way; TCP RTT = its round trip\n\n"
+      << bench::FormatTable({"op", "size", "workers", "transport", "median us",
+                             "p99 us", "GB/s", "limit GB/s", "% of limit",
+                             "memcpy GB/s", "TCP RTT us"},
                             rows);
   std::vector<bench::TableRow> codecs;
   for (const json& c : result.value("codecs", json::array())) {
@@ -101,6 +103,11 @@ void AddWireFlags(CLI::App* sub, WireFlags* f) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"push", "pull", "push_pull"}));
+  sub->add_option("--transport", f->options.transports,
+                  "Transports each case runs over: tcp, shm")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tcp", "shm"}));
   sub->add_option("--seconds", f->options.seconds_per_case,
                   "Seconds measured per case, after warm-up")
       ->capture_default_str()

@@ -8,7 +8,8 @@
 
 namespace pstrain::bench {
 
-BenchServer::BenchServer(uint64_t bytes, int workers)
+BenchServer::BenchServer(uint64_t bytes, int workers,
+                         const std::string& transport)
     : param_(torch::zeros({std::max<int64_t>(1, bytes / 4)}).requires_grad_()) {
   report::EventLogOptions lo;
   lo.quiet = true;
@@ -20,6 +21,7 @@ BenchServer::BenchServer(uint64_t bytes, int workers)
   spec_.momentum = 0;
   spec_.lr = 1e-9;
   spec_.world_size = workers + 1;
+  spec_.transport = transport;
   server_ = std::make_unique<ps::ParameterServer>(
       spec_, std::vector<at::Tensor>{param_});
   ps::ServiceOptions o;

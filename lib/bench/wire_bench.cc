@@ -53,10 +53,14 @@ Status RunOp(worker::PsClient& client, const std::string& op) {
 // for the others and time ops until the deadline; leave.
 Status WorkerLoop(const BenchServer& server, int rank, int world_size,
                   const std::vector<std::string>& ops, double seconds,
-                  StartLine* line, std::vector<CaseResult>* results) {
+                  const std::string& transport, StartLine* line,
+                  std::vector<CaseResult>* results) {
   worker::PsClient client(milliseconds(30000), {});
   PS_RETURN_IF_ERROR(client.Connect("127.0.0.1", server.port()));
   PS_RETURN_IF_ERROR(client.Handshake(rank, world_size).status());
+  PS_ASSIGN_OR_RETURN(std::string chosen, client.UseTransport(transport));
+  if (transport == "shm" && chosen.find("shared memory") == std::string::npos)
+    return Unavailable("bench wire --transport shm: " + chosen);
   PS_RETURN_IF_ERROR(client.Register(server.Keys()));
   auto params = torch::zeros_like(server.param());
   auto grads = torch::ones_like(server.param());
@@ -84,8 +88,9 @@ Status WorkerLoop(const BenchServer& server, int rank, int world_size,
 // All ops for one size and worker count: one server, `workers` threads.
 Result<std::vector<CaseResult>> RunCases(uint64_t bytes, int workers,
                                          const std::vector<std::string>& ops,
-                                         double seconds) {
-  BenchServer server(bytes, workers);
+                                         double seconds,
+                                         const std::string& transport) {
+  BenchServer server(bytes, workers, transport);
   PS_RETURN_IF_ERROR(server.Start());
   std::vector<std::vector<CaseResult>> per_worker(
       workers, std::vector<CaseResult>(ops.size()));
@@ -94,8 +99,8 @@ Result<std::vector<CaseResult>> RunCases(uint64_t bytes, int workers,
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
-      statuses[w] = WorkerLoop(server, w + 1, workers + 1, ops, seconds, &line,
-                               &per_worker[w]);
+      statuses[w] = WorkerLoop(server, w + 1, workers + 1, ops, seconds,
+                               transport, &line, &per_worker[w]);
       if (!statuses[w].ok())
         line.Fail();
     });
@@ -120,15 +125,18 @@ Result<std::vector<CaseResult>> RunCases(uint64_t bytes, int workers,
 }
 
 nlohmann::json CaseJson(const std::string& op, uint64_t bytes, int workers,
-                        const CaseResult& r, const nlohmann::json& limit) {
+                        const std::string& transport, const CaseResult& r,
+                        const nlohmann::json& limit) {
   const double moved = (op == "push_pull" ? 2.0 : 1.0) * bytes;
   const double median = Percentile(r.latencies_us, 0.5);
   const double effective = moved / (median * 1e-6) / 1e9;  // one op alone
   const double aggregate = moved * r.ops / r.elapsed_s / 1e9;
   const double tcp = limit["tcp_gbps"], mem = limit["memcpy_gbps"];
+  const double rtt = limit["tcp_round_trip_us"];
   return {{"op", op},
           {"bytes", bytes},
           {"workers", workers},
+          {"transport", transport},
           {"ops", r.ops},
           {"median_us", median},
           {"p99_us", Percentile(r.latencies_us, 0.99)},
@@ -138,7 +146,8 @@ nlohmann::json CaseJson(const std::string& op, uint64_t bytes, int workers,
           {"fraction_of_limit", effective / tcp},
           {"memcpy_gbps", mem},
           {"fraction_of_memcpy", effective / mem},
-          {"tcp_round_trip_us", limit["tcp_round_trip_us"]}};
+          {"tcp_round_trip_us", rtt},
+          {"fraction_of_tcp_round_trip", median / rtt}};
 }
 
 Result<nlohmann::json> MeasureLimits(uint64_t bytes, double seconds) {
@@ -159,12 +168,15 @@ Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
     PS_ASSIGN_OR_RETURN(nlohmann::json limit,
                         MeasureLimits(bytes, options.seconds_per_case));
     limits.push_back(limit);
-    for (int workers : options.workers) {
-      PS_ASSIGN_OR_RETURN(auto results, RunCases(bytes, workers, options.ops,
-                                                 options.seconds_per_case));
-      for (size_t i = 0; i < options.ops.size(); ++i) {
-        cases.push_back(
-            CaseJson(options.ops[i], bytes, workers, results[i], limit));
+    for (const std::string& transport : options.transports) {
+      for (int workers : options.workers) {
+        PS_ASSIGN_OR_RETURN(
+            auto results, RunCases(bytes, workers, options.ops,
+                                   options.seconds_per_case, transport));
+        for (size_t i = 0; i < options.ops.size(); ++i) {
+          cases.push_back(CaseJson(options.ops[i], bytes, workers, transport,
+                                   results[i], limit));
+        }
       }
     }
   }
@@ -172,7 +184,8 @@ Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
                       RunCodecBench(options.codecs, options.codec_elements,
                                     options.seconds_per_case / 4));
   return nlohmann::json{
-      {"servers_and_workers", "threads of one process, loopback TCP"},
+      {"servers_and_workers",
+       "threads of one process, over loopback TCP or shared memory"},
       {"cases", cases},
       {"limits", limits},
       {"codecs", codecs}};

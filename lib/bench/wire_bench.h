@@ -3,7 +3,8 @@
 // (ps::Service on its own thread) and real clients (one thread and one
 // connection per worker) on loopback, beside the limits measured in the same
 // run: a plain TCP socket pair streaming messages of the same size one way,
-// and memcpy of the same size. The workers of a case start each op's timed
+// its round trip, and memcpy of the same size. Each case runs over TCP and
+// over shared memory (net/shm_stream.h), as --transport asks. The workers of a case start each op's timed
 // window together, so that N workers' aggregate is N at once.
 
 #include <cstdint>
@@ -21,6 +22,9 @@ struct WireBenchOptions {
                                  5033984, 16 << 20, 64 << 20};
   std::vector<int> workers = {1, 2, 4};
   std::vector<std::string> ops = {"push", "pull", "push_pull"};
+  /// How the workers reach the server (--transport's values but auto):
+  /// each case runs over each.
+  std::vector<std::string> transports = {"tcp", "shm"};
   /// Time spent on each case (size x workers x op), in seconds, after warm-up.
   double seconds_per_case = 1.0;
   /// --compression's codecs, timed on a tensor of codec_elements float32s
@@ -30,8 +34,9 @@ struct WireBenchOptions {
   size_t codec_elements = 1199882;
 };
 
-/// Runs every case. Returns {"cases": [{op, bytes, workers, median_us, p99_us,
-/// gbps, limit_gbps, fraction_of_limit, memcpy_gbps, fraction_of_memcpy}],
+/// Runs every case. Returns {"cases": [{op, bytes, workers, transport,
+/// median_us, p99_us, gbps, limit_gbps, fraction_of_limit, memcpy_gbps,
+/// fraction_of_memcpy, tcp_round_trip_us, fraction_of_tcp_round_trip}],
 /// "limits": [{bytes, tcp_gbps, memcpy_gbps, tcp_round_trip_us}],
 /// "codecs": RunCodecBench's}. GB/s are
 /// 1e9 bytes per second; for push_pull the bytes both ways count.

@@ -53,13 +53,6 @@ void ShmStream::End(bool read, Attempt* a) {
     a->would_block = true;
 }
 
-bool ShmStream::Ready(bool read) const {
-  if (peer_gone_)
-    return true;
-  Result<uint64_t> n = read ? rx_.Readable() : tx_.Writable();
-  return !n.ok() || *n > 0 || rx_.closed();
-}
-
 void ShmStream::RingPeer() {
   const uint64_t one = 1;
   // EAGAIN (the counter is full) still leaves the peer woken.

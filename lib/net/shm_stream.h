@@ -106,11 +106,19 @@ class ShmStream {
     bool would_block = false;
   };
 
+  // The operation: try; while nothing can move, look again from the
+  // io_context's queue (other handlers run in between, and each look
+  // yields the core) until `spin` has passed since the first look; then
+  // raise the waiting flag, look once more and sleep on the doorbell. The
+  // spin's clock starts at the first look, not when the operation began: a
+  // worker starts its next read as it takes a reply, then computes for a
+  // while before it runs the io_context again.
   template <typename Buffers, bool kRead>
   struct Op {
     ShmStream* stream;
     Buffers buffers;
-    enum class State { kStart, kWaiting, kDone } state = State::kStart;
+    enum class State { kStart, kSpinning, kWaiting, kDone } state = State::kStart;
+    std::chrono::steady_clock::time_point spin_until{};
     Attempt result{};
 
     template <typename Self>
@@ -123,12 +131,33 @@ class ShmStream {
           return self.complete(ec, 0);
         stream->DrainBell();
       }
-      result = stream->TryWithSpin<kRead>(buffers);
+      result = stream->Try<kRead>(buffers);
+      if (result.would_block && state == State::kSpinning && !stream->closed_) {
+        const auto now = std::chrono::steady_clock::now();
+        if (spin_until == std::chrono::steady_clock::time_point{})
+          spin_until = now + stream->options_.spin;
+        if (now < spin_until) {
+          std::this_thread::yield();
+          auto ex = stream->get_executor();
+          return asio::post(ex, std::move(self));
+        }
+      } else if (result.would_block && initiating &&
+                 stream->options_.spin.count() > 0 && !stream->closed_) {
+        state = State::kSpinning;
+        auto ex = stream->get_executor();
+        return asio::post(ex, std::move(self));
+      }
       if (result.would_block) {
-        state = State::kWaiting;
-        stream->bell_.async_wait(asio::posix::descriptor_base::wait_read,
-                                 std::move(self));
-        return;
+        // About to sleep: raise the flag, then look once more
+        // (net/shm_ring.h).
+        stream->RaiseFlag(kRead);
+        result = stream->Try<kRead>(buffers);
+        if (result.would_block) {
+          state = State::kWaiting;
+          stream->bell_.async_wait(asio::posix::descriptor_base::wait_read,
+                                   std::move(self));
+          return;
+        }
       }
       state = State::kDone;
       if (initiating) {
@@ -141,26 +170,11 @@ class ShmStream {
     }
   };
 
-  template <bool kRead, typename Buffers>
-  Attempt TryWithSpin(const Buffers& buffers) {
-    Attempt a = Try<kRead>(buffers);
-    if (!a.would_block)
-      return a;
-    const auto until = std::chrono::steady_clock::now() + options_.spin;
-    while (std::chrono::steady_clock::now() < until) {
-      std::this_thread::yield();
-      if (!Ready(kRead))
-        continue;
-      a = Try<kRead>(buffers);
-      if (!a.would_block)
-        return a;
-    }
-    // About to sleep: raise the flag, then look once more (net/shm_ring.h).
-    if (kRead)
+  void RaiseFlag(bool read) {
+    if (read)
       rx_.ConsumerWaits();
     else
       tx_.ProducerWaits();
-    return Try<kRead>(buffers);
   }
 
   template <bool kRead, typename Buffers>
@@ -195,7 +209,6 @@ class ShmStream {
               Attempt* a);
   // Nothing moved: at the end (EOF, broken pipe), or wait.
   void End(bool read, Attempt* a);
-  bool Ready(bool read) const;
   void RingPeer();
   void DrainBell();
 

@@ -46,10 +46,10 @@ void PrintWireTable(const json& result) {
          "process, over loopback TCP or shared memory; GB/s = 1e9 bytes/s "
          "(push_pull counts the bytes both ways); limit = a plain TCP socket "
          "pair streaming the same size one way; TCP RTT = its round trip\n\n"
-      << bench::FormatTable({"op", "size", "workers", "transport", "median us",
-                             "p99 us", "GB/s", "limit GB/s", "% of limit",
-                             "memcpy GB/s", "TCP RTT us"},
-                            rows);
+      << bench::FormatTable(
+             {"op", "size", "workers", "transport", "median us", "p99 us",
+              "GB/s", "limit GB/s", "% of limit", "memcpy GB/s", "TCP RTT us"},
+             rows);
   std::vector<bench::TableRow> codecs;
   for (const json& c : result.value("codecs", json::array())) {
     codecs.push_back({c.value("codec", ""),

@@ -54,6 +54,8 @@ std::string RowName(const bench::TrainBenchOptions& o, const json& r) {
     name += " " + r.value("model", "");
   if (o.placements.size() > 1 && name.rfind("single", 0))
     name += " " + r.value("placement", "");
+  if (o.transports.size() > 1 && name.rfind("single", 0))
+    name += " " + r.value("transport", "");
   return name;
 }
 
@@ -157,6 +159,12 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
                   "worker,server: both")
       ->delimiter(',')
       ->capture_default_str();
+  sub->add_option("--transport", o.transports,
+                  "sync, async: launch's --transport, auto, tcp or shm; "
+                  "tcp,shm: each")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "tcp", "shm"}));
   sub->add_option("--modes", o.modes, "Rows: single, sync, async")
       ->delimiter(',')
       ->capture_default_str()
@@ -196,7 +204,8 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
 }  // namespace
 
 const std::set<std::string> kBenchTrainOwnFields = {
-    "model", "placement", "mode", "max_steps", "epochs", "slice_bytes"};
+    "model",  "placement",   "mode",     "max_steps",
+    "epochs", "slice_bytes", "transport"};
 
 CheckedCommand SetupBenchTrainChecked(CLI::App* sub) {
   auto f = std::make_shared<TrainFlags>();

@@ -28,7 +28,8 @@ class BenchServer {
  public:
   /// A key of max(1, bytes / 4) float32 elements for `workers` workers,
   /// whose connections may move to `transport` (--transport's values).
-  BenchServer(uint64_t bytes, int workers, const std::string& transport = "tcp");
+  BenchServer(uint64_t bytes, int workers,
+              const std::string& transport = "tcp");
   ~BenchServer();
   BenchServer(const BenchServer&) = delete;
   BenchServer& operator=(const BenchServer&) = delete;

@@ -25,10 +25,12 @@ using nlohmann::json;
 // The job of the run of `model` in `placement` and `mode` (single: as
 // sync's, whose computation it is).
 ps::JobSpec RunJob(const TrainBenchOptions& o, const std::string& model,
-                   const std::string& placement, const std::string& mode) {
+                   const std::string& placement, const std::string& mode,
+                   const std::string& transport) {
   ps::JobSpec job = o.job;
   job.model = model;
   job.placement = placement;
+  job.transport = transport;
   job.mode = mode == "async" ? ps::Mode::kAsync : ps::Mode::kSync;
   // epochs = steps: every epoch has at least one step, so max_steps ends
   // the run even when the data set is small.
@@ -43,9 +45,11 @@ ps::JobSpec RunJob(const TrainBenchOptions& o, const std::string& model,
 Status ValidateJobs(const TrainBenchOptions& o) {
   for (const std::string& model : o.models) {
     for (const std::string& placement : o.placements) {
-      for (const std::string& mode : o.modes)
-        PS_RETURN_IF_ERROR(
-            ps::ValidateJobSpec(RunJob(o, model, placement, mode)));
+      for (const std::string& transport : o.transports) {
+        for (const std::string& mode : o.modes)
+          PS_RETURN_IF_ERROR(ps::ValidateJobSpec(
+              RunJob(o, model, placement, mode, transport)));
+      }
     }
   }
   const bool single = std::count(o.modes.begin(), o.modes.end(), "single") > 0;
@@ -70,8 +74,9 @@ Status ValidateTrainBench(const TrainBenchOptions& o) {
                              " needs the pstrain binary to launch");
     }
   }
-  if (o.modes.empty() || o.models.empty() || o.placements.empty())
-    return InvalidArgument("no mode, model or placement to run");
+  if (o.modes.empty() || o.models.empty() || o.placements.empty() ||
+      o.transports.empty())
+    return InvalidArgument("no mode, model, placement or transport to run");
   if (o.world_size < 2)
     return InvalidArgument("world_size must be >= 2");
   if (o.steps < 1)
@@ -96,6 +101,7 @@ json RowBase(const TrainBenchOptions& o, const ps::JobSpec& job,
   return {{"mode", mode},
           {"model", job.model},
           {"placement", mode == "single" ? "none" : job.placement},
+          {"transport", mode == "single" ? "none" : job.transport},
           {"device", o.device},
           {"dataset", job.dataset},
           {"batch_size", job.batch_size},
@@ -323,9 +329,11 @@ void SetSpeedups(json* rows) {
   }
 }
 
-// The rows of `model` in `placement`, each of `modes` in turn.
+// The rows of `model` in `placement` over `transport`, each of `modes` in
+// turn.
 Result<json> RunModel(const TrainBenchOptions& o, const std::string& model,
                       const std::string& placement,
+                      const std::string& transport,
                       const std::vector<std::string>& modes,
                       const std::string& scratch) {
   json rows = json::array();
@@ -341,7 +349,7 @@ Result<json> RunModel(const TrainBenchOptions& o, const std::string& model,
                                 " workers")
                   << std::endl;
     }
-    const ps::JobSpec job = RunJob(o, model, placement, mode);
+    const ps::JobSpec job = RunJob(o, model, placement, mode, transport);
     Result<json> row =
         mode == "single" ? RunSingle(o, job) : RunLaunch(o, job, mode, scratch);
     if (!row.ok())
@@ -362,12 +370,15 @@ Result<json> RunTrainBench(const TrainBenchOptions& o) {
     json model_rows = json::array();
     std::vector<std::string> modes = o.modes;
     for (const std::string& placement : o.placements) {
-      PS_ASSIGN_OR_RETURN(json placed,
-                          RunModel(o, model, placement, modes, dir->path()));
-      model_rows.insert(model_rows.end(), placed.begin(), placed.end());
-      // single has no placement: once per model
-      modes.erase(std::remove(modes.begin(), modes.end(), "single"),
-                  modes.end());
+      for (const std::string& transport : o.transports) {
+        PS_ASSIGN_OR_RETURN(
+            json placed,
+            RunModel(o, model, placement, transport, modes, dir->path()));
+        model_rows.insert(model_rows.end(), placed.begin(), placed.end());
+        // single has no placement or transport: once per model
+        modes.erase(std::remove(modes.begin(), modes.end(), "single"),
+                    modes.end());
+      }
     }
     SetSpeedups(&model_rows);  // over the model's single row
     rows.insert(rows.end(), model_rows.begin(), model_rows.end());

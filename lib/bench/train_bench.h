@@ -43,6 +43,8 @@ struct TrainBenchOptions {
   std::string device = "cpu";
   /// Rows, in this order: any of "single", "sync", "async".
   std::vector<std::string> modes = {"single", "sync", "async"};
+  /// sync, async: launch's --transport values, each run in turn.
+  std::vector<std::string> transports = {"auto"};
   /// Processes of a sync/async run: one server and world_size-1 workers.
   /// REQUIRES: >= 2. Default: 3.
   int world_size = 3;

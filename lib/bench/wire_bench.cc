@@ -170,9 +170,9 @@ Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
     limits.push_back(limit);
     for (const std::string& transport : options.transports) {
       for (int workers : options.workers) {
-        PS_ASSIGN_OR_RETURN(
-            auto results, RunCases(bytes, workers, options.ops,
-                                   options.seconds_per_case, transport));
+        PS_ASSIGN_OR_RETURN(auto results,
+                            RunCases(bytes, workers, options.ops,
+                                     options.seconds_per_case, transport));
         for (size_t i = 0; i < options.ops.size(); ++i) {
           cases.push_back(CaseJson(options.ops[i], bytes, workers, transport,
                                    results[i], limit));

@@ -4,8 +4,9 @@
 // connection per worker) on loopback, beside the limits measured in the same
 // run: a plain TCP socket pair streaming messages of the same size one way,
 // its round trip, and memcpy of the same size. Each case runs over TCP and
-// over shared memory (net/shm_stream.h), as --transport asks. The workers of a case start each op's timed
-// window together, so that N workers' aggregate is N at once.
+// over shared memory (net/shm_stream.h), as --transport asks. The workers of a
+// case start each op's timed window together, so that N workers' aggregate is N
+// at once.
 
 #include <cstdint>
 #include <string>

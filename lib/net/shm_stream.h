@@ -117,7 +117,12 @@ class ShmStream {
   struct Op {
     ShmStream* stream;
     Buffers buffers;
-    enum class State { kStart, kSpinning, kWaiting, kDone } state = State::kStart;
+    enum class State {
+      kStart,
+      kSpinning,
+      kWaiting,
+      kDone
+    } state = State::kStart;
     std::chrono::steady_clock::time_point spin_until{};
     Attempt result{};
 

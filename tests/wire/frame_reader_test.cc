@@ -79,7 +79,10 @@ std::vector<std::string> FrameOfEveryType() {
           Frame(PushBatch{5, Desc(0, DType::kFloat32, {1, 1}),
                           Desc(1, DType::kInt64, {1})},
                 21, "x...y......."),
-          Frame(BatchDone{6, 2.5, false}, 22, "")};
+          Frame(BatchDone{6, 2.5, false}, 22, ""),
+          Frame(ShmOffer{"boot/net:1/uid:0"}, 23, ""),
+          Frame(ShmTicket{"pstrain-shm-1-ab", std::string(32, 'e'), ""}, 24,
+                "")};
 }
 
 // Feeds `bytes` in pieces of `chunk` until the reader leaves kNeedMore or
@@ -221,9 +224,9 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   ExpectError(f, StatusCode::kIncompatible,
               "protocol version 8, this build speaks 7");
   f = SampleFrame();
-  f[6] = 23;
+  f[6] = 25;
   ExpectError(f, StatusCode::kCorruption,
-              "frame header: type 23 is unknown, expected 1..22");
+              "frame header: type 25 is unknown, expected 1..24");
   f = SampleFrame();
   f[11] = static_cast<char>(0x80);
   ExpectError(f, StatusCode::kCorruption,

@@ -110,13 +110,13 @@ TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
 }
 
 TEST(FrameTest, RejectsUnknownType) {
-  for (uint16_t t : {0, 23, 0x0100, 0xFFFF}) {
+  for (uint16_t t : {0, 25, 0x0100, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.type = static_cast<MsgType>(t);
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kCorruption);
     EXPECT_EQ(s.message(), "frame header: type " + std::to_string(t) +
-                               " is unknown, expected 1..22");
+                               " is unknown, expected 1..24");
   }
 }
 
@@ -197,21 +197,21 @@ TEST(FrameTest, MsgTypeNames) {
                          "params",     "done",      "push",        "auth_hello",
                          "challenge",  "auth",      "server_info", "shard",
                          "heartbeat",  "snapshot",  "get_module",  "module",
-                         "push_batch", "batch_done"};
+                         "push_batch", "batch_done", "shm_offer", "shm_ticket"};
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(t)), names[t - 1]);
   }
   EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(0)), "unknown");
-  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(23)), "unknown");
+  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(25)), "unknown");
 }
 
 TEST(FrameTest, TheMessageTableSaysWhichTypesCarryTensors) {
-  EXPECT_EQ(kMaxMsgType, 22);
+  EXPECT_EQ(kMaxMsgType, 24);
   EXPECT_FALSE(IsMsgType(0));
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_TRUE(IsMsgType(t)) << t;
   }
-  EXPECT_FALSE(IsMsgType(23));
+  EXPECT_FALSE(IsMsgType(25));
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     const MsgType type = static_cast<MsgType>(t);
     const bool tensors = type == MsgType::kPushPull || type == MsgType::kPush ||

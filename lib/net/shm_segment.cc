@@ -14,7 +14,7 @@ namespace pstrain::net {
 
 namespace {
 
-constexpr uint64_t kMagic = 0x6d68732d6e617274;  // "trans-shm"
+constexpr uint64_t kMagic = 0x6d68732d6e617274;  // "tran-shm", little-endian
 constexpr uint32_t kVersion = 1;
 constexpr uint64_t kHeaderBytes = 4096;
 constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;

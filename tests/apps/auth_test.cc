@@ -5,6 +5,7 @@
 #include "net/auth.h"
 
 #include <fstream>
+#include <sstream>
 
 #include <asio/connect.hpp>
 #include <asio/ip/tcp.hpp>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "job_test.h"
+#include "net/shm_handover.h"
 #include "testing/idx_files.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
@@ -111,6 +113,64 @@ class AuthJobTest : public ::testing::Test {
   }
   ScratchDir dir_;
 };
+
+// The abstract name of `pid`'s shared-memory handover socket, as any
+// process on the host can read it from /proc/net/unix; "" if none.
+std::string HandoverSocketOf(pid_t pid) {
+  std::ifstream in("/proc/net/unix");
+  const std::string prefix = "@pstrain-shm-" + std::to_string(pid) + "-";
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find(prefix);
+    if (at != std::string::npos)
+      return line.substr(at + 1);
+  }
+  return "";
+}
+
+// Lines of `pid`'s memory map that are a shared-memory segment.
+int MappedSegments(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);)
+    n += line.find("memfd:pstrain-shm") != std::string::npos;
+  return n;
+}
+
+// Without the token no process gets a ticket for a segment, and one that
+// finds the handover socket (its name is public) and guesses a cookie is
+// refused: the server maps nothing.
+TEST_F(AuthJobTest, WithoutTheTokenNoProcessAttachesASegment) {
+  Process serve(Serve(0, dir_.File("token"), "served.pt"));
+  const int port = serve.ListenPort(30);
+  wire::MsgType type;
+  std::string meta;
+  {
+    RawPeer peer(port);
+    peer.Send(wire::ShmOffer{net::HostIdentity()});
+    ASSERT_TRUE(peer.Next(&type, &meta));
+    EXPECT_EQ(type, wire::MsgType::kError);
+    EXPECT_EQ(ErrorText(meta),
+              "authentication required: expected auth_hello first, got "
+              "shm_offer");
+    EXPECT_FALSE(peer.Next(&type, &meta));
+  }
+  const std::string name = HandoverSocketOf(serve.pid());
+  ASSERT_FALSE(name.empty());
+  asio::io_context io;
+  auto stream = net::ConnectShm(io, name, std::string(32, '0'),
+                                std::chrono::milliseconds(5000));
+  ASSERT_FALSE(stream.ok());
+  EXPECT_EQ(stream.status().message(),
+            "shared memory: the server refused the handover");
+  EXPECT_EQ(MappedSegments(serve.pid()), 0);
+  // A worker with the token then trains over shared memory as usual.
+  Process work(Work(port, dir_.File("token")));
+  auto rw = work.Wait(60);
+  EXPECT_EQ(rw.exit_code, 0) << rw.err;
+  EXPECT_NE(rw.err.find("to rank 0: shared memory"), std::string::npos)
+      << rw.err;
+  EXPECT_EQ(serve.Wait(60).exit_code, 0);
+}
 
 TEST_F(AuthJobTest, WithoutOrWithAWrongTokenNothingPassesTheChallenge) {
   Process serve(Serve(0, dir_.File("token"), "served.pt"));

@@ -5,6 +5,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -89,6 +91,63 @@ TEST(MembershipTest, KilledWorkerLeavesTheQuorumAndRejoinsWithItsRank) {
   EXPECT_LT(rejoined["steps"].get<int>(), 104);
 }
 
+// Lines of `pid`'s memory map that are a shared-memory segment (one per
+// worker connection the server has moved there).
+int MappedSegments(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);)
+    n += line.find("memfd:pstrain-shm") != std::string::npos;
+  return n;
+}
+
+// Whether any file of /dev/shm is pstrain's (a segment is a memfd, which
+// has no name there; this holds that to account).
+bool PstrainFilesInDevShm() {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    if (e.path().filename().string().find("pstrain") != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+// Workers and server on one host talk through shared memory; a worker
+// killed (SIGKILL) while it trains leaves no segment behind once reaped:
+// the server unmaps its end when the lifeline closes, and goes on.
+TEST(MembershipTest, KilledWorkerOverSharedMemoryLeavesNoSegment) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  // Net: 4.8 MB pushes, more than a ring holds, so that the kill is likely
+  // to fall while one is on its way.
+  Process serve(Concat(Concat({PstrainBin(), "serve", "--rank", "0", "--model",
+                               "net", "--batch_size", "8", "--epochs", "2"},
+                              World("0", dir)),
+                       {}));
+  const std::string port = std::to_string(serve.ListenPort(30));
+  auto workers = StartWorkers(port, dir, 10);
+  ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(MappedSegments(serve.pid()), 3);
+  workers[2]->Signal(SIGKILL);
+  EXPECT_EQ(workers[2]->Wait(10).exit_code, 128 + SIGKILL);
+  ASSERT_TRUE(serve.WaitForErr("rank 3 lost", 30));
+  int mapped = -1;
+  for (int i = 0; i < 100 && (mapped = MappedSegments(serve.pid())) != 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(mapped, 2);
+  EXPECT_FALSE(PstrainFilesInDevShm());
+  auto rs = serve.Wait(120);
+  ASSERT_EQ(rs.exit_code, 0) << rs.err;
+  for (int w = 0; w < 2; ++w) {
+    auto r = workers[w]->Wait(30);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("to rank 0: shared memory"), std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(FindEvent(rs.out, "summary")["workers_lost"], 1);
+}
+
 TEST(MembershipTest, WorkerLostForGoodEndsTheJobWithTheOthers) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
@@ -165,6 +224,14 @@ void ExpectWorkersReconnectToARestartedServer(
               std::string::npos)
         << r.err;
     EXPECT_EQ(FindEvent(r.out, "summary")["reconnects"], 1);
+    // Both servers were reached over shared memory (--transport auto, one
+    // host): the worker moved its connection again after the restart.
+    size_t moves = 0;
+    for (size_t at = r.err.find("to rank 0: shared memory");
+         at != std::string::npos;
+         at = r.err.find("to rank 0: shared memory", at + 1))
+      ++moves;
+    EXPECT_EQ(moves, 2u) << r.err;
   }
   EXPECT_EQ(FindEvent(rs.out, "summary")["steps"], 104);
 }

@@ -9,6 +9,7 @@
 #include <asio/read.hpp>
 #include <asio/write.hpp>
 
+#include "net/lifeline.h"
 #include "net/send_gate.h"
 #include "wire/messages.h"
 
@@ -28,18 +29,14 @@ std::string RemoteOf(const asio::ip::tcp::socket& socket) {
 
 template <typename Buffers, typename Fn>
 void Connection::ReadAll(const Buffers& buffers, Fn fn) {
-  if (shm_)
-    asio::async_read(*shm_, buffers, OnRead(std::move(fn)));
-  else
-    asio::async_read(socket_, buffers, OnRead(std::move(fn)));
+  shm_ ? asio::async_read(*shm_, buffers, OnRead(std::move(fn)))
+       : asio::async_read(socket_, buffers, OnRead(std::move(fn)));
 }
 
 template <typename Buffers, typename Fn>
 void Connection::WriteAll(const Buffers& buffers, Fn fn) {
-  if (shm_)
-    asio::async_write(*shm_, buffers, OnWrite(std::move(fn)));
-  else
-    asio::async_write(socket_, buffers, OnWrite(std::move(fn)));
+  shm_ ? asio::async_write(*shm_, buffers, OnWrite(std::move(fn)))
+       : asio::async_write(socket_, buffers, OnWrite(std::move(fn)));
 }
 
 Status FromAsioError(const std::error_code& ec, const std::string& what) {
@@ -108,11 +105,9 @@ void Connection::ReadHead() {
       return self->OnLifeline(ec, n);
     self->OnHeadBytes(ec, n);
   };
-  if (shm_)
-    shm_->async_read_some(asio::buffer(head_, sizeof(head_)), OnRead(on_head));
-  else
-    socket_.async_read_some(asio::buffer(head_, sizeof(head_)),
-                            OnRead(on_head));
+  const auto head = asio::buffer(head_, sizeof(head_));
+  shm_ ? shm_->async_read_some(head, OnRead(on_head))
+       : socket_.async_read_some(head, OnRead(on_head));
 }
 
 Status Connection::UseShm(std::unique_ptr<ShmStream> stream) {
@@ -131,31 +126,17 @@ Status Connection::UseShm(std::unique_ptr<ShmStream> stream) {
 void Connection::OnLifeline(const std::error_code& ec, size_t n) {
   if (closed_)
     return;
+  if (n == 0 && ec == asio::error::operation_aborted) {
+    return WatchLifeline(&socket_, [self = shared_from_this()](LifelineEnd e) {
+      self->OnLifeline(asio::error::eof, e == LifelineEnd::kBytes ? 1 : 0);
+    });
+  }
   if (n > 0) {
     return Fail(Corruption("bytes on the TCP socket of a connection moved to "
                            "shared memory"),
                 0, false);
   }
-  if (ec == asio::error::operation_aborted)
-    return WatchLifeline();
   shm_->PeerGone();
-}
-
-// Nothing is read from the socket any more; that it became readable means
-// the peer closed it (or broke the protocol).
-void Connection::WatchLifeline() {
-  socket_.async_wait(
-      asio::ip::tcp::socket::wait_read,
-      [self = shared_from_this()](const std::error_code& ec) {
-        if (self->closed_ || ec == asio::error::operation_aborted)
-          return;
-        char byte;
-        const ssize_t n = ::recv(self->socket_.native_handle(), &byte, 1,
-                                 MSG_PEEK | MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !ec)
-          return self->WatchLifeline();
-        self->OnLifeline(asio::error::eof, n > 0 ? 1 : 0);
-      });
 }
 
 Status Connection::ReadError(const std::error_code& ec) const {

@@ -169,7 +169,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Status ReadError(const std::error_code& ec) const;
   // A TCP read completed after the move to shared memory: the lifeline.
   void OnLifeline(const std::error_code& ec, size_t n);
-  void WatchLifeline();
   void WriteNext();
   void WriteGated();
   void FrameWritten(FrameBuffers* frame, const std::error_code& ec);

@@ -46,6 +46,10 @@ struct ShmStreamOptions {
   /// a small message; longer only burns CPU that a compute thread on a
   /// small machine may want (share/doc/benchmarks.md measures it).
   std::chrono::microseconds spin{50};
+  /// The first part of the spin, in which a look does not yield: about a
+  /// small message's round trip, so that a reply already on its way is
+  /// taken without a system call.
+  std::chrono::microseconds busy{5};
 };
 
 class ShmStream {
@@ -107,8 +111,8 @@ class ShmStream {
   };
 
   // The operation: try; while nothing can move, look again from the
-  // io_context's queue (other handlers run in between, and each look
-  // yields the core) until `spin` has passed since the first look; then
+  // io_context's queue (other handlers run in between; after `busy`, each
+  // look yields the core) until `spin` has passed since the first look; then
   // raise the waiting flag, look once more and sleep on the doorbell. The
   // spin's clock starts at the first look, not when the operation began: a
   // worker starts its next read as it takes a reply, then computes for a
@@ -124,6 +128,7 @@ class ShmStream {
       kDone
     } state = State::kStart;
     std::chrono::steady_clock::time_point spin_until{};
+    std::chrono::steady_clock::time_point busy_until{};
     Attempt result{};
 
     template <typename Self>
@@ -139,10 +144,13 @@ class ShmStream {
       result = stream->Try<kRead>(buffers);
       if (result.would_block && state == State::kSpinning && !stream->closed_) {
         const auto now = std::chrono::steady_clock::now();
-        if (spin_until == std::chrono::steady_clock::time_point{})
+        if (spin_until == std::chrono::steady_clock::time_point{}) {
           spin_until = now + stream->options_.spin;
+          busy_until = now + stream->options_.busy;
+        }
         if (now < spin_until) {
-          std::this_thread::yield();
+          if (now >= busy_until)
+            std::this_thread::yield();
           auto ex = stream->get_executor();
           return asio::post(ex, std::move(self));
         }

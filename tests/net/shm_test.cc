@@ -12,9 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include <asio/connect.hpp>
+#include <asio/write.hpp>
 #include <gtest/gtest.h>
 
 #include "net/client.h"
+#include "net/lifeline.h"
 #include "net/listener.h"
 #include "net/shm_handover.h"
 #include "net/shm_ring.h"
@@ -366,6 +369,38 @@ TEST(ShmTransportTest, AWorkerThatGoesAwayLeavesNoSegmentMapped) {
   EXPECT_EQ(MappedSegments(), before);
   server.Stop();
   ASSERT_EQ(server.closes.size(), 1u);
+}
+
+// A connected pair of loopback sockets on `io`.
+struct SocketPair {
+  explicit SocketPair(asio::io_context& io) : ours(io), peer(io) {
+    asio::ip::tcp::acceptor acceptor(
+        io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    peer.connect(acceptor.local_endpoint());
+    acceptor.accept(ours);
+  }
+  asio::ip::tcp::socket ours, peer;
+};
+
+TEST(LifelineTest, ThePeerClosingOrWritingEndsIt) {
+  asio::io_context io;
+  std::vector<LifelineEnd> ends;
+  auto record = [&](LifelineEnd e) { ends.push_back(e); };
+  SocketPair closed(io), written(io), quiet(io);
+  WatchLifeline(&closed.ours, record);
+  WatchLifeline(&written.ours, record);
+  WatchLifeline(&quiet.ours, record);
+  io.poll();
+  EXPECT_TRUE(ends.empty());  // nothing happened yet
+  closed.peer.close();
+  io.run_one_for(milliseconds(2000));
+  asio::write(written.peer, asio::buffer("x", 1));
+  io.run_one_for(milliseconds(2000));
+  EXPECT_EQ(ends, (std::vector<LifelineEnd>{LifelineEnd::kClosed,
+                                            LifelineEnd::kBytes}));
+  quiet.ours.close();  // our own close ends the watch without a call
+  io.run_for(milliseconds(50));
+  EXPECT_EQ(ends.size(), 2u);
 }
 
 TEST(ShmTransportTest, AnotherHostIsNotThisOne) {

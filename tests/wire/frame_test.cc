@@ -192,12 +192,12 @@ TEST(FrameTest, ChecksMagicThenVersionThenType) {
 }
 
 TEST(FrameTest, MsgTypeNames) {
-  const char* names[] = {"hello",      "error",     "get_job",     "job_spec",
-                         "register",   "ack",       "pull",        "push_pull",
-                         "params",     "done",      "push",        "auth_hello",
-                         "challenge",  "auth",      "server_info", "shard",
-                         "heartbeat",  "snapshot",  "get_module",  "module",
-                         "push_batch", "batch_done", "shm_offer", "shm_ticket"};
+  const char* names[] = {
+      "hello",      "error",      "get_job",   "job_spec",   "register",
+      "ack",        "pull",       "push_pull", "params",     "done",
+      "push",       "auth_hello", "challenge", "auth",       "server_info",
+      "shard",      "heartbeat",  "snapshot",  "get_module", "module",
+      "push_batch", "batch_done", "shm_offer", "shm_ticket"};
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(t)), names[t - 1]);
   }

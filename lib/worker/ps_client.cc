@@ -34,7 +34,12 @@ void PsClient::Heartbeat() {
 }
 
 Status PsClient::Connect(const std::string& host, int port) {
-  PS_RETURN_IF_ERROR(client_.Connect(host, port, connect_timeout_));
+  return Connect(host, port, connect_timeout_);
+}
+
+Status PsClient::Connect(const std::string& host, int port,
+                         std::chrono::milliseconds timeout) {
+  PS_RETURN_IF_ERROR(client_.Connect(host, port, timeout));
   if (auth_token_.empty())
     return Status::Ok();
   return net::Authenticate(&client_, auth_token_, timeout_);

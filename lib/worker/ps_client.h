@@ -61,6 +61,9 @@ class PsClient : private net::ReplySink {
   /// Connects to the master, retrying until the timeout (it may start later),
   /// then, with a token set, authenticates both ways (net/auth.h).
   Status Connect(const std::string& host, int port);
+  /// The same, retrying a refused connection for `timeout` only.
+  Status Connect(const std::string& host, int port,
+                 std::chrono::milliseconds timeout);
   /// The --auth_token_file token; "" (the default): none.
   void set_auth_token(std::string token) { auth_token_ = std::move(token); }
   /// Hello, then the job spec. kIncompatible / kInvalidArgument from the

@@ -50,12 +50,19 @@ Result<ps::JobSpec> ServerGroup::JoinMaster() {
 // say hello. Rank 0's answer names where the other servers listen now (a
 // restarted one listens elsewhere); the rest of its job spec was taken in
 // JoinMaster.
-Status ServerGroup::ConnectTo(PsClient& client, int s) {
+Status ServerGroup::ConnectTo(PsClient& client, int s, bool again) {
   std::string host = options_.master_addr;
   int port = options_.master_port;
   if (s > 0)
     PS_RETURN_IF_ERROR(net::SplitAddress(spec_.server_addrs[s], &host, &port));
-  PS_RETURN_IF_ERROR(client.Connect(host, port));
+  // Joining server s > 0 again, at the address rank 0 gave: a refusal
+  // there may mean that rank 0 has not yet learnt where s listens now (or
+  // is gone itself), so go back and ask it rather than wait at the old one.
+  if (again && s > 0) {
+    PS_RETURN_IF_ERROR(client.Connect(host, port, kRejoinConnectTimeout));
+  } else {
+    PS_RETURN_IF_ERROR(client.Connect(host, port));
+  }
   auto spec = client.Handshake(options_.rank, options_.world_size);
   if (spec.ok() && s == 0 && !spec_.server_addrs.empty()) {
     spec_.server_addrs = spec->server_addrs;
@@ -292,7 +299,7 @@ Status ServerGroup::JoinAgain(int s) {
     }
   }
   auto c = NewClient(s);
-  PS_RETURN_IF_ERROR(ConnectTo(*c, s));
+  PS_RETURN_IF_ERROR(ConnectTo(*c, s, /*again=*/true));
   PS_RETURN_IF_ERROR(c->Register(fingerprint_));
   if (mirror_ != nullptr)  // --placement server attaches none
     AttachSlices(*c, s);

@@ -128,7 +128,10 @@ class ServerGroup {
 
  private:
   std::unique_ptr<PsClient> NewClient(int server_rank) const;
-  Status ConnectTo(PsClient& client, int server_rank);
+  Status ConnectTo(PsClient& client, int server_rank, bool again = false);
+  // How long a rejoin waits at the address rank 0 gave for server s > 0
+  // before it asks rank 0 again (Reconnect retries until its deadline).
+  static constexpr std::chrono::milliseconds kRejoinConnectTimeout{2000};
   // The job's --transport on `client`'s connection, with its log line.
   Status UseTransport(PsClient& client, const std::string& transport);
   void AttachSlices(PsClient& client, int server_rank);

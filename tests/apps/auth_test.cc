@@ -127,15 +127,6 @@ std::string HandoverSocketOf(pid_t pid) {
   return "";
 }
 
-// Lines of `pid`'s memory map that are a shared-memory segment.
-int MappedSegments(pid_t pid) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  int n = 0;
-  for (std::string line; std::getline(maps, line);)
-    n += line.find("memfd:pstrain-shm") != std::string::npos;
-  return n;
-}
-
 // Without the token no process gets a ticket for a segment, and one that
 // finds the handover socket (its name is public) and guesses a cookie is
 // refused: the server maps nothing.
@@ -162,7 +153,7 @@ TEST_F(AuthJobTest, WithoutTheTokenNoProcessAttachesASegment) {
   ASSERT_FALSE(stream.ok());
   EXPECT_EQ(stream.status().message(),
             "shared memory: the server refused the handover");
-  EXPECT_EQ(MappedSegments(serve.pid()), 0);
+  EXPECT_EQ(MappedShmSegments(serve.pid()), 0);
   // A worker with the token then trains over shared memory as usual.
   Process work(Work(port, dir_.File("token")));
   auto rw = work.Wait(60);

@@ -91,16 +91,6 @@ TEST(MembershipTest, KilledWorkerLeavesTheQuorumAndRejoinsWithItsRank) {
   EXPECT_LT(rejoined["steps"].get<int>(), 104);
 }
 
-// Lines of `pid`'s memory map that are a shared-memory segment (one per
-// worker connection the server has moved there).
-int MappedSegments(pid_t pid) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  int n = 0;
-  for (std::string line; std::getline(maps, line);)
-    n += line.find("memfd:pstrain-shm") != std::string::npos;
-  return n;
-}
-
 // Whether any file of /dev/shm is pstrain's (a segment is a memfd, which
 // has no name there; this holds that to account).
 bool PstrainFilesInDevShm() {
@@ -128,12 +118,13 @@ TEST(MembershipTest, KilledWorkerOverSharedMemoryLeavesNoSegment) {
   auto workers = StartWorkers(port, dir, 10);
   ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  EXPECT_EQ(MappedSegments(serve.pid()), 3);
+  EXPECT_EQ(MappedShmSegments(serve.pid()), 3);
   workers[2]->Signal(SIGKILL);
   EXPECT_EQ(workers[2]->Wait(10).exit_code, 128 + SIGKILL);
   ASSERT_TRUE(serve.WaitForErr("rank 3 lost", 30));
   int mapped = -1;
-  for (int i = 0; i < 100 && (mapped = MappedSegments(serve.pid())) != 2; ++i)
+  for (int i = 0; i < 100 && (mapped = MappedShmSegments(serve.pid())) != 2;
+       ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(mapped, 2);
   EXPECT_FALSE(PstrainFilesInDevShm());

@@ -275,4 +275,12 @@ ProcessResult RunPstrain(const std::vector<std::string>& args,
   return p.Wait(timeout_seconds);
 }
 
+int MappedShmSegments(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);)
+    n += line.find("memfd:pstrain-shm") != std::string::npos;
+  return n;
+}
+
 }  // namespace pstrain::testing

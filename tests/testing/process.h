@@ -62,6 +62,10 @@ class Process {
   double start_ = 0;
 };
 
+/// Lines of process `pid`'s memory map that map a shared-memory segment
+/// (net/shm_segment.h's memfd): one per connection it has moved there.
+int MappedShmSegments(pid_t pid);
+
 /// Starts pstrain with `args` and waits up to `timeout_seconds`.
 ProcessResult RunPstrain(const std::vector<std::string>& args,
                          double timeout_seconds);

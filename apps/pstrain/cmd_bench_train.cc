@@ -59,6 +59,15 @@ std::string RowName(const bench::TrainBenchOptions& o, const json& r) {
   return name;
 }
 
+// "0.8789", or over several seeds "0.8789 +- 0.0021" (mean, sd).
+std::string Accuracy(const json& r) {
+  std::string text = bench::FixedDecimals(Number(r, "test_accuracy"), 4);
+  const json sd = r.value("test_accuracy_sd", json());
+  if (sd.is_number())
+    text += " +- " + bench::FixedDecimals(sd.get<double>(), 4);
+  return text;
+}
+
 bench::TableRow TrainRow(const bench::TrainBenchOptions& o, const json& r) {
   double step = Number(r, "seconds_per_step");
   bench::TableRow row = {
@@ -69,7 +78,7 @@ bench::TableRow TrainRow(const bench::TrainBenchOptions& o, const json& r) {
       Percent(Number(r, "compute_seconds_per_step"), step),
       Percent(Number(r, "communication_seconds_per_step"), step),
       Percent(Number(r, "waiting_seconds_per_step"), step),
-      bench::FixedDecimals(Number(r, "test_accuracy"), 4),
+      Accuracy(r),
       bench::FixedDecimals(Number(r, "speedup_over_single"), 2)};
   if (o.job.target_accuracy > 0)
     row.push_back(bench::FixedDecimals(Number(r, "time_to_target_seconds"), 1));
@@ -172,6 +181,12 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
   sub->add_option("--steps,--max_steps", o.steps,
                   "Steps per worker and of single (the job's max_steps and "
                   "epochs)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--seeds", o.seeds,
+                  "Runs of each mode, with seeds --seed, --seed + 1, ...; a "
+                  "row gives their means, and the accuracy's standard "
+                  "deviation")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_option("--device", o.device,

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "bench/scratch_dir.h"
+#include "bench/seed_runs.h"
 #include "cluster/launcher.h"
 #include "ps/job_flag_args.h"
 #include "util/resources.h"
@@ -81,6 +82,8 @@ Status ValidateTrainBench(const TrainBenchOptions& o) {
     return InvalidArgument("world_size must be >= 2");
   if (o.steps < 1)
     return InvalidArgument("steps must be >= 1");
+  if (o.seeds < 1)
+    return InvalidArgument("seeds must be >= 1");
   if (o.single_batch_size < 0)
     return InvalidArgument("single_batch_size must be >= 0");
   if (o.single_threads < 0)
@@ -349,12 +352,16 @@ Result<json> RunModel(const TrainBenchOptions& o, const std::string& model,
                                 " workers")
                   << std::endl;
     }
-    const ps::JobSpec job = RunJob(o, model, placement, mode, transport);
-    Result<json> row =
-        mode == "single" ? RunSingle(o, job) : RunLaunch(o, job, mode, scratch);
-    if (!row.ok())
-      return row.status();
-    rows.push_back(*row);
+    std::vector<json> runs;
+    for (int i = 0; i < o.seeds; ++i) {
+      ps::JobSpec job = RunJob(o, model, placement, mode, transport);
+      job.seed = o.job.seed + static_cast<uint64_t>(i);
+      PS_ASSIGN_OR_RETURN(json row, mode == "single"
+                                        ? RunSingle(o, job)
+                                        : RunLaunch(o, job, mode, scratch));
+      runs.push_back(std::move(row));
+    }
+    rows.push_back(MeanOverSeeds(runs));
   }
   return rows;
 }

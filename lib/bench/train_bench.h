@@ -50,6 +50,9 @@ struct TrainBenchOptions {
   int world_size = 3;
   /// Steps per worker (and of the single process). Default: 200.
   int64_t steps = 200;
+  /// Runs of each mode, with seeds job.seed, job.seed + 1, ...; each row is
+  /// then their mean (bench/seed_runs.h). REQUIRES: >= 1. Default: 1.
+  int seeds = 1;
   /// Samples per step of the single process; 0: job.batch_size. With
   /// (world_size-1) * batch_size, single sees the samples sync's workers see
   /// together (sync is then the same computation). Default: 0.
@@ -94,6 +97,9 @@ Status ValidateTrainBench(const TrainBenchOptions& options);
 ///   speedup_over_single (samples_per_second / that of the single row of
 ///     the same model; null without one), lr, momentum, seed, notes (array
 ///     of strings);
+///   seeds, test_accuracies, test_accuracy_sd, samples_per_second_sd: the
+///     runs over `seeds` seeds, every number above their mean
+///     (bench::MeanOverSeeds; the sds null for one seed);
 ///   sync, async: compression, pull_compression, bytes_per_step (a
 ///     worker's push plus pull, bytes) and bytes_pushed_per_step;
 ///   with a target: target_accuracy, time_to_target_seconds (sync, async:

@@ -330,6 +330,7 @@ void Engine::SendParams(WorkerPeer& peer, uint64_t id) {
         formats_.params_msg.members.push_back(w);
     }
   }
+  server_->NoteParamsSent(peer.worker);
   if (!peer.rows_out.want.empty())
     return SendRows(peer, id);
   wire::EncodeMeta(formats_.params_msg, &peer.meta);

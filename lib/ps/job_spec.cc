@@ -155,6 +155,8 @@ Status CheckRules(const JobSpec& s) {
   auto staleness_lr = ParseStalenessLr(s.staleness_lr);
   if (!staleness_lr.ok())
     return staleness_lr.status();
+  PS_RETURN_IF_ERROR(AsyncLrShare(s).status());
+  PS_RETURN_IF_ERROR(AsyncMomentum(s).status());
   auto compression = CompressionOf(s);
   if (!compression.ok())
     return compression.status();

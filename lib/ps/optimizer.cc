@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include <torch/optim/adagrad.h>
 #include <torch/optim/adam.h>
@@ -107,23 +108,34 @@ Result<LrSchedule> ParseLrSchedule(const std::string& text) {
 }
 
 Result<LrSchedule> ResolveLrSchedule(const std::string& text,
-                                     const std::string& model,
                                      int64_t versions) {
   if (text != "auto")
     return ParseLrSchedule(text);
   LrSchedule s;
-  if (model.rfind("resnet", 0) == 0 && versions >= 1)
+  if (versions >= 1)
     s.kind = LrSchedule::Kind::kCosine;
   return s;
 }
 
 Result<LrSchedule> LrScheduleOf(const JobSpec& spec) {
-  return ResolveLrSchedule(spec.lr_schedule, spec.model,
-                           ScheduleVersions(spec));
+  PS_ASSIGN_OR_RETURN(LrSchedule s, ResolveLrSchedule(spec.lr_schedule,
+                                                      ScheduleVersions(spec)));
+  s.warmup_versions = VersionsOfSteps(spec, spec.warmup_steps);
+  return s;
 }
 
-double ScheduledLr(const LrSchedule& s, double base_lr, uint64_t version,
-                   int64_t total_versions) {
+namespace {
+
+double WarmupFactor(const LrSchedule& s, uint64_t version) {
+  if (s.warmup_versions <= 0 ||
+      version >= static_cast<uint64_t>(s.warmup_versions))
+    return 1;
+  return static_cast<double>(version + 1) /
+         static_cast<double>(s.warmup_versions);
+}
+
+double AnnealedLr(const LrSchedule& s, double base_lr, uint64_t version,
+                  int64_t total_versions) {
   switch (s.kind) {
     case LrSchedule::Kind::kConstant:
       return base_lr;
@@ -142,13 +154,28 @@ double ScheduledLr(const LrSchedule& s, double base_lr, uint64_t version,
   return base_lr;
 }
 
+}  // namespace
+
+double ScheduledLr(const LrSchedule& s, double base_lr, uint64_t version,
+                   int64_t total_versions) {
+  return AnnealedLr(s, base_lr, version, total_versions) *
+         WarmupFactor(s, version);
+}
+
 int64_t ScheduleVersions(const JobSpec& spec) {
   if (spec.total_steps > 0)
     return spec.total_steps;
+  return VersionsOfSteps(spec, spec.max_steps);
+}
+
+int64_t VersionsOfSteps(const JobSpec& spec, int64_t steps) {
   // A version per step of all workers, or per push of any worker.
   if (!RuleTraitsOf(spec).applies_each_push)
-    return spec.max_steps;
-  return spec.max_steps * std::max(1, spec.num_workers());
+    return steps;
+  const int64_t workers = std::max(1, spec.num_workers());
+  return steps > std::numeric_limits<int64_t>::max() / workers
+             ? std::numeric_limits<int64_t>::max()
+             : steps * workers;
 }
 
 Result<StalenessLr> ParseStalenessLr(const std::string& text) {
@@ -180,6 +207,27 @@ double StalenessScale(const StalenessLr& rule, uint64_t staleness) {
       return 1 / (1 + rule.alpha * s);
   }
   return 1;
+}
+
+Result<double> AsyncLrShare(const JobSpec& spec) {
+  if (spec.async_lr != "per_sample" && spec.async_lr != "per_push") {
+    return InvalidArgument("--async_lr '" + spec.async_lr +
+                           "': expected per_sample or per_push");
+  }
+  if (!RuleTraitsOf(spec).applies_each_push || spec.async_lr == "per_push")
+    return 1.0;
+  return 1.0 / std::max(1, spec.num_workers());
+}
+
+Result<double> AsyncMomentum(const JobSpec& spec) {
+  if (spec.async_momentum != "keep" && spec.async_momentum != "auto") {
+    return InvalidArgument("--async_momentum '" + spec.async_momentum +
+                           "': expected keep or auto");
+  }
+  if (!RuleTraitsOf(spec).applies_each_push || spec.async_momentum == "keep")
+    return spec.momentum;
+  const int workers = std::max(1, spec.num_workers());
+  return std::max(0.0, 1.0 - workers * (1.0 - spec.momentum));
 }
 
 }  // namespace pstrain::ps

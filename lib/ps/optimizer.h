@@ -41,36 +41,45 @@ struct LrSchedule {
   Kind kind = Kind::kConstant;
   int64_t step_size = 1;  // kStep: versions per decay
   double gamma = 1;       // kStep: factor per step_size versions
+  // --warmup_steps, as versions: the lr of version v < warmup_versions is
+  // the schedule's times (v + 1) / warmup_versions. 0: none.
+  int64_t warmup_versions = 0;
 };
 /// kInvalidArgument "--lr_schedule 'x': expected auto, constant,
 /// step:N:GAMMA or cosine". "auto" is not a schedule: see ResolveLrSchedule.
 Result<LrSchedule> ParseLrSchedule(const std::string& text);
 
-/// ParseLrSchedule(text), except that "auto" is cosine for the ResNets
-/// (`model` resnet18, resnet34, resnet50) when the run's length is known
-/// (`versions` >= 1: ScheduleVersions), and constant otherwise. Why: a
-/// ResNet's last steps at a constant lr 0.03 leave its test accuracy a
-/// step's noise away from where annealing lands (resnet18 on Fashion-MNIST,
-/// 300 sync steps of 2 x 32: 0.847 constant, 0.871 cosine), and torchvision's
-/// ResNet recipes all anneal. The tutorial's Net keeps its constant lr.
+/// ParseLrSchedule(text), except that "auto" is cosine whenever the run's
+/// length is known (`versions` >= 1: ScheduleVersions), and constant
+/// otherwise. Why: a run's last steps at a constant lr leave its test
+/// accuracy a step's noise away from where annealing lands (the tutorial's
+/// Net, one epoch of 2 x 32: 0.857 mean at constant 0.03, 0.878 cosine;
+/// resnet18, 300 sync steps: 0.847 against 0.871), and torchvision's
+/// recipes all anneal. "constant" keeps the tutorial's recipe.
 Result<LrSchedule> ResolveLrSchedule(const std::string& text,
-                                     const std::string& model,
                                      int64_t versions);
 
-/// ResolveLrSchedule(spec.lr_schedule, spec.model, ScheduleVersions(spec)).
+/// ResolveLrSchedule(spec.lr_schedule, ScheduleVersions(spec)), with
+/// warmup_versions VersionsOfSteps(spec, spec.warmup_steps).
 Result<LrSchedule> LrScheduleOf(const JobSpec& spec);
 
 /// The lr at server version `version`: constant base_lr; step
 /// base_lr * gamma^(version / step_size) (integer division); cosine
-/// 0.5 * base_lr * (1 + cos(pi * min(version, total) / total)).
+/// 0.5 * base_lr * (1 + cos(pi * min(version, total) / total)); each times
+/// the warm-up's factor, min(1, (version + 1) / warmup_versions).
 /// REQUIRES: total_versions >= 1 for kCosine.
 double ScheduledLr(const LrSchedule& schedule, double base_lr, uint64_t version,
                    int64_t total_versions);
 
-/// The versions a cosine schedule spans: spec.total_steps when > 0, else
-/// spec.max_steps (sync: one version per step) or max_steps * num_workers
-/// (async, ssp: one version per push); 0 when neither is set.
+/// The versions a cosine schedule spans: spec.total_steps when > 0 (rank 0
+/// counts it, ps/run_length.h), else VersionsOfSteps(spec,
+/// spec.max_steps); 0 when neither is set.
 int64_t ScheduleVersions(const JobSpec& spec);
+
+/// The server versions `steps` steps of each worker make: `steps` in sync
+/// (one version per step), steps * num_workers in async and ssp (one per
+/// push). Saturates at INT64_MAX.
+int64_t VersionsOfSteps(const JobSpec& spec, int64_t steps);
 
 /// --staleness_lr: "none", "inverse" (lr / max(1, s); Zhang et al. IJCAI
 /// 2016), "linear:ALPHA" (lr / (1 + ALPHA * s), ALPHA >= 0).
@@ -86,5 +95,21 @@ Result<StalenessLr> ParseStalenessLr(const std::string& text);
 /// The factor on the lr of one step whose gradient is `staleness` versions
 /// old: in (0, 1].
 double StalenessScale(const StalenessLr& rule, uint64_t staleness);
+
+/// --async_lr: the factor on the lr of every async or ssp push: 1 /
+/// spec.num_workers() for "per_sample" (N pushes carry the samples of one
+/// sync step, which steps once with --lr on their mean), 1 for "per_push"
+/// and in sync. kInvalidArgument "--async_lr 'x': expected per_sample or
+/// per_push".
+Result<double> AsyncLrShare(const JobSpec& spec);
+
+/// --async_momentum: the momentum the server's optimizer is built with. In
+/// async and ssp with "auto", max(0, 1 - N * (1 - spec.momentum)) for N =
+/// spec.num_workers(): N workers' staleness acts as momentum 1 - 1/N of its
+/// own (Mitliagkas et al., "Asynchrony begets momentum", 2016, section 3),
+/// and momenta compose as (1 - total) = (1 - explicit) / N, so this keeps
+/// the total at --momentum. spec.momentum otherwise ("keep", sync).
+/// kInvalidArgument "--async_momentum 'x': expected keep or auto".
+Result<double> AsyncMomentum(const JobSpec& spec);
 
 }  // namespace pstrain::ps

@@ -48,6 +48,7 @@
 
 namespace pstrain::ps {
 
+class DelayCompensation;
 class RowOptimizer;
 
 class ParameterServer {
@@ -211,6 +212,13 @@ class ParameterServer {
   /// Pushes applied or accumulated so far.
   uint64_t pushes() const { return pushes_; }
 
+  /// The Engine sent worker `w` the parameters as they are now (a reply
+  /// of parameters). With --delay_compensation, its next push's gradient
+  /// is corrected against them (ps/delay_compensation.h); else a no-op.
+  void NoteParamsSent(int w);
+  /// Bytes the --delay_compensation state holds per worker (0: off).
+  uint64_t delay_compensation_bytes_per_worker() const;
+
   /// Async, ssp: how many pushes had each staleness (index: versions behind;
   /// the last bucket, kMaxStaleness, counts kMaxStaleness or more). Sync: all
   /// zero.
@@ -282,6 +290,8 @@ class ParameterServer {
   LrSchedule schedule_;
   int64_t schedule_versions_;
   StalenessLr staleness_lr_;
+  double async_share_ = 1;                  // --async_lr's factor
+  std::unique_ptr<DelayCompensation> dc_;  // --delay_compensation, or null
   std::vector<uint64_t> staleness_histogram_;
   std::vector<std::vector<at::Tensor>> grad_buffers_;  // async, ssp only
   std::vector<at::Tensor> accumulators_;               // sync only

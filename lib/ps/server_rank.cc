@@ -17,6 +17,7 @@
 #include "ps/master_client.h"
 #include "ps/parameter_server.h"
 #include "ps/placement.h"
+#include "ps/run_length.h"
 #include "ps/service.h"
 #include "ps/shard_plan.h"
 #include "ps/sparse_keys.h"
@@ -270,6 +271,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
         test, OpenJobSource(spec, o.data_dir, data::Split::kTest, log));
     SetInputShape(test->shape(), &spec);
   }
+  CountRunVersions(&spec, o.data_dir, corpus.get(), log);
   torch::manual_seed(spec.seed);
   PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
   if (test) {

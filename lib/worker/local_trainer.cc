@@ -45,8 +45,16 @@ Status Validate(const LocalTrainOptions& o) {
   const auto& names = ps::OptimizerNames();
   if (std::find(names.begin(), names.end(), o.job.optimizer) == names.end())
     return InvalidArgument("unknown optimizer '" + o.job.optimizer + "'");
-  return ps::ResolveLrSchedule(o.job.lr_schedule, o.job.model, o.steps)
+  return ps::ResolveLrSchedule(o.job.lr_schedule, o.steps)
       .status();
+}
+
+// Validate resolved it once already. One process steps once per step, as
+// a sync server does per version.
+ps::LrSchedule LocalSchedule(const LocalTrainOptions& o) {
+  ps::LrSchedule s = *ps::ResolveLrSchedule(o.job.lr_schedule, o.steps);
+  s.warmup_versions = o.job.warmup_steps;
+  return s;
 }
 
 // The model's trained parameters, once each (a tied weight is one).
@@ -98,9 +106,7 @@ double RunSteps(models::Model& model, models::Loss loss,
   };
   const auto params = Trained(model);
   auto optimizer = ps::MakeOptimizer(o.job, params);
-  // Validate resolved it once already.
-  const ps::LrSchedule schedule =
-      *ps::ResolveLrSchedule(o.job.lr_schedule, o.job.model, o.steps);
+  const ps::LrSchedule schedule = LocalSchedule(o);
   const bool evaluate = o.job.target_accuracy > 0 && o.job.eval_interval > 0;
   const torch::Device device = params.front().device();
   // A GPU's queue is empty before a clock reads: its time is the work's.
@@ -193,8 +199,7 @@ Result<LocalRunStats> TrainTextLocally(const LocalTrainOptions& o) {
   stats.threads = at::get_num_threads();
   const auto params = Trained(*model);
   auto optimizer = ps::MakeOptimizer(spec, params);
-  const ps::LrSchedule schedule =
-      *ps::ResolveLrSchedule(o.job.lr_schedule, o.job.model, o.steps);
+  const ps::LrSchedule schedule = LocalSchedule(o);
   model->train();
   const auto start = Clock::now();
   try {

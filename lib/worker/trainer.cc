@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <limits>
 #include <memory>
 #include <utility>
 
@@ -14,6 +13,7 @@
 #include "ps/job_data.h"
 #include "ps/job_module.h"
 #include "ps/placement.h"
+#include "ps/run_length.h"
 #include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
 #include "ps/update_rule.h"
@@ -156,11 +156,7 @@ void Trainer::AwaitKeys(size_t n) {
 }
 
 void Trainer::SetTotalSteps() {
-  total_steps_ = spec_.epochs > std::numeric_limits<int64_t>::max() / per_epoch_
-                     ? std::numeric_limits<int64_t>::max()
-                     : spec_.epochs * per_epoch_;
-  if (spec_.max_steps > 0)
-    total_steps_ = std::min(total_steps_, spec_.max_steps);
+  total_steps_ = ps::StepsPerWorker(spec_, per_epoch_);
 }
 
 Status Trainer::OpenImages() {

@@ -28,6 +28,9 @@ class FakeRunner : public BatchRunner {
 JobSpec Spec(Mode mode, int workers) {
   JobSpec s = testing::SgdSpec(mode, workers);
   s.placement = "server";
+  // Each push steps with --lr: the rule these tests are about (per_sample
+  // has OptimizerTest.PerSamplePushStepsAShareOfTheLr).
+  s.async_lr = "per_push";
   return s;
 }
 

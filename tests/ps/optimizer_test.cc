@@ -107,30 +107,138 @@ TEST(OptimizerTest, RmspropIsLibtorchs) {
   });
 }
 
-TEST(OptimizerTest, AutoScheduleIsCosineForResNetsWithALength) {
+TEST(OptimizerTest, AutoScheduleIsCosineWhenTheLengthIsKnown) {
   using Kind = LrSchedule::Kind;
-  auto kind = [](const char* model, int64_t versions) {
-    auto s = ResolveLrSchedule("auto", model, versions);
+  auto kind = [](int64_t versions) {
+    auto s = ResolveLrSchedule("auto", versions);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? s->kind : Kind::kStep;
   };
-  EXPECT_EQ(kind("resnet18", 300), Kind::kCosine);
-  EXPECT_EQ(kind("resnet50", 1), Kind::kCosine);
-  EXPECT_EQ(kind("resnet18", 0), Kind::kConstant);  // length unknown
-  EXPECT_EQ(kind("net", 300), Kind::kConstant);
-  EXPECT_EQ(kind("convnet", 300), Kind::kConstant);
-  // A schedule named is the schedule used, whatever the model.
-  auto named = ResolveLrSchedule("constant", "resnet18", 300);
+  EXPECT_EQ(kind(937), Kind::kCosine);
+  EXPECT_EQ(kind(1), Kind::kCosine);
+  EXPECT_EQ(kind(0), Kind::kConstant);  // length unknown
+  // A schedule named is the schedule used.
+  auto named = ResolveLrSchedule("constant", 300);
   ASSERT_TRUE(named.ok());
   EXPECT_EQ(named->kind, Kind::kConstant);
-  EXPECT_FALSE(ResolveLrSchedule("step:0:1", "net", 300).ok());
+  EXPECT_FALSE(ResolveLrSchedule("step:0:1", 300).ok());
 
-  JobSpec spec;
-  spec.model = "resnet34";
+  JobSpec spec;  // the tutorial's Net
+  EXPECT_EQ(LrScheduleOf(spec)->kind, Kind::kConstant);
   spec.max_steps = 10;
-  auto of = LrScheduleOf(spec);
-  ASSERT_TRUE(of.ok());
-  EXPECT_EQ(of->kind, Kind::kCosine);
+  EXPECT_EQ(LrScheduleOf(spec)->kind, Kind::kCosine);
+  spec.max_steps = 0;
+  spec.total_steps = 937;  // rank 0 counted the run
+  EXPECT_EQ(LrScheduleOf(spec)->kind, Kind::kCosine);
+}
+
+TEST(OptimizerTest, WarmupRisesLinearlyToTheSchedule) {
+  JobSpec spec;
+  spec.lr_schedule = "constant";
+  spec.warmup_steps = 4;
+  spec.world_size = 3;
+  auto sync = LrScheduleOf(spec);
+  ASSERT_TRUE(sync.ok());
+  EXPECT_EQ(sync->warmup_versions, 4);
+  EXPECT_DOUBLE_EQ(ScheduledLr(*sync, 0.8, 0, 0), 0.2);
+  EXPECT_DOUBLE_EQ(ScheduledLr(*sync, 0.8, 2, 0), 0.6);
+  EXPECT_DOUBLE_EQ(ScheduledLr(*sync, 0.8, 3, 0), 0.8);
+  EXPECT_DOUBLE_EQ(ScheduledLr(*sync, 0.8, 100, 0), 0.8);
+  spec.mode = Mode::kAsync;  // a worker's step is two versions
+  auto async = LrScheduleOf(spec);
+  ASSERT_TRUE(async.ok());
+  EXPECT_EQ(async->warmup_versions, 8);
+  EXPECT_DOUBLE_EQ(ScheduledLr(*async, 0.8, 0, 0), 0.1);
+  // Under a cosine the warm-up multiplies the annealed lr.
+  spec.lr_schedule = "cosine";
+  spec.max_steps = 50;
+  auto cosine = LrScheduleOf(spec);
+  ASSERT_TRUE(cosine.ok());
+  EXPECT_DOUBLE_EQ(ScheduledLr(*cosine, 0.8, 1, 100),
+                   0.4 * (1 + std::cos(M_PI / 100)) * 2 / 8);
+}
+
+TEST(OptimizerTest, AsyncLrShareIsOnePushOfASyncStep) {
+  JobSpec spec;
+  spec.world_size = 5;  // four workers
+  EXPECT_EQ(*AsyncLrShare(spec), 1.0);  // sync
+  spec.mode = Mode::kAsync;
+  EXPECT_EQ(*AsyncLrShare(spec), 0.25);
+  spec.mode = Mode::kSsp;
+  EXPECT_EQ(*AsyncLrShare(spec), 0.25);
+  spec.async_lr = "per_push";
+  EXPECT_EQ(*AsyncLrShare(spec), 1.0);
+  spec.async_lr = "half";
+  EXPECT_EQ(AsyncLrShare(spec).status().message(),
+            "--async_lr 'half': expected per_sample or per_push");
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "--async_lr 'half': expected per_sample or per_push");
+}
+
+TEST(OptimizerTest, AsyncMomentumKeepsTheTotalMomentum) {
+  JobSpec spec;
+  spec.momentum = 0.9;
+  spec.world_size = 3;
+  spec.async_momentum = "auto";
+  EXPECT_EQ(*AsyncMomentum(spec), 0.9);  // sync: no staleness
+  spec.mode = Mode::kAsync;
+  EXPECT_NEAR(*AsyncMomentum(spec), 0.8, 1e-12);
+  spec.world_size = 5;
+  EXPECT_NEAR(*AsyncMomentum(spec), 0.6, 1e-12);
+  spec.world_size = 12;  // 11 workers: their staleness is momentum enough
+  EXPECT_EQ(*AsyncMomentum(spec), 0.0);
+  spec.async_momentum = "keep";
+  EXPECT_EQ(*AsyncMomentum(spec), 0.9);
+  spec.async_momentum = "less";
+  EXPECT_EQ(AsyncMomentum(spec).status().message(),
+            "--async_momentum 'less': expected keep or auto");
+}
+
+// Four workers, sgd without momentum, gradient 1: a fresh push moves the
+// parameter by lr / 4 (per_sample) or lr (per_push); a push two versions
+// stale, by a half of that under --staleness_lr inverse.
+TEST(OptimizerTest, PerSamplePushStepsAShareOfTheLr) {
+  for (const char* rule : {"per_sample", "per_push"}) {
+    JobSpec spec = Spec("sgd");
+    spec.world_size = 5;
+    spec.momentum = 0;
+    spec.weight_decay = 0;
+    spec.lr = 1;
+    spec.lr_schedule = "constant";
+    spec.async_lr = rule;
+    auto params = std::vector<at::Tensor>{torch::zeros({1}).requires_grad_()};
+    ParameterServer ps(spec, params);
+    const float share = std::string(rule) == "per_sample" ? 0.25f : 1.0f;
+    ps.grad_buffer(0)[0].fill_(1);
+    ASSERT_TRUE(ps.Push(0, 0).ok());
+    EXPECT_EQ(params[0].item<float>(), -share) << rule;
+    ps.grad_buffer(1)[0].fill_(1);
+    ASSERT_TRUE(ps.Push(1, 0).ok());
+    ps.grad_buffer(2)[0].fill_(1);
+    ASSERT_TRUE(ps.Push(2, 0).ok());  // computed on 0, applied at 2
+    EXPECT_EQ(params[0].item<float>(), -2.5f * share) << rule;
+  }
+}
+
+// --async_momentum auto builds the optimizer with the lower momentum: the
+// second push of gradient 1 moves by lr * (1 + 0.8), not lr * (1 + 0.9).
+TEST(OptimizerTest, AutoAsyncMomentumIsTheOptimizers) {
+  JobSpec spec = Spec("sgd");
+  spec.world_size = 3;
+  spec.momentum = 0.9;
+  spec.weight_decay = 0;
+  spec.lr = 1;
+  spec.lr_schedule = "constant";
+  spec.async_lr = "per_push";
+  spec.staleness_lr = "none";
+  spec.async_momentum = "auto";
+  auto params = std::vector<at::Tensor>{torch::zeros({1}).requires_grad_()};
+  ParameterServer ps(spec, params);
+  for (int v = 0; v < 2; ++v) {
+    ps.grad_buffer(0)[0].fill_(1);
+    ASSERT_TRUE(ps.Push(0, v).ok());
+  }
+  EXPECT_NEAR(params[0].item<float>(), -(1 + 1.8f), 1e-6);
 }
 
 TEST(OptimizerTest, SchedulesValues) {
@@ -215,6 +323,7 @@ TEST(OptimizerTest, StalePushStepIsScaledAndCounted) {
   spec.weight_decay = 0;
   spec.lr = 0.5;
   spec.staleness_lr = "inverse";
+  spec.async_lr = "per_push";
   spec.world_size = 3;  // two workers
   auto params = std::vector<at::Tensor>{torch::zeros({2}).requires_grad_()};
   ParameterServer ps(spec, params);

@@ -12,6 +12,9 @@ JobSpec Spec(Mode mode, int workers) {
   s.lr = 0.5;
   s.momentum = 0;
   s.world_size = workers + 1;
+  // Each push steps with --lr: the rule these tests are about (per_sample
+  // has OptimizerTest.PerSamplePushStepsAShareOfTheLr).
+  s.async_lr = "per_push";
   return s;
 }
 

@@ -30,6 +30,9 @@ JobSpec Spec(Mode mode, const std::string& optimizer) {
   s.momentum = 0;
   s.world_size = 3;  // 2 workers
   s.dead_after = 0;
+  // Each push steps with --lr: the rule these tests are about (per_sample
+  // has OptimizerTest.PerSamplePushStepsAShareOfTheLr).
+  s.async_lr = "per_push";
   return s;
 }
 

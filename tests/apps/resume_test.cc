@@ -24,7 +24,9 @@ std::vector<std::string> Job(const ScratchDir& dir, const std::string& model,
           "--batch_size", "8",    "--max_steps", std::to_string(max_steps),
           "--lr",         "0.05", "--momentum",  "0.9",
           "--seed",       "3",    "--data_dir",  dir.path(),
-          "--json"};
+          // A run stopped at --max_steps 10 anneals over 10 steps under
+          // --lr_schedule auto; a constant lr lets it continue as one run.
+          "--lr_schedule", "constant", "--json"};
 }
 
 ProcessResult Launch(const ScratchDir& dir, int max_steps,

@@ -206,6 +206,7 @@ TEST(OptimizerTest, PerSamplePushStepsAShareOfTheLr) {
     spec.lr = 1;
     spec.lr_schedule = "constant";
     spec.async_lr = rule;
+    spec.staleness_lr = "inverse";
     auto params = std::vector<at::Tensor>{torch::zeros({1}).requires_grad_()};
     ParameterServer ps(spec, params);
     const float share = std::string(rule) == "per_sample" ? 0.25f : 1.0f;

@@ -47,8 +47,8 @@ json MeanOverSeeds(const std::vector<json>& runs) {
   }
   row["test_accuracy_sd"] =
       SampleSd(runs, "test_accuracy", row.value("test_accuracy", 0.0));
-  row["samples_per_second_sd"] =
-      SampleSd(runs, "samples_per_second", row.value("samples_per_second", 0.0));
+  row["samples_per_second_sd"] = SampleSd(runs, "samples_per_second",
+                                          row.value("samples_per_second", 0.0));
   return row;
 }
 

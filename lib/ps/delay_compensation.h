@@ -42,9 +42,9 @@ class DelayCompensation {
 
  private:
   double lambda_;
-  std::vector<at::Tensor> params_;                // the server's, borrowed
-  std::vector<std::vector<at::Tensor>> sent_;     // [worker][key]
-  std::vector<at::Tensor> scratch_;               // [key]
+  std::vector<at::Tensor> params_;             // the server's, borrowed
+  std::vector<std::vector<at::Tensor>> sent_;  // [worker][key]
+  std::vector<at::Tensor> scratch_;            // [key]
   uint64_t bytes_per_worker_ = 0;
 };
 

@@ -235,8 +235,9 @@ class Engine {
   void AddRecord(WorkerPeer& peer, int key, uint64_t nbytes);
   // Where key k's parameters leave from, and how many bytes: the tensor,
   // or its --pull_compression record (made now, unless the key is still
-  // to be stepped: StepNextKey makes it then).
-  std::pair<const void*, uint64_t> ParamBytes(int key);
+  // to be stepped: StepNextKey makes it then); for `worker`, whom
+  // --async_momentum lookahead sends parameters of its own.
+  std::pair<const void*, uint64_t> ParamBytes(int key, int worker);
   // Row-sparse keys (engine_rows.cc).
   Status CheckRows(const std::vector<wire::SparseRows>& rows,
                    const std::vector<wire::RowRequest>& requests,

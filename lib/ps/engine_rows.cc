@@ -192,7 +192,7 @@ void Engine::SendRows(WorkerPeer& peer, uint64_t id) {
     if (asked[k])
       continue;
     m.params.push_back(formats_.params_msg.params[k]);
-    const auto [data, nbytes] = ParamBytes(static_cast<int>(k));
+    const auto [data, nbytes] = ParamBytes(static_cast<int>(k), peer.worker);
     out_.data.push_back({data, nbytes, static_cast<uint32_t>(k) + 1});
   }
   peer.rows_out.records.resize(peer.rows_out.want.size());

@@ -340,15 +340,15 @@ void Engine::SendParams(WorkerPeer& peer, uint64_t id) {
   out_.gate = &key_steps_.gate;
   out_.data.clear();
   for (int k = 0; k < server_->num_keys(); ++k) {
-    const auto [data, nbytes] = ParamBytes(k);
+    const auto [data, nbytes] = ParamBytes(k, peer.worker);
     out_.data.push_back({data, nbytes, static_cast<uint32_t>(k) + 1});
   }
   fence_.Sent(peer.id);
   outbox_->Send(peer.id, out_);
 }
 
-std::pair<const void*, uint64_t> Engine::ParamBytes(int key) {
-  const at::Tensor& p = server_->params()[key];
+std::pair<const void*, uint64_t> Engine::ParamBytes(int key, int worker) {
+  const at::Tensor& p = server_->SentParam(worker, key);
   if (formats_.pull.codec(key) == wire::Codec::kRaw)
     return {p.data_ptr(), p.nbytes()};
   if (key < server_->first_unstepped_key())

@@ -220,11 +220,20 @@ Result<double> AsyncLrShare(const JobSpec& spec) {
 }
 
 Result<double> AsyncMomentum(const JobSpec& spec) {
-  if (spec.async_momentum != "keep" && spec.async_momentum != "auto") {
+  if (spec.async_momentum != "keep" && spec.async_momentum != "auto" &&
+      spec.async_momentum != "lookahead") {
     return InvalidArgument("--async_momentum '" + spec.async_momentum +
-                           "': expected keep or auto");
+                           "': expected keep, auto or lookahead");
   }
-  if (!RuleTraitsOf(spec).applies_each_push || spec.async_momentum == "keep")
+  if (spec.async_momentum == "lookahead" &&
+      RuleTraitsOf(spec).applies_each_push &&
+      (spec.optimizer != "sgd" || spec.momentum <= 0 || spec.momentum >= 1 ||
+       spec.pull_compression != "none")) {
+    return InvalidArgument(
+        "--async_momentum lookahead: needs --optimizer sgd, 0 < --momentum < "
+        "1 and --pull_compression none");
+  }
+  if (!RuleTraitsOf(spec).applies_each_push || spec.async_momentum != "auto")
     return spec.momentum;
   const int workers = std::max(1, spec.num_workers());
   return std::max(0.0, 1.0 - workers * (1.0 - spec.momentum));

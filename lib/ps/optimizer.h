@@ -56,8 +56,7 @@ Result<LrSchedule> ParseLrSchedule(const std::string& text);
 /// Net, one epoch of 2 x 32: 0.857 mean at constant 0.03, 0.878 cosine;
 /// resnet18, 300 sync steps: 0.847 against 0.871), and torchvision's
 /// recipes all anneal. "constant" keeps the tutorial's recipe.
-Result<LrSchedule> ResolveLrSchedule(const std::string& text,
-                                     int64_t versions);
+Result<LrSchedule> ResolveLrSchedule(const std::string& text, int64_t versions);
 
 /// ResolveLrSchedule(spec.lr_schedule, ScheduleVersions(spec)), with
 /// warmup_versions VersionsOfSteps(spec, spec.warmup_steps).
@@ -108,8 +107,10 @@ Result<double> AsyncLrShare(const JobSpec& spec);
 /// spec.num_workers(): N workers' staleness acts as momentum 1 - 1/N of its
 /// own (Mitliagkas et al., "Asynchrony begets momentum", 2016, section 3),
 /// and momenta compose as (1 - total) = (1 - explicit) / N, so this keeps
-/// the total at --momentum. spec.momentum otherwise ("keep", sync).
-/// kInvalidArgument "--async_momentum 'x': expected keep or auto".
+/// the total at --momentum. spec.momentum otherwise ("keep", "lookahead",
+/// sync). kInvalidArgument "--async_momentum 'x': expected keep, auto or
+/// lookahead"; "lookahead" (ps/lookahead.h) in async or ssp needs sgd,
+/// 0 < momentum < 1 and no pull compression.
 Result<double> AsyncMomentum(const JobSpec& spec);
 
 }  // namespace pstrain::ps

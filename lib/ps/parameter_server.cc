@@ -7,7 +7,7 @@
 #include <torch/optim/optimizer.h>
 #include <torch/torch.h>
 
-#include "ps/delay_compensation.h"
+#include "ps/async_recipe.h"
 #include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"
 #include "ps/update_rule.h"
@@ -37,18 +37,6 @@ void Reduce(void* acc, const void* data, uint64_t n, int arrival, int count) {
     for (uint64_t i = 0; i < n; ++i)
       dst[i] = (dst[i] + src[i]) / T(count);
   }
-}
-
-// The spec the optimizers are built from: --async_momentum's momentum
-// (Nesterov needs some).
-JobSpec OptimizerSpec(const JobSpec& spec) {
-  JobSpec s = spec;
-  auto momentum = AsyncMomentum(spec);
-  PS_CHECK(momentum.ok()) << momentum.status().message();
-  s.momentum = *momentum;
-  if (s.momentum == 0)
-    s.nesterov = false;
-  return s;
 }
 
 // --server_threads: whole keys in `groups` sets of about equal bytes, as
@@ -93,10 +81,12 @@ ParameterServer::ParameterServer(const JobSpec& spec,
       trained.push_back(params_[k]);
   }
   for (auto& group : GroupKeys(trained, spec.server_threads)) {
-    opt_.owned.push_back(MakeOptimizer(OptimizerSpec(spec), std::move(group)));
+    opt_.owned.push_back(
+        MakeOptimizer(AsyncRecipe::OptimizerSpec(spec), std::move(group)));
     opt_.ptrs.push_back(opt_.owned.back().get());
   }
   opt_.dense = static_cast<int>(opt_.owned.size());
+  opt_.dense_ptrs = opt_.ptrs;
   MakeRowOptimizers();
   opt_.stepper = std::make_unique<Fanout>(static_cast<int>(opt_.owned.size()),
                                           [this](int i) {
@@ -106,12 +96,6 @@ ParameterServer::ParameterServer(const JobSpec& spec,
   auto schedule = LrScheduleOf(spec);
   PS_CHECK(schedule.ok()) << schedule.status().message();
   schedule_ = *schedule;
-  auto staleness_lr = ParseStalenessLr(spec.staleness_lr);
-  PS_CHECK(staleness_lr.ok()) << staleness_lr.status().message();
-  staleness_lr_ = *staleness_lr;
-  auto share = AsyncLrShare(spec);
-  PS_CHECK(share.ok()) << share.status().message();
-  async_share_ = *share;
   for (const auto& p : params_) {
     PS_CHECK(p.scalar_type() == at::kFloat || p.scalar_type() == at::kDouble ||
              (!p.requires_grad() && p.scalar_type() == at::kLong))
@@ -128,13 +112,10 @@ ParameterServer::ParameterServer(const JobSpec& spec,
       }
     }
   }
-  if (applies_each_push() && spec.delay_compensation > 0) {
-    std::vector<bool> dense(params_.size());
-    for (size_t k = 0; k < params_.size(); ++k)
-      dense[k] = !is_buffer_[k] && !is_row_sparse(static_cast<int>(k));
-    dc_ = std::make_unique<DelayCompensation>(spec.delay_compensation, params_,
-                                              dense, num_workers_);
-  }
+  std::vector<bool> dense(params_.size());
+  for (size_t k = 0; k < params_.size(); ++k)
+    dense[k] = !is_buffer_[k] && !is_row_sparse(static_cast<int>(k));
+  async_ = std::make_unique<AsyncRecipe>(spec, params_, dense);
   if (!applies_each_push()) {
     size_t pieces = 0;
     for (const auto& p : params_) {
@@ -222,11 +203,10 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
       if (!is_buffer_[k] && !is_row_sparse(static_cast<int>(k)))
         params_[k].mutable_grad() = grad_buffers_[w][k];
     }
-    if (dc_)
-      dc_->Correct(w, grad_buffers_[w]);
+    async_->Correct(w, grad_buffers_[w]);
     SetPushedRows(w);
     ClipGradients();
-    Step(StalenessScale(staleness_lr_, staleness) * async_share_);
+    Step(async_->LrScale(staleness));
     // Buffers take each push's values, in the order pushes arrive.
     CopyBuffers(grad_buffers_[w]);
     return true;
@@ -310,12 +290,18 @@ void ParameterServer::FinishStep() {
 }
 
 void ParameterServer::NoteParamsSent(int w) {
-  if (dc_)
-    dc_->NoteSent(w);
+  async_->NoteSent(
+      w, ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_),
+      opt_.dense_ptrs);
+}
+
+const at::Tensor& ParameterServer::SentParam(int w, int key) const {
+  const at::Tensor* sent = async_->Sent(w, key);
+  return sent ? *sent : params_[key];
 }
 
 uint64_t ParameterServer::delay_compensation_bytes_per_worker() const {
-  return dc_ ? dc_->bytes_per_worker() : 0;
+  return async_->delay_compensation_bytes_per_worker();
 }
 
 void ParameterServer::set_version(uint64_t version) {

@@ -48,7 +48,7 @@
 
 namespace pstrain::ps {
 
-class DelayCompensation;
+class AsyncRecipe;
 class RowOptimizer;
 
 class ParameterServer {
@@ -212,10 +212,16 @@ class ParameterServer {
   /// Pushes applied or accumulated so far.
   uint64_t pushes() const { return pushes_; }
 
-  /// The Engine sent worker `w` the parameters as they are now (a reply
-  /// of parameters). With --delay_compensation, its next push's gradient
-  /// is corrected against them (ps/delay_compensation.h); else a no-op.
+  /// The Engine is sending worker `w` the parameters as they are now (a
+  /// reply of parameters). With --delay_compensation, its next push's
+  /// gradient is corrected against them (ps/delay_compensation.h); with
+  /// --async_momentum lookahead, SentParam(w, k) becomes where momentum
+  /// will carry them (ps/lookahead.h); else a no-op.
   void NoteParamsSent(int w);
+  /// Key `key` as worker `w` is to be sent it: params()[key], or under
+  /// --async_momentum lookahead its copy that NoteParamsSent made
+  /// (ps/lookahead.h). Valid until w's next NoteParamsSent.
+  const at::Tensor& SentParam(int w, int key) const;
   /// Bytes the --delay_compensation state holds per worker (0: off).
   uint64_t delay_compensation_bytes_per_worker() const;
 
@@ -261,6 +267,7 @@ class ParameterServer {
     std::vector<std::unique_ptr<torch::optim::Optimizer>> owned;
     std::vector<torch::optim::Optimizer*> ptrs;
     int dense = 0;
+    std::vector<torch::optim::Optimizer*> dense_ptrs;  // ptrs[0, dense)
     std::unique_ptr<Fanout> stepper;  // steps them in parallel
   };
   Optimizers opt_;
@@ -289,9 +296,8 @@ class ParameterServer {
   KeyByKey by_key_;
   LrSchedule schedule_;
   int64_t schedule_versions_;
-  StalenessLr staleness_lr_;
-  double async_share_ = 1;                  // --async_lr's factor
-  std::unique_ptr<DelayCompensation> dc_;  // --delay_compensation, or null
+  // The lr share, staleness factor, DC-ASGD and lookahead of async pushes.
+  std::unique_ptr<AsyncRecipe> async_;
   std::vector<uint64_t> staleness_histogram_;
   std::vector<std::vector<at::Tensor>> grad_buffers_;  // async, ssp only
   std::vector<at::Tensor> accumulators_;               // sync only

@@ -45,8 +45,7 @@ Status Validate(const LocalTrainOptions& o) {
   const auto& names = ps::OptimizerNames();
   if (std::find(names.begin(), names.end(), o.job.optimizer) == names.end())
     return InvalidArgument("unknown optimizer '" + o.job.optimizer + "'");
-  return ps::ResolveLrSchedule(o.job.lr_schedule, o.steps)
-      .status();
+  return ps::ResolveLrSchedule(o.job.lr_schedule, o.steps).status();
 }
 
 // Validate resolved it once already. One process steps once per step, as

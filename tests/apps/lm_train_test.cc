@@ -66,37 +66,14 @@ ps::JobSpec Spec(const std::string& dir) {
 }
 
 std::vector<std::string> Flags(const ScratchDir& dir) {
-  return {"--model",
-          "lstm_lm",
-          "--data_dir",
-          dir.path(),
-          "--vocab_size",
-          "30",
-          "--bptt",
-          std::to_string(kBptt),
-          "--embed_dim",
-          "8",
-          "--hidden_dim",
-          "16",
-          "--num_layers",
-          "2",
-          "--batch_size",
-          std::to_string(kBatch),
-          "--epochs",
-          "2",
-          "--max_steps",
-          std::to_string(kSteps),
-          "--optimizer",
-          "sgd",
-          "--lr",
-          std::to_string(kLr),
-          "--momentum",
-          "0",
-          "--clip_grad_norm",
-          std::to_string(kClip),
-          "--seed",
-          std::to_string(kSeed),
-          "--json"};
+  return {"--model", "lstm_lm", "--data_dir", dir.path(), "--vocab_size", "30",
+          "--bptt", std::to_string(kBptt), "--embed_dim", "8", "--hidden_dim",
+          "16", "--num_layers", "2", "--batch_size", std::to_string(kBatch),
+          "--epochs", "2", "--max_steps", std::to_string(kSteps), "--optimizer",
+          "sgd", "--lr", std::to_string(kLr), "--momentum", "0",
+          // The reference steps at a constant lr.
+          "--lr_schedule", "constant", "--clip_grad_norm",
+          std::to_string(kClip), "--seed", std::to_string(kSeed), "--json"};
 }
 
 // One process on all 2b columns: `optimizer` (libtorch's SGD without

@@ -67,7 +67,9 @@ TEST(OwnModelTest, SyncOfTwoWorkersEqualsPythonsSingleProcess) {
   auto r =
       RunPstrain(Concat({"launch", "--world_size", "3", "--master_port", "0",
                          "--checkpoint", dir.File("sync.pt"), "--max_steps",
-                         "20", "--lr", "0.05", "--momentum", "0.9"},
+                         "20", "--lr", "0.05", "--momentum", "0.9",
+                         // Python's reference steps at a constant lr.
+                         "--lr_schedule", "constant"},
                         Job(dir.File("mlp.pt"), dir.path())),
                  180);
   ASSERT_EQ(r.exit_code, 0) << r.err;

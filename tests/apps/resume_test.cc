@@ -20,10 +20,9 @@ using data::testing::ScratchDir;
 
 std::vector<std::string> Job(const ScratchDir& dir, const std::string& model,
                              int max_steps) {
-  return {"--model",      model,  "--optimizer", "sgd",
-          "--batch_size", "8",    "--max_steps", std::to_string(max_steps),
-          "--lr",         "0.05", "--momentum",  "0.9",
-          "--seed",       "3",    "--data_dir",  dir.path(),
+  return {"--model", model, "--optimizer", "sgd", "--batch_size", "8",
+          "--max_steps", std::to_string(max_steps), "--lr", "0.05",
+          "--momentum", "0.9", "--seed", "3", "--data_dir", dir.path(),
           // A run stopped at --max_steps 10 anneals over 10 steps under
           // --lr_schedule auto; a constant lr lets it continue as one run.
           "--lr_schedule", "constant", "--json"};

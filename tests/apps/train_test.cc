@@ -2,6 +2,7 @@
 // process on the combined batch; launch equals serve + work; eval equals the
 // training's own score.
 
+#include <cmath>
 #include <memory>
 #include <tuple>
 
@@ -53,7 +54,12 @@ ps::NamedTensors TrainSingleProcess(const std::string& model_name,
         torch::optim::SGDOptions(kLr).momentum(kMomentum));
   }
   (*model)->train();
+  const double base_lr = optimizer == "adam" ? kAdamLr : kLr;
   for (int step = 0; step < kSteps; ++step) {
+    // --lr_schedule auto: a cosine to 0 over the run's kSteps.
+    for (auto& group : opt->param_groups())
+      group.options().set_lr(0.5 * base_lr *
+                             (1 + std::cos(M_PI * step / kSteps)));
     auto batch = data::GetBatch(*train, sampler.BatchIndices(0, step));
     opt->zero_grad();
     torch::nll_loss((*model)->forward(batch.images), batch.labels).backward();

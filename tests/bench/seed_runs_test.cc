@@ -8,22 +8,21 @@ namespace {
 using nlohmann::json;
 
 TEST(SeedRunsTest, MeansEveryNumberAndGivesTheAccuracysSd) {
-  const std::vector<json> runs = {
-      {{"mode", "async"},
-       {"seed", 1},
-       {"test_accuracy", 0.87},
-       {"samples_per_second", 1000.0},
-       {"peak_rss_bytes", {{"server", 10}}}},
-      {{"mode", "async"},
-       {"seed", 2},
-       {"test_accuracy", 0.88},
-       {"samples_per_second", 900.0},
-       {"peak_rss_bytes", {{"server", 12}}}},
-      {{"mode", "async"},
-       {"seed", 3},
-       {"test_accuracy", 0.89},
-       {"samples_per_second", 1100.0},
-       {"peak_rss_bytes", {{"server", 11}}}}};
+  const std::vector<json> runs = {{{"mode", "async"},
+                                   {"seed", 1},
+                                   {"test_accuracy", 0.87},
+                                   {"samples_per_second", 1000.0},
+                                   {"peak_rss_bytes", {{"server", 10}}}},
+                                  {{"mode", "async"},
+                                   {"seed", 2},
+                                   {"test_accuracy", 0.88},
+                                   {"samples_per_second", 900.0},
+                                   {"peak_rss_bytes", {{"server", 12}}}},
+                                  {{"mode", "async"},
+                                   {"seed", 3},
+                                   {"test_accuracy", 0.89},
+                                   {"samples_per_second", 1100.0},
+                                   {"peak_rss_bytes", {{"server", 11}}}}};
   const json row = MeanOverSeeds(runs);
   EXPECT_EQ(row["mode"], "async");
   EXPECT_EQ(row["seed"], 1);

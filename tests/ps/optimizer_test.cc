@@ -160,7 +160,7 @@ TEST(OptimizerTest, WarmupRisesLinearlyToTheSchedule) {
 
 TEST(OptimizerTest, AsyncLrShareIsOnePushOfASyncStep) {
   JobSpec spec;
-  spec.world_size = 5;  // four workers
+  spec.world_size = 5;                  // four workers
   EXPECT_EQ(*AsyncLrShare(spec), 1.0);  // sync
   spec.mode = Mode::kAsync;
   EXPECT_EQ(*AsyncLrShare(spec), 0.25);
@@ -191,7 +191,7 @@ TEST(OptimizerTest, AsyncMomentumKeepsTheTotalMomentum) {
   EXPECT_EQ(*AsyncMomentum(spec), 0.9);
   spec.async_momentum = "less";
   EXPECT_EQ(AsyncMomentum(spec).status().message(),
-            "--async_momentum 'less': expected keep or auto");
+            "--async_momentum 'less': expected keep, auto or lookahead");
 }
 
 // Four workers, sgd without momentum, gradient 1: a fresh push moves the

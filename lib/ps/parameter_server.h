@@ -268,7 +268,7 @@ class ParameterServer {
     std::vector<torch::optim::Optimizer*> ptrs;
     int dense = 0;
     std::vector<torch::optim::Optimizer*> dense_ptrs;  // ptrs[0, dense)
-    std::unique_ptr<Fanout> stepper;  // steps them in parallel
+    std::unique_ptr<Fanout> stepper;                   // steps them in parallel
   };
   Optimizers opt_;
   // Row-sparse keys (parameter_server_rows.cc).

@@ -30,8 +30,9 @@
 // threads: a key only ever by its group's thread, and no lock is shared. Before
 // each step every param group's lr is set to the
 // --lr_schedule's value at the current version, times (async, ssp) the
-// --staleness_lr factor of the push's staleness (version() minus the version
-// it was computed on).
+// AsyncRecipe's factor (ps/async_recipe.h: the push's share of a sync step,
+// and the --staleness_lr factor of its staleness, version() minus the
+// version it was computed on).
 // Not thread-safe: the Engine calls it from its one thread.
 
 #include <cstdint>

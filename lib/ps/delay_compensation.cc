@@ -10,13 +10,16 @@ DelayCompensation::DelayCompensation(double lambda,
                                      const std::vector<at::Tensor>& params,
                                      const std::vector<bool>& compensated,
                                      int num_workers)
-    : lambda_(lambda), params_(params) {
+    : lambda_(lambda) {
   PS_CHECK(lambda > 0 && num_workers >= 1 &&
            compensated.size() == params.size())
       << "DelayCompensation(" << lambda << ", " << params.size() << " keys, "
       << compensated.size() << " flags, " << num_workers << " workers)";
   scratch_.resize(params.size());
   for (size_t k = 0; k < params.size(); ++k) {
+    // Detached once: views of the same storage, so that a push or a reply
+    // makes no tensor of its own.
+    params_.push_back(params[k].detach());
     if (compensated[k]) {
       scratch_[k] = at::empty_like(params[k]);
       bytes_per_worker_ += params[k].nbytes();
@@ -27,7 +30,7 @@ DelayCompensation::DelayCompensation(double lambda,
     keys.resize(params.size());
     for (size_t k = 0; k < params.size(); ++k) {
       if (compensated[k])
-        keys[k] = params[k].detach().clone();
+        keys[k] = params_[k].clone();
     }
   }
 }
@@ -36,7 +39,7 @@ void DelayCompensation::NoteSent(int w) {
   std::vector<at::Tensor>& keys = sent_.at(w);
   for (size_t k = 0; k < keys.size(); ++k) {
     if (keys[k].defined())
-      keys[k].copy_(params_[k].detach());
+      keys[k].copy_(params_[k]);
   }
 }
 
@@ -48,7 +51,7 @@ void DelayCompensation::Correct(int w, const std::vector<at::Tensor>& grads) {
     at::Tensor& d = scratch_[k];
     const at::Tensor& g = grads[k];
     // d = (w_now - w_sent) * g * g; g += lambda * d.
-    at::sub_out(d, params_[k].detach(), sent[k]);
+    at::sub_out(d, params_[k], sent[k]);
     d.mul_(g).mul_(g);
     g.add_(d, lambda_);
   }

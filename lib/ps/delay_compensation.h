@@ -42,7 +42,7 @@ class DelayCompensation {
 
  private:
   double lambda_;
-  std::vector<at::Tensor> params_;             // the server's, borrowed
+  std::vector<at::Tensor> params_;             // the server's, detached views
   std::vector<std::vector<at::Tensor>> sent_;  // [worker][key]
   std::vector<at::Tensor> scratch_;            // [key]
   uint64_t bytes_per_worker_ = 0;

@@ -35,24 +35,28 @@ const torch::optim::OptimizerParamState* FindState(const State& state,
 }  // namespace
 
 Lookahead::Lookahead(double momentum, const std::vector<at::Tensor>& params,
-                     const std::vector<bool>& trained, int num_workers)
-    : params_(params) {
+                     const std::vector<bool>& trained, int num_workers) {
   PS_CHECK(momentum > 0 && momentum < 1 && num_workers >= 1 &&
            trained.size() == params.size())
       << "Lookahead(" << momentum << ", " << num_workers << " workers)";
   const int tau = num_workers - 1;
   factor_ = momentum * (1 - std::pow(momentum, tau)) / (1 - momentum);
+  // Detached once: views of the same storage, so that a reply makes no
+  // tensor of its own.
+  for (size_t k = 0; k < params.size(); ++k) {
+    params_.push_back(params[k].detach());
+    stepped_.push_back(params[k]);
+    if (trained[k])
+      bytes_per_worker_ += params[k].nbytes();
+  }
+  momentum_.resize(params.size());
   sent_.resize(num_workers);
   for (auto& keys : sent_) {
     keys.resize(params.size());
     for (size_t k = 0; k < params.size(); ++k) {
       if (trained[k])
-        keys[k] = params[k].detach().clone();
+        keys[k] = params_[k].clone();
     }
-  }
-  for (size_t k = 0; k < params.size(); ++k) {
-    if (trained[k])
-      bytes_per_worker_ += params[k].nbytes();
   }
 }
 
@@ -62,16 +66,17 @@ void Lookahead::Prepare(
   for (size_t k = 0; k < keys.size(); ++k) {
     if (!keys[k].defined())
       continue;
-    const at::Tensor p = params_[k].detach();
-    keys[k].copy_(p);
-    for (torch::optim::Optimizer* o : optimizers) {
-      const auto* s = FindState(o->state(), params_[k]);
+    keys[k].copy_(params_[k]);
+    // sgd makes a key's buffer at its first step and updates it in place
+    // from then on: looked up until found, then kept.
+    for (size_t o = 0; !momentum_[k].defined() && o < optimizers.size(); ++o) {
+      const auto* s = FindState(optimizers[o]->state(), stepped_[k]);
       const auto* sgd = dynamic_cast<const torch::optim::SGDParamState*>(s);
-      if (sgd != nullptr && sgd->momentum_buffer().defined()) {
-        keys[k].add_(sgd->momentum_buffer(), -lr * factor_);
-        break;
-      }
+      if (sgd != nullptr)
+        momentum_[k] = sgd->momentum_buffer();
     }
+    if (momentum_[k].defined())
+      keys[k].add_(momentum_[k], -lr * factor_);
   }
 }
 

@@ -44,7 +44,9 @@ class Lookahead {
 
  private:
   double factor_;
-  std::vector<at::Tensor> params_;  // the server's, borrowed
+  std::vector<at::Tensor> params_;   // the server's, detached views
+  std::vector<at::Tensor> stepped_;  // the server's, as its optimizers key them
+  std::vector<at::Tensor> momentum_;  // sgd's buffer by key, once it exists
   std::vector<std::vector<at::Tensor>>
       sent_;  // [worker][key]; undefined: as is
   uint64_t bytes_per_worker_ = 0;

@@ -44,6 +44,8 @@ void EventLog::Emit(const std::string& event, const nlohmann::json& fields) {
         << "event " << event << " has reserved field " << item.key();
   }
   const bool is_error = event == "error";
+  if (options_.tap)
+    options_.tap(EventObject(event, fields));
   std::string json_line = options_.json ? JsonLine(event, fields) : "";
   std::string human_line;
   if (is_error || !options_.quiet) {
@@ -87,17 +89,28 @@ std::string EventLog::Prefix() const {
          options_.role + "): ";
 }
 
-std::string EventLog::JsonLine(const std::string& event,
-                               const nlohmann::json& fields) const {
-  nlohmann::ordered_json line;
+template <typename Json>
+Json EventLog::Object(const std::string& event,
+                      const nlohmann::json& fields) const {
+  Json line;
   line["event"] = event;
   line["rank"] = options_.rank;
   line["role"] = options_.role;
   line["time"] = UnixSeconds();
   for (const auto& item : fields.items())
     line[item.key()] = item.value();
-  return line.dump(-1, ' ', false,
-                   nlohmann::ordered_json::error_handler_t::replace);
+  return line;
+}
+
+nlohmann::json EventLog::EventObject(const std::string& event,
+                                     const nlohmann::json& fields) const {
+  return Object<nlohmann::json>(event, fields);
+}
+
+std::string EventLog::JsonLine(const std::string& event,
+                               const nlohmann::json& fields) const {
+  return Object<nlohmann::ordered_json>(event, fields)
+      .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 void EventLog::WriteLine(std::ostream* stream, const std::string& line) {

@@ -4,6 +4,7 @@
 // one mutex orders all lines, and each line is written whole and flushed, so
 // lines from concurrent callers never interleave.
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,10 @@ struct EventLogOptions {
   /// progress bar in place, other lines print above it. 0 (default): plain
   /// lines. Ignored when quiet.
   int live_width = 0;
+  /// Also hands every event, as the JSON object --json would write, to
+  /// this (rank 0's live dashboard keeps them: report/event_history.h).
+  /// Called on the emitting thread, outside the log's lock. Default: none.
+  std::function<void(const nlohmann::json& event)> tap;
 };
 
 class EventLog {
@@ -66,6 +71,11 @@ class EventLog {
 
  private:
   std::string Prefix() const;
+  // {event, rank, role, time, fields...}.
+  template <typename Json>
+  Json Object(const std::string& event, const nlohmann::json& fields) const;
+  nlohmann::json EventObject(const std::string& event,
+                             const nlohmann::json& fields) const;
   std::string JsonLine(const std::string& event,
                        const nlohmann::json& fields) const;
   // Writes `line` and a newline to `stream`, then flushes. REQUIRES: mu_ held.

@@ -56,6 +56,13 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank,
   if (!f.local.auth_token_file.empty()) {
     a.insert(a.end(), {"--auth_token_file", f.local.auth_token_file});
   }
+  if (f.local.metrics_port >= 0) {  // 0: each its own free port
+    const int port =
+        f.local.metrics_port == 0 ? 0 : f.local.metrics_port + rank;
+    a.insert(a.end(), {"--metrics_port", std::to_string(port), "--metrics_addr",
+                       f.local.metrics_addr, "--metrics_linger",
+                       ExactText(f.local.metrics_linger)});
+  }
   // Live: the board draws from the children's events; their human lines
   // would garble it.
   if (f.local.json || f.live)

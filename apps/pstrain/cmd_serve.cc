@@ -4,6 +4,7 @@
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
 #include "apps/pstrain/job_flags.h"
+#include "apps/pstrain/metrics_endpoint.h"
 #include "ps/interval.h"
 #include "ps/server_rank.h"
 
@@ -22,12 +23,20 @@ struct ServeFlags {
   int keep = 3;
 };
 
-Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log) {
+Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
+             std::unique_ptr<MetricsEndpoint>* endpoint) {
   Status s = ResolveWorld(&f.world, "server");
   if (s.ok())
     s = FinishJobSpec(&f.job, f.world.world.world_size,
                       f.world.world.num_servers);
-  *log = MakeEventLog(f.local, s.ok() ? f.world.world.rank : 0, "server");
+  const int rank = s.ok() ? f.world.world.rank : 0;
+  if (s.ok()) {
+    auto started = StartMetrics(f.local, rank, "server");
+    s = started.status();
+    if (started.ok())
+      *endpoint = std::move(*started);
+  }
+  *log = MakeEventLog(f.local, rank, "server", endpoint->get());
   PS_RETURN_IF_ERROR(s);
   ps::ServerRankOptions o;
   const auto& w = f.world.world;
@@ -50,7 +59,13 @@ Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log) {
         ps::ParseInterval("--checkpoint_every", f.checkpoint_every));
   }
   o.keep = f.keep;
-  return ps::RunServerRank(o, log->get());
+  if (*endpoint) {
+    o.metrics = &(*endpoint)->registry;
+    o.metrics_port = (*endpoint)->http->port();
+  }
+  PS_RETURN_IF_ERROR(ps::RunServerRank(o, log->get()));
+  LingerForScrapes(f.local, endpoint->get());
+  return Status::Ok();
 }
 
 }  // namespace
@@ -80,8 +95,9 @@ RunFn SetupServe(CLI::App* sub) {
                   "Address to listen on; default: the one --master_addr "
                   "resolves to, never all interfaces unless asked (0.0.0.0)");
   return [f] {
+    std::unique_ptr<MetricsEndpoint> endpoint;  // outlives the log
     std::unique_ptr<report::EventLog> log;
-    Status s = Serve(*f, &log);
+    Status s = Serve(*f, &log, &endpoint);
     if (!log)
       log = MakeEventLog(f->local, 0, "server");
     return s.ok() ? 0 : Fail(*log, s);

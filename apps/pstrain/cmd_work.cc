@@ -4,6 +4,7 @@
 #include "apps/pstrain/build_hooks.h"
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
+#include "apps/pstrain/metrics_endpoint.h"
 #include "worker/trainer.h"
 
 namespace pstrain::apps {
@@ -21,9 +22,20 @@ struct WorkFlags {
 
 int Work(WorkFlags& f) {
   Status s = ResolveWorld(&f.world, "worker");
+  std::unique_ptr<MetricsEndpoint> endpoint;  // outlives the log
+  if (s.ok()) {
+    auto started = StartMetrics(f.local, f.world.world.rank, "worker");
+    s = started.status();
+    if (started.ok())
+      endpoint = std::move(*started);
+  }
   auto log = MakeEventLog(f.local, f.world.world.rank, "worker");
   if (!s.ok())
     return Fail(*log, s);
+  if (endpoint) {
+    log->Emit("listen", {{"host", f.local.metrics_addr},
+                         {"metrics_port", endpoint->http->port()}});
+  }
   SetThreads(f.local.threads);
   worker::TrainerOptions o;
   o.master_addr = f.world.world.master_addr;
@@ -41,9 +53,13 @@ int Work(WorkFlags& f) {
   o.auth_token = *token;
   o.reconnect_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(f.reconnect_timeout * 1000));
+  o.metrics = endpoint ? &endpoint->registry : nullptr;
   f.hook(&o);
   Status r = worker::RunWorker(o, log.get());
-  return r.ok() ? 0 : Fail(*log, r);
+  if (!r.ok())
+    return Fail(*log, r);
+  LingerForScrapes(f.local, endpoint.get());
+  return 0;
 }
 
 }  // namespace

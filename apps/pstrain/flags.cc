@@ -83,6 +83,25 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
                   "connections must prove they know it (HMAC-SHA256 "
                   "challenge-response; the token never travels)")
       ->group(g);
+  app->add_option(
+         "--metrics_port", f->metrics_port,
+         "Serve this process's Prometheus metrics at /metrics on "
+         "this port (0: a free one, announced in the listen event), "
+         "and on rank 0 the live dashboard at /; launch: rank r on this "
+         "port + r; default: off")
+      ->check(CLI::Range(0, 65535))
+      ->group(g);
+  app->add_option("--metrics_addr", f->metrics_addr,
+                  "Address the metrics port binds (0.0.0.0: every interface, "
+                  "for a Prometheus on another machine)")
+      ->capture_default_str()
+      ->group(g);
+  app->add_option("--metrics_linger", f->metrics_linger,
+                  "Seconds to keep serving metrics after the run, so that "
+                  "the last scrape sees the final values")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(g);
   app->add_flag("--json", f->json, "JSON Lines events on stdout")->group(g);
   app->add_flag("--quiet", f->quiet, "No progress lines on stderr")->group(g);
   // launch prefixes its children's lines itself; hidden from --help.
@@ -128,6 +147,11 @@ int TerminalWidth() {
 
 std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& f, int rank,
                                                const std::string& role) {
+  return std::make_unique<report::EventLog>(EventLogOptionsFor(f, rank, role));
+}
+
+report::EventLogOptions EventLogOptionsFor(const LocalFlags& f, int rank,
+                                           const std::string& role) {
   report::EventLogOptions o;
   o.json = f.json;
   o.quiet = f.quiet;
@@ -138,7 +162,7 @@ std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& f, int rank,
   const bool own_board = (role == "server" || role == "worker") &&
                          f.log_prefix && WantsLiveBoard(f);
   o.live_width = own_board ? TerminalWidth() : 0;
-  return std::make_unique<report::EventLog>(o);
+  return o;
 }
 
 int Fail(report::EventLog& log, const Status& status) {

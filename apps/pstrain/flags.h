@@ -39,6 +39,9 @@ struct LocalFlags {
   bool json = false;
   bool quiet = false;
   bool log_prefix = true;  // "pstrain rank 1 (worker): " before human lines
+  int metrics_port = -1;   // -1: no metrics; 0: the kernel picks
+  std::string metrics_addr = "0.0.0.0";
+  double metrics_linger = 0;  // seconds
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(
         static_cast<int64_t>(timeout_seconds * 1000));
@@ -63,6 +66,10 @@ int ExitCodeFor(const Status& status);
 bool WantsLiveBoard(const LocalFlags& local);
 /// Columns of the terminal on stderr; 80 when unknown.
 int TerminalWidth();
+
+/// The EventLog's options for this process (MakeEventLog's).
+report::EventLogOptions EventLogOptionsFor(const LocalFlags& flags, int rank,
+                                           const std::string& role);
 
 /// A serve or work process on a live terminal (WantsLiveBoard, and not a
 /// child of launch) draws its own one-row board.

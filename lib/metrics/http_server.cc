@@ -71,8 +71,9 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->body_limit(options_->max_request_bytes);
     stream_.expires_after(options_->idle_timeout);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec,
-                                                 size_t) { self->OnRead(ec); });
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->OnRead(ec);
+                     });
   }
 
   // Beyond max_connections: answered and closed without reading.
@@ -102,11 +103,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void Write(http::response<http::string_body> res) {
     response_ = std::move(res);
     stream_.expires_after(options_->idle_timeout);
-    http::async_write(stream_, response_,
-                      [self = shared_from_this()](beast::error_code ec,
-                                                  size_t) {
-                        self->OnWritten(ec);
-                      });
+    http::async_write(
+        stream_, response_,
+        [self = shared_from_this()](beast::error_code ec, size_t) {
+          self->OnWritten(ec);
+        });
   }
 
   void OnWritten(beast::error_code ec) {
@@ -158,9 +159,9 @@ class HttpServer::Impl {
     if (!ec)
       acceptor_.listen(net::socket_base::max_listen_connections, ec);
     if (ec) {
-      return InvalidArgument("--metrics_port " +
-                             std::to_string(options_.port) + ": cannot listen at " +
-                             where + ": " + ec.message());
+      return InvalidArgument("--metrics_port " + std::to_string(options_.port) +
+                             ": cannot listen at " + where + ": " +
+                             ec.message());
     }
     port_ = acceptor_.local_endpoint().port();
     Accept();

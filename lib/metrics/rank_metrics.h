@@ -3,6 +3,8 @@
 // lists each with its type, unit and labels). Each struct's pointers are
 // owned by the Registry they were added to, and live as long as it does.
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "metrics/registry.h"
 
 namespace pstrain::metrics {
@@ -28,23 +30,34 @@ struct WorkerMetrics {
 WorkerMetrics AddWorkerMetrics(Registry* registry);
 
 struct ServerMetrics {
-  Counter* steps = nullptr;           // optimizer steps this server took
-  Counter* pushes_applied = nullptr;  // gradients that went into a step
-  Counter* pushes_refused = nullptr;  // non-finite gradients refused
-  Counter* pushes_dropped = nullptr;  // left out of a step, or too late
-  Counter* pushed_bytes = nullptr;    // read from the workers
-  Counter* pulled_bytes = nullptr;    // written to the workers
+  Counter* steps = nullptr;            // optimizer steps this server took
+  Counter* pushes_applied = nullptr;   // gradients that went into a step
+  Counter* pushes_refused = nullptr;   // non-finite gradients refused
+  Counter* pushes_dropped = nullptr;   // left out of a step, or too late
+  Counter* pushed_bytes = nullptr;     // read from the workers
+  Counter* pulled_bytes = nullptr;     // written to the workers
   Counter* waiting_seconds = nullptr;  // replies held for other workers
   Gauge* version = nullptr;
   Gauge* live_workers = nullptr;
-  Gauge* test_accuracy = nullptr;  // the last evaluation's (rank 0)
-  Gauge* test_loss = nullptr;
-  Gauge* test_perplexity = nullptr;  // language models
-  Histogram* staleness = nullptr;    // async and ssp pushes, in versions
+  Histogram* staleness = nullptr;  // async and ssp pushes, in versions
 };
 
 /// Adds a server's metrics to `registry`.
 ServerMetrics AddServerMetrics(Registry* registry);
+
+/// Rank 0's evaluations.
+struct EvalMetrics {
+  Gauge* test_accuracy = nullptr;
+  Gauge* test_loss = nullptr;
+  Gauge* test_perplexity = nullptr;  // language models
+};
+
+/// Adds rank 0's evaluation gauges to `registry`.
+EvalMetrics AddEvalMetrics(Registry* registry);
+
+/// Sets the gauges from an `eval` event (report/event_log.h's JSON
+/// object); any other event, or a field missing, changes nothing.
+void NoteEval(const EvalMetrics& metrics, const nlohmann::json& event);
 
 /// Adds pstrain_peak_rss_bytes; the /metrics handler sets it per scrape.
 Gauge* AddProcessMetrics(Registry* registry);

@@ -84,14 +84,17 @@ struct Registry::Entry {
   std::unique_ptr<Histogram> histogram;
 };
 
+Registry::Registry() = default;
+Registry::~Registry() = default;
+
 void Registry::SetLabel(const std::string& name, const std::string& value) {
   PS_CHECK(ValidName(name)) << "label name " << name;
   std::lock_guard<std::mutex> lock(mu_);
   labels_[name] = value;
 }
 
-Registry::Entry& Registry::Add(const std::string& name,
-                               const std::string& help, const char* type) {
+Registry::Entry& Registry::Add(const std::string& name, const std::string& help,
+                               const char* type) {
   PS_CHECK(ValidName(name)) << "metric name " << name;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& e : entries_)
@@ -145,6 +148,10 @@ std::string FormatValue(double v) {
   if (std::isinf(v))
     return v > 0 ? "+Inf" : "-Inf";
   char buf[32];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {  // counts: no exponent
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+    return buf;
+  }
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
     if (std::strtod(buf, nullptr) == v)

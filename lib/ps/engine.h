@@ -198,6 +198,10 @@ class Engine {
   /// `bytes_written`: the connections', headers included. The end-of-run
   /// fields are left for the server rank.
   report::ServerStats Stats(uint64_t bytes_read, uint64_t bytes_written) const;
+  /// Workers registered now, neither done nor lost.
+  int live_workers() const { return members_.live_count(); }
+  /// Seconds replies were held for other workers so far, summed.
+  double waiting_seconds() const { return members_.waiting_seconds_now(); }
 
  private:
   Status HandleFrame(Peer& peer, const wire::FrameHeader& header,

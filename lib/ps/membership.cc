@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ps/parameter_server.h"
+#include "ps/peer.h"
 #include "ps/ssp_gate.h"
 #include "ps/write_fence.h"
 
@@ -88,6 +89,21 @@ int Membership::lost_count() const {
   return static_cast<int>(
       std::count_if(workers_.begin(), workers_.end(),
                     [](const Worker& w) { return w.lost; }));
+}
+
+double Membership::waiting_seconds_now() const {
+  double total = waiting_seconds_;
+  for (const Worker& w : workers_) {
+    if (w.peer != nullptr && !w.done)
+      total += w.peer->waiting_seconds;
+  }
+  return total;
+}
+
+int Membership::live_count() const {
+  return static_cast<int>(std::count_if(
+      workers_.begin(), workers_.end(),
+      [](const Worker& w) { return w.peer != nullptr && !w.done && !w.lost; }));
 }
 
 bool Membership::finished() const {

@@ -94,6 +94,11 @@ class Membership {
   int done_count() const;
   /// Workers lost now (they may still rejoin).
   int lost_count() const;
+  /// Seconds the server held replies so far, summed over the done workers
+  /// and those training now.
+  double waiting_seconds_now() const;
+  /// Workers registered now: neither done nor lost.
+  int live_count() const;
   /// Losses so far (a rank lost twice counts twice).
   uint64_t losses() const { return losses_; }
   /// Every worker is done or lost, and at least one is done: the run's

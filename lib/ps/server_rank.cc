@@ -18,6 +18,7 @@
 #include "ps/parameter_server.h"
 #include "ps/placement.h"
 #include "ps/run_length.h"
+#include "ps/server_metrics_feed.h"
 #include "ps/service.h"
 #include "ps/shard_plan.h"
 #include "ps/sparse_keys.h"
@@ -94,6 +95,14 @@ ServiceOptions ServiceOptionsFor(const ServerRankOptions& o,
   return options;
 }
 
+// A listen event's fields, with the port of /metrics when it is served.
+nlohmann::json WithMetricsPort(const ServerRankOptions& o,
+                               nlohmann::json fields) {
+  if (o.metrics_port >= 0)
+    fields["metrics_port"] = o.metrics_port;
+  return fields;
+}
+
 ShardPlan PlanOrDie(models::Model& model, const JobSpec& spec) {
   auto plan =
       PlanShards(Fingerprint(model), spec.num_servers, spec.slice_bytes);
@@ -143,12 +152,18 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
     o.on_listen(service.port());
   PS_RETURN_IF_ERROR(master.AnnounceServer(options.host + ":" +
                                            std::to_string(service.port())));
-  log->Emit("listen", {{"host", options.host},
-                       {"port", service.port()},
-                       {"world_size", spec.world_size},
-                       {"slices", plan.by_server[o.rank].size()},
-                       {"bytes", plan.server_bytes[o.rank]}});
+  log->Emit("listen",
+            WithMetricsPort(o, {{"host", options.host},
+                                {"port", service.port()},
+                                {"world_size", spec.world_size},
+                                {"slices", plan.by_server[o.rank].size()},
+                                {"bytes", plan.server_bytes[o.rank]}}));
+  auto feed = StartMetricsFeed(o.metrics, spec, &service, &server);
+  if (feed)
+    service.set_on_version([&feed](uint64_t) { feed->OnVersion(); });
   PS_RETURN_IF_ERROR(service.Run());
+  if (feed)
+    feed->Publish();
   PS_ASSIGN_OR_RETURN(std::string state,
                       SerializeOptimizerState(server.optimizers()));
   PS_RETURN_IF_ERROR(master.SendShard(
@@ -307,10 +322,11 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   }
   if (o.on_listen)
     o.on_listen(service.port());
-  log->Emit("listen", {{"host", options.host},
-                       {"port", service.port()},
-                       {"world_size", spec.world_size},
-                       {"job", ToJson(spec)}});
+  log->Emit("listen", WithMetricsPort(o, {{"host", options.host},
+                                          {"port", service.port()},
+                                          {"world_size", spec.world_size},
+                                          {"job", ToJson(spec)}}));
+  auto feed = StartMetricsFeed(o.metrics, spec, &service, &server);
   ObserverOptions observe;
   observe.eval.steps = static_cast<uint64_t>(spec.eval_interval);
   observe.eval.time =
@@ -328,9 +344,14 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.aliases = models::StateAliases(*model);
   Observer observer(observe, spec, &plan, NamedState(*model), score, &service,
                     &io, log, server.version());
-  service.set_on_version(
-      [&observer](uint64_t version) { observer.OnVersion(version); });
+  service.set_on_version([&observer, &feed](uint64_t version) {
+    observer.OnVersion(version);
+    if (feed)
+      feed->OnVersion();
+  });
   Status ran = service.Run();
+  if (feed)
+    feed->Publish();
   observer.Finish();
   PS_RETURN_IF_ERROR(ran);
 

@@ -20,6 +20,10 @@
 #include "report/event_log.h"
 #include "util/result.h"
 
+namespace pstrain::metrics {
+class Registry;
+}  // namespace pstrain::metrics
+
 namespace pstrain::ps {
 
 struct ServerRankOptions {
@@ -57,6 +61,11 @@ struct ServerRankOptions {
   std::function<Result<ScoreFn>(const JobSpec& spec)> make_scorer;
   /// Called once the server listens, with its port. Default: none.
   std::function<void(int port)> on_listen;
+  /// --metrics_port: the registry this rank's metrics go into (labelled
+  /// with the job's id here), and the port serving them, which the listen
+  /// event announces. Default: nullptr and -1, none.
+  metrics::Registry* metrics = nullptr;
+  int metrics_port = -1;
 };
 
 /// Serves until the job ends. Errors carry their exit code's kind

@@ -114,6 +114,10 @@ class Service : private net::Connection::Handler, private Outbox {
   /// compute_seconds, communication_seconds and waiting_seconds, the
   /// staleness histogram and each worker's own stats.
   report::ServerStats Stats() const;
+  /// See Engine::live_workers. REQUIRES: on the io thread.
+  int live_workers() const { return engine_.live_workers(); }
+  /// See Engine::waiting_seconds. REQUIRES: on the io thread.
+  double waiting_seconds() const { return engine_.waiting_seconds(); }
 
  private:
   Time Now() const { return options_.clock(); }

@@ -1,10 +1,11 @@
 #pragma once
-// Progress: what a worker has done so far, for its summary. A plain
-// struct and a free function; not thread-safe.
+// Progress: what a worker has done so far, for its summary and its
+// metrics. A plain struct and free functions; not thread-safe.
 
 #include <chrono>
 #include <cstdint>
 
+#include "metrics/rank_metrics.h"
 #include "report/worker_stats.h"
 
 namespace pstrain::worker {
@@ -22,6 +23,12 @@ struct Progress {
   double communication = 0;  // seconds waited on the servers
   Clock::time_point start = Clock::now();
 };
+
+/// Mirrors `p` into `m` (--metrics_port), after a step of `step_seconds`
+/// whose loss was `loss`; `version` and the bytes are the ServerGroup's.
+void Publish(const Progress& p, double step_seconds, double loss,
+             uint64_t version, uint64_t bytes_pushed, uint64_t bytes_pulled,
+             const metrics::WorkerMetrics& m);
 
 /// The summary's figures from `p`, as of now (wall_seconds since p.start);
 /// the caller adds what the servers and the data tell.

@@ -11,6 +11,7 @@
 #include "models/loss.h"
 #include "models/model_zoo.h"
 #include "ps/job_data.h"
+#include "ps/job_id.h"
 #include "ps/job_module.h"
 #include "ps/placement.h"
 #include "ps/run_length.h"
@@ -27,6 +28,7 @@
 #include "worker/lm_stream.h"
 #include "worker/progress.h"
 #include "worker/server_group.h"
+#include "worker/step_log.h"
 
 namespace pstrain::worker {
 
@@ -38,7 +40,10 @@ using Exchange = ServerGroup::Exchange;
 class Trainer {
  public:
   Trainer(const TrainerOptions& options, report::EventLog* log)
-      : options_(options), log_(log), servers_(options, log) {}
+      : options_(options),
+        log_(log),
+        servers_(options, log),
+        step_log_(log, options.metrics) {}
 
   Status Join();
   Status Train();
@@ -53,8 +58,7 @@ class Trainer {
                     double* loss, bool* done);
   torch::Tensor Forward(int64_t step, const data::Batch& batch,
                         int64_t* samples, int64_t* skipped);
-  void LogStep(int64_t epoch, double loss);
-  void LogEpoch(int64_t epoch, int64_t steps, double loss_sum);
+  void Meter(double step_seconds, double loss);
   int64_t NextStep() const;
   void Backward(torch::Tensor& loss);
   void AwaitKeys(size_t n);
@@ -86,6 +90,7 @@ class Trainer {
   bool placed_ = false;   // --placement server: batches go to the server
   Progress progress_;
   std::unique_ptr<BatchRows> rows_;  // the row-sparse keys' batch ids
+  StepLog step_log_;
 };
 
 // Backward, with each gradient released to the pushes as it is final. An
@@ -109,6 +114,8 @@ void Trainer::Backward(torch::Tensor& loss) {
 Status Trainer::Join() {
   PS_ASSIGN_OR_RETURN(device_, ParseDevice(options_.device));
   PS_ASSIGN_OR_RETURN(spec_, servers_.JoinMaster());
+  if (options_.metrics)
+    options_.metrics->SetLabel("job", ps::JobId(spec_));
   torch::manual_seed(spec_.seed);
   PS_ASSIGN_OR_RETURN(model_, options_.make_model
                                   ? options_.make_model(spec_.model)
@@ -221,7 +228,7 @@ Status Trainer::Train() {
     }
     if (step / per_epoch != epoch) {
       if (epoch >= 0)
-        LogEpoch(epoch, epoch_steps, loss_sum);
+        step_log_.Epoch(epoch, epoch_steps, loss_sum);
       epoch = step / per_epoch;
       epoch_steps = 0;
       loss_sum = 0;
@@ -235,19 +242,15 @@ Status Trainer::Train() {
     ++epoch_steps;
     if (progress_.steps % spec_.log_interval == 0 ||
         NextStep() >= total_steps_) {
-      LogStep(epoch, loss);
+      step_log_.Step({epoch, std::min(NextStep(), total_steps_), total_steps_,
+                      servers_.version()},
+                     loss, progress_);
     }
   }
   if (epoch >= 0)
-    LogEpoch(epoch, epoch_steps, loss_sum);
+    step_log_.Epoch(epoch, epoch_steps, loss_sum);
   servers_.StopHeartbeats();
   return Status::Ok();
-}
-
-void Trainer::LogEpoch(int64_t epoch, int64_t steps, double loss_sum) {
-  log_->Emit("epoch", {{"epoch", epoch + 1},
-                       {"steps", steps},
-                       {"loss", loss_sum / std::max<int64_t>(1, steps)}});
 }
 
 // Forward and backward on this worker's batch, then one push-pull: the
@@ -307,6 +310,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   progress_.samples += samples;
   progress_.skipped += skipped;
   ++progress_.steps;
+  Meter(wall, *loss);
   *done = true;
   return Status::Ok();
 }
@@ -324,6 +328,7 @@ Status Trainer::PlacedStep(const data::Batch& batch, Clock::time_point t0,
   progress_.samples += batch.labels.size(0);
   progress_.skipped += batch.skipped;
   ++progress_.steps;
+  Meter(Seconds(Clock::now() - t0), *loss);
   *done = true;
   return Status::Ok();
 }
@@ -341,14 +346,9 @@ torch::Tensor Trainer::Forward(int64_t step, const data::Batch& batch,
   return models::ComputeLoss(loss_, out, batch.labels.to(device_));
 }
 
-void Trainer::LogStep(int64_t epoch, double loss) {
-  double wall = Seconds(Clock::now() - progress_.start);
-  log_->Emit("step", {{"epoch", epoch + 1},
-                      {"step", std::min(NextStep(), total_steps_)},
-                      {"total_steps", total_steps_},
-                      {"loss", loss},
-                      {"version", servers_.version()},
-                      {"samples_per_second", progress_.samples / wall}});
+void Trainer::Meter(double step_seconds, double loss) {
+  step_log_.Meter(progress_, step_seconds, loss, servers_.version(),
+                  servers_.bytes_pushed(), servers_.bytes_pulled());
 }
 
 Status Trainer::Finish() {

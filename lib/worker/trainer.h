@@ -23,6 +23,9 @@ class Model;
 namespace pstrain::data {
 struct Batch;
 }  // namespace pstrain::data
+namespace pstrain::metrics {
+class Registry;
+}  // namespace pstrain::metrics
 
 namespace pstrain::worker {
 
@@ -64,6 +67,9 @@ struct TrainerOptions {
   /// How long to keep reconnecting to a server whose connection was lost
   /// (backoff 0.1 s doubling to 5 s); 0: fail at once. Default: 60 s.
   std::chrono::milliseconds reconnect_timeout{60000};
+  /// --metrics_port: the registry this worker's metrics go into (labelled
+  /// with the job's id once it is known). Default: nullptr, none.
+  metrics::Registry* metrics = nullptr;
 };
 
 /// Trains until the job's epochs or max_steps are done. Returns

@@ -40,8 +40,9 @@ std::string Exchange(int port, const std::string& request) {
 }
 
 std::string Get(int port, const std::string& path) {
-  return Exchange(port, "GET " + path +
-                            " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  return Exchange(
+      port,
+      "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
 }
 
 std::string StatusLine(const std::string& reply) {
@@ -121,8 +122,8 @@ TEST_F(HttpServerTest, MegabyteRequestIs413) {
                            std::to_string(body.size()) + "\r\n\r\n" + body);
   EXPECT_EQ(StatusLine(reply), "HTTP/1.1 413 Payload Too Large");
   // A megabyte of header, too.
-  reply = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nX-Big: " + body +
-                                        "\r\n\r\n");
+  reply = Exchange(server_->port(),
+                   "GET /metrics HTTP/1.1\r\nX-Big: " + body + "\r\n\r\n");
   EXPECT_EQ(StatusLine(reply), "HTTP/1.1 413 Payload Too Large");
   EXPECT_EQ(StatusLine(Get(server_->port(), "/metrics")), "HTTP/1.1 200 OK");
 }

@@ -8,8 +8,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
+#include <sstream>
 #include <string_view>
 #include <thread>
 
@@ -179,6 +182,36 @@ Process::~Process() {
   }
   ::unlink(out_path_.c_str());
   ::unlink(err_path_.c_str());
+}
+
+std::string Process::OutSoFar() const {
+  return Slurp(out_path_);
+}
+
+int ListeningPort(pid_t pid) {
+  const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
+  std::set<std::string> inodes;
+  std::error_code ec;
+  for (const auto& fd : std::filesystem::directory_iterator(fd_dir, ec)) {
+    std::string target = std::filesystem::read_symlink(fd.path(), ec);
+    if (!ec && target.rfind("socket:[", 0) == 0)
+      inodes.insert(target.substr(8, target.size() - 9));
+  }
+  for (const char* table : {"/net/tcp", "/net/tcp6"}) {
+    std::istringstream lines(Slurp("/proc/" + std::to_string(pid) + table));
+    std::string line;
+    std::getline(lines, line);  // the header
+    while (std::getline(lines, line)) {
+      std::istringstream f(line);
+      std::string sl, local, remote, state, queues, tr, retr, uid, timeout,
+          inode;
+      f >> sl >> local >> remote >> state >> queues >> tr >> retr >> uid >>
+          timeout >> inode;
+      if (state == "0A" && inodes.count(inode) > 0)
+        return std::stoi(local.substr(local.rfind(':') + 1), nullptr, 16);
+    }
+  }
+  return -1;
 }
 
 bool Process::WaitForErr(const std::string& text,

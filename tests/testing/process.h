@@ -48,6 +48,8 @@ class Process {
   /// naming the process, with its output so far, and returns -1. Leaves the
   /// process running (and unreaped: Wait() still reports its exit).
   int ListenPort(double timeout_seconds) const;
+  /// Its stdout so far.
+  std::string OutSoFar() const;
   pid_t pid() const { return pid_; }
 
  private:
@@ -65,6 +67,11 @@ class Process {
 /// Lines of process `pid`'s memory map that map a shared-memory segment
 /// (net/shm_segment.h's memfd): one per connection it has moved there.
 int MappedShmSegments(pid_t pid);
+
+/// The TCP port process `pid` listens on (read from /proc: its sockets'
+/// inodes in the LISTEN table), or -1 if none yet: the port a program
+/// given port 0 was bound to, when it does not print it.
+int ListeningPort(pid_t pid);
 
 /// Starts pstrain with `args` and waits up to `timeout_seconds`.
 ProcessResult RunPstrain(const std::vector<std::string>& args,

@@ -233,6 +233,7 @@ Status Trainer::Train() {
       continue;  // reconnected: the step to compute may differ
     loss_sum += loss;
     ++epoch_steps;
+    servers_.PublishProgress(progress_, loss);
     if (progress_.steps % spec_.log_interval == 0 ||
         NextStep() >= total_steps_) {
       LogStep(epoch, loss);

@@ -130,7 +130,7 @@ Status Engine::HandleFrame(Peer& peer, const wire::FrameHeader& header,
     case wire::MsgType::kShard:
       return OnShard(peer, id);
     case wire::MsgType::kHeartbeat:
-      return Status::Ok();  // OnFrame noted the time
+      return OnHeartbeat(peer, meta);  // OnFrame noted the time
     case wire::MsgType::kRegister:
       return OnRegister(peer, id, meta);
     case wire::MsgType::kPull:

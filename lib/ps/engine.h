@@ -126,6 +126,16 @@ class Engine {
   void set_on_version(std::function<void(uint64_t)> fn) {
     on_version_ = std::move(fn);
   }
+  /// Called with a registered worker's running progress as its heartbeat
+  /// carried it: the worker's rank and a JSON object's text, not parsed
+  /// here (the receiver parses it and ignores what it cannot read).
+  /// `json` lives only for the call. A heartbeat without progress, and one
+  /// from a peer that is not a registered worker, call nothing. On the
+  /// thread that calls OnMeta (the io thread).
+  void set_on_progress(
+      std::function<void(int rank, std::string_view json)> fn) {
+    on_progress_ = std::move(fn);
+  }
 
   // Inputs. Each takes the time it happens at where time matters.
 
@@ -215,6 +225,7 @@ class Engine {
   Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
   Status OnRegister(WorkerPeer& peer, uint64_t id, std::string_view meta);
   Status OnDone(Peer& peer, uint64_t id, std::string_view meta);
+  Status OnHeartbeat(Peer& peer, std::string_view meta);
   Status OnGetJob(Peer& peer, uint64_t id);
   void ReplyJob(Peer& peer, uint64_t id);
   Status OnGetModule(Peer& peer, uint64_t id);
@@ -325,6 +336,8 @@ class Engine {
   Placement placed_;
   OutFrame out_;  // reused for every send
   std::function<void(uint64_t)> on_version_;
+  std::function<void(int, std::string_view)> on_progress_;
+  wire::Heartbeat heartbeat_;  // reused: its json keeps its capacity
   uint64_t refused_pushes_ = 0;
   bool stop_training_ = false;
   bool stopping_ = false;

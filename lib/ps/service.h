@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <asio/io_context.hpp>
@@ -80,6 +81,12 @@ class Service : private net::Connection::Handler, private Outbox {
   /// Called on the io thread after each new version (e.g. to evaluate).
   void set_on_version(std::function<void(uint64_t)> fn) {
     engine_.set_on_version(std::move(fn));
+  }
+  /// Called on the io thread with a worker's running progress from its
+  /// heartbeat: see Engine::set_on_progress.
+  void set_on_progress(
+      std::function<void(int rank, std::string_view json)> fn) {
+    engine_.set_on_progress(std::move(fn));
   }
   using SnapshotDone = Engine::SnapshotDone;
   /// See Engine::RequestSnapshot; `done` runs on the io thread.

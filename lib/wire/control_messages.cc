@@ -181,12 +181,13 @@ Status DecodeMeta(std::string_view meta, Done* out) {
   return DecodeString(meta, TypeOf(*out), "json", &out->json);
 }
 
-void EncodeMeta(const Heartbeat&, std::string* meta) {
+void EncodeMeta(const Heartbeat& m, std::string* meta) {
   meta->clear();
+  MetaWriter(meta).Str(m.json);
 }
 
 Status DecodeMeta(std::string_view meta, Heartbeat* out) {
-  return DecodeEmpty(meta, TypeOf(*out));
+  return DecodeString(meta, TypeOf(*out), "json", &out->json);
 }
 
 void EncodeMeta(const ServerInfo& m, std::string* meta) {

@@ -170,8 +170,15 @@ struct Auth {
   std::string proof;  // kAuthBytes
 };
 
-/// A worker busy computing is alive (the Engine: --dead_after). Meta: empty.
-struct Heartbeat {};
+/// A worker busy computing is alive (the Engine: --dead_after), and how far
+/// it got. Meta: str json. The meta is always the str: an empty meta is
+/// refused like any short one, and "no progress" is a json of length 0.
+struct Heartbeat {
+  /// The worker's running progress, a compact JSON object
+  /// (worker/progress_board.h), or "" (none: what servers other than rank 0
+  /// get). Not parsed by the wire layer, nor by the Engine.
+  std::string json;
+};
 
 /// A worker asks a server to move their connection onto shared memory
 /// (net/shm_handover.h). Meta: str host (net::HostIdentity()).

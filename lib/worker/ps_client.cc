@@ -22,15 +22,21 @@ PsClient::PsClient(std::chrono::milliseconds timeout,
     : timeout_(2 * timeout),
       connect_timeout_(timeout),
       server_rank_(server_rank),
-      client_(options) {
-  wire::EncodeFramePrefix(wire::MsgType::kHeartbeat, 0, "", 0, &heartbeat_);
-}
+      client_(options) {}
 
-void PsClient::Heartbeat() {
+bool PsClient::Heartbeat(std::string_view progress) {
   std::unique_lock<std::mutex> lock(call_mu_, std::try_to_lock);
+  if (!lock.owns_lock())
+    return false;
+  // Encoded into buffers kept from the last beat, under the lock.
+  heartbeat_msg_.json.assign(progress);
+  wire::EncodeMeta(heartbeat_msg_, &heartbeat_meta_);
+  wire::EncodeFramePrefix(wire::MsgType::kHeartbeat, 0, heartbeat_meta_, 0,
+                          &heartbeat_);
   // A failed write shows again, with its reason, in the next call.
-  if (lock.owns_lock())
-    (void)client_.WriteNow(heartbeat_);
+  (void)client_.WriteNow(heartbeat_);
+  NoteBytes();
+  return true;
 }
 
 Status PsClient::Connect(const std::string& host, int port) {
@@ -73,6 +79,7 @@ Status PsClient::Call(net::FrameBuffers& request, net::ReplySink* sink,
   std::lock_guard<std::mutex> lock(call_mu_);
   wire::MsgType got;
   Status s = client_.Call(request, sink, timeout_, &got);
+  NoteBytes();
   if (!s.ok() && !client_.error_from_peer()) {
     // Our own wait failed (not an error the server sent): say whom we waited
     // on.

@@ -9,11 +9,13 @@
 // which sees them all, gives up first and says which rank is missing.
 // Not thread-safe. The tensors given to Attach must outlive the PsClient.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -141,9 +143,10 @@ class PsClient : private net::ReplySink {
   Status Done(const report::WorkerStats& stats);
 
   /// From another thread, while this worker computes: tells the server it
-  /// is alive (a heartbeat frame), unless a call is running, which the
-  /// server hears anyway. Errors are left for the next call to find.
-  void Heartbeat();
+  /// is alive, with `progress` (wire::Heartbeat::json; "" for none), unless
+  /// a call is running, which the server hears anyway: then false, and
+  /// nothing is sent. Errors are left for the next call to find.
+  bool Heartbeat(std::string_view progress);
 
   /// Whether the connection was lost without an error from the server (a
   /// restarted or killed server), so reconnecting may help.
@@ -163,8 +166,21 @@ class PsClient : private net::ReplySink {
 
   uint64_t bytes_pushed() const { return client_.bytes_written(); }
   uint64_t bytes_pulled() const { return client_.bytes_read(); }
+  /// As bytes_pushed() and bytes_pulled(), as of the end of the last call
+  /// or heartbeat; from any thread, even while a call runs.
+  uint64_t bytes_pushed_seen() const {
+    return pushed_seen_.load(std::memory_order_relaxed);
+  }
+  uint64_t bytes_pulled_seen() const {
+    return pulled_seen_.load(std::memory_order_relaxed);
+  }
 
  private:
+  // REQUIRES: call_mu_ held.
+  void NoteBytes() {
+    pushed_seen_.store(client_.bytes_written(), std::memory_order_relaxed);
+    pulled_seen_.store(client_.bytes_read(), std::memory_order_relaxed);
+  }
   Status OnMeta(const wire::FrameHeader& header, std::string_view meta,
                 uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override;
@@ -222,10 +238,15 @@ class PsClient : private net::ReplySink {
   Status pull_error_;
   wire::PushPull push_msg_;  // descriptors built once
   wire::Push push_only_msg_;
-  wire::Params reply_;     // reused
-  std::string meta_;       // reused
-  std::mutex call_mu_;     // held by Call; Heartbeat only tries it
+  wire::Params reply_;             // reused
+  std::string meta_;               // reused
+  std::mutex call_mu_;             // held by Call; Heartbeat only tries it
+  wire::Heartbeat heartbeat_msg_;  // Heartbeat's, under call_mu_
+  std::string heartbeat_meta_;
   std::string heartbeat_;  // the encoded frame
+  // The connection's counters, copied under call_mu_ (NoteBytes).
+  std::atomic<uint64_t> pushed_seen_{0};
+  std::atomic<uint64_t> pulled_seen_{0};
   std::string auth_token_;
 };
 

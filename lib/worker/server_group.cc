@@ -307,13 +307,45 @@ Status ServerGroup::JoinAgain(int s) {
   return Status::Ok();
 }
 
+// At most 1 s apart, so that rank 0's live view moves about once a
+// second: a heartbeat is tiny (a 36-byte frame, and about 200 bytes of
+// progress JSON to rank 0 alone), so the rate costs nothing worth counting.
+// A server whose connection a call held is told once it is free
+// (Heartbeats' retries).
 void ServerGroup::StartHeartbeats() {
+  const double seconds = std::min(spec_.heartbeat, 1.0);
   heartbeats_ = std::make_unique<Heartbeats>(
-      std::chrono::milliseconds(static_cast<int64_t>(spec_.heartbeat * 1000)),
-      [this] {
-        for (auto& c : clients_)
-          c->Heartbeat();
+      std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)),
+      [this, told = std::vector<bool>(clients_.size())](bool again) mutable {
+        if (!again)
+          told.assign(told.size(), false);
+        const std::string progress = progress_.Json();
+        bool all = true;
+        for (size_t s = 0; s < told.size(); ++s) {
+          if (!told[s])
+            told[s] = clients_[s]->Heartbeat(s == 0 ? std::string_view(progress)
+                                                    : std::string_view());
+          all = all && told[s];
+        }
+        return all;
       });
+}
+
+void ServerGroup::PublishProgress(const Progress& p, double loss) {
+  ProgressFigures f;
+  f.steps = p.steps;
+  f.samples = p.samples;
+  f.loss = loss;
+  f.compute_seconds = p.compute;
+  f.communication_seconds = p.communication;
+  for (const auto& c : clients_) {
+    f.bytes_pushed += c->bytes_pushed_seen();
+    f.bytes_pulled += c->bytes_pulled_seen();
+  }
+  f.version = version_;
+  const double wall = Seconds(Clock::now() - p.start);
+  f.samples_per_second = wall > 0 ? static_cast<double>(p.samples) / wall : 0;
+  progress_.Publish(f);
 }
 
 Status ServerGroup::PushBatch(const data::Batch& batch, double* loss) {

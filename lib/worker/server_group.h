@@ -25,6 +25,8 @@
 #include "worker/heartbeats.h"
 #include "worker/host_mirror.h"
 #include "worker/param_arrivals.h"
+#include "worker/progress.h"
+#include "worker/progress_board.h"
 #include "worker/ps_client.h"
 #include "worker/push_compressor.h"
 #include "worker/trainer.h"
@@ -103,7 +105,8 @@ class ServerGroup {
   /// once its step is in, version() is rank 0's and *loss the batch's.
   Status PushBatch(const data::Batch& batch, double* loss);
 
-  /// Heartbeats every JobSpec::heartbeat seconds while training.
+  /// Heartbeats every min(JobSpec::heartbeat, 1) seconds while training;
+  /// rank 0's carry the last progress published.
   void StartHeartbeats();
   void StopHeartbeats() { heartbeats_.reset(); }
 
@@ -121,6 +124,9 @@ class ServerGroup {
   /// Bytes over the current connections to all servers.
   uint64_t bytes_pushed() const;
   uint64_t bytes_pulled() const;
+  /// After each step: `p`'s figures, `loss` (the step's), the bytes and
+  /// version so far, for the heartbeats to carry to rank 0.
+  void PublishProgress(const Progress& p, double loss);
 
   /// Reports `stats` to every server, servers 1..S-1 first: rank 0 ends
   /// only after their shards are in.
@@ -160,6 +166,8 @@ class ServerGroup {
   Exchange exchange_ = Exchange::kPull;
   bool exchanging_ = false;  // started and not yet finished
   bool reorder_ = false;
+  // Read by heartbeats_' thread: declared before it, so that it goes last.
+  ProgressBoard progress_;
   std::unique_ptr<Heartbeats> heartbeats_;  // while training
   // Row-sparse slices: per server, the client's slots and, beside each,
   // the model key and row range it is a slice of.

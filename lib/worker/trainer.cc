@@ -240,6 +240,7 @@ Status Trainer::Train() {
       continue;  // reconnected: the step to compute may differ
     loss_sum += loss;
     ++epoch_steps;
+    servers_.PublishProgress(progress_, loss);
     if (progress_.steps % spec_.log_interval == 0 ||
         NextStep() >= total_steps_) {
       step_log_.Step({epoch, std::min(NextStep(), total_steps_), total_steps_,

@@ -148,7 +148,7 @@ def main(out):
         "auth": frame(14, s(proof)),
         "server_info": frame(15, s(b"127.0.0.1:29500")),
         "shard": tensors(16, 5, [[2], [3, 1]]),
-        "heartbeat": frame(17, b""),
+        "heartbeat": frame(17, s(b'{"steps":3,"samples":192,"loss":0.5}')),
         "snapshot": frame(18, struct.pack("<QB", 6, 1)),
         "get_module": frame(19, b""),
         "module": module(b"PK\x03\x04 a TorchScript archive"),
@@ -156,6 +156,8 @@ def main(out):
         "batch_done": batch_done(4, struct.unpack("<Q", struct.pack(
             "<d", 0.6931))[0], 0),
     }
+    # A heartbeat without progress (what servers other than rank 0 get).
+    seeds["heartbeat-none"] = frame(17, s(b""))
     # --placement server: a batch of float32 targets (regression, images of
     # 1x2x2), and the reply that stops the job with a NaN loss.
     seeds["push_batch-float32"] = push_batch(5, [3, 1, 2, 2], [3, 1], 1, 4)

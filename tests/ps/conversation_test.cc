@@ -141,6 +141,8 @@ class Conversation {
       return h_.Feed(peer_, DoneWith(), id);
     if (m == "snapshot")
       return h_.Feed(peer_, wire::Snapshot{0, false}, id);
+    if (m == "heartbeat")
+      return h_.Feed(peer_, wire::Heartbeat{R"({"steps":1})"}, id);
     if (m == "server_info")
       return h_.Feed(peer_, wire::ServerInfo{"127.0.0.1:5"}, id);
     if (m == "auth_hello")

@@ -4,6 +4,10 @@
 #include "ps/engine.h"
 
 #include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -276,6 +280,32 @@ TEST(EngineTest, ASilentSyncWorkerIsLostAfterDeadAfter) {
   ASSERT_TRUE(closed);
   EXPECT_EQ(closed->why.code(), StatusCode::kTimeout);
   EXPECT_FALSE(h.ClosedFor(a)) << "a has pushed: the step does not wait on it";
+}
+
+TEST(EngineTest, ARegisteredWorkersHeartbeatHandsOnItsProgress) {
+  JobSpec spec = Spec(Mode::kAsync, 2);
+  EngineHarness h(spec, Params());
+  std::vector<std::pair<int, std::string>> heard;
+  h.engine().set_on_progress([&](int rank, std::string_view json) {
+    heard.emplace_back(rank, std::string(json));
+  });
+  auto a = h.JoinWorker(2);
+  ASSERT_TRUE(h.Feed(a, wire::Heartbeat{R"({"steps":3})"}, 0).ok());
+  ASSERT_TRUE(h.Feed(a, wire::Heartbeat{}, 0).ok());            // no progress
+  ASSERT_TRUE(h.Feed(a, wire::Heartbeat{"not json"}, 0).ok());  // not read
+  // A worker past hello that has not registered is heard, not handed on.
+  auto b = h.Accept();
+  ASSERT_TRUE(h.Feed(b,
+                     wire::Hello{wire::Role::kWorker, 1,
+                                 static_cast<uint32_t>(spec.world_size)},
+                     0)
+                  .ok());
+  ASSERT_TRUE(h.Feed(b, wire::Heartbeat{R"({"steps":9})"}, 0).ok());
+  const std::vector<std::pair<int, std::string>> want = {{2, R"({"steps":3})"},
+                                                         {2, "not json"}};
+  EXPECT_EQ(heard, want);
+  EXPECT_EQ(h.CountSent(a, wire::MsgType::kError), 0);  // nor answered
+  EXPECT_EQ(h.CountSent(b, wire::MsgType::kError), 0);
 }
 
 TEST(EngineTest, TheServersOwnStallIsNobodysSilence) {

@@ -220,9 +220,9 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   ExpectError(f, StatusCode::kCorruption,
               "frame header: magic is 0x52545300, expected 0x52545350");
   f = SampleFrame();
-  f[4] = 8;
+  f[4] = 9;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 8, this build speaks 7");
+              "protocol version 9, this build speaks 8");
   f = SampleFrame();
   f[6] = 25;
   ExpectError(f, StatusCode::kCorruption,

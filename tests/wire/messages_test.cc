@@ -131,7 +131,9 @@ TEST(MessagesTest, AuthFieldsMustBe32Bytes) {
   EXPECT_TRUE(DecodeMeta(Meta(Auth{std::string(32, 'b')}), &auth).ok());
   EXPECT_EQ(auth.proof, std::string(32, 'b'));
   EXPECT_EQ(Meta(ServerInfo{"h:9"}), Bytes({3, 0, 0, 0}) + "h:9");
-  EXPECT_EQ(Meta(Heartbeat{}), "");
+  EXPECT_EQ(Meta(Heartbeat{}), Bytes({0, 0, 0, 0}));
+  EXPECT_EQ(Meta(Heartbeat{R"({"steps":3})"}),
+            Bytes({11, 0, 0, 0}) + R"({"steps":3})");
   EXPECT_EQ(Meta(Shard{6, {Desc(0, DType::kFloat32, {})}}),
             Bytes({6, 0, 0, 0, 0,    0,    0, 0, 1, 0, 0, 0,  // version, count
                    0, 0, 0, 0, 0x01, 0x00, 0,        // key, float32, ndim 0
@@ -142,7 +144,7 @@ TEST(MessagesTest, GoldenFramePrefix) {
   std::string out = "stale";
   EncodeFramePrefix(MsgType::kHello, 0x0A0B, Meta(Hello{Role::kServer, 0, 2}),
                     0, &out);
-  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x07, 0x00, 0x01, 0x00,  //
+  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x08, 0x00, 0x01, 0x00,  //
                         0x00, 0x00, 0x00, 0x00,                          //
                         13,   0,    0,    0,    0,    0,    0,    0,     //
                         0x0B, 0x0A, 0,    0,    0,    0,    0,    0,     //
@@ -179,6 +181,11 @@ TEST(MessagesTest, RoundTripsScalarMessages) {
   Pull pull;
   ASSERT_TRUE(DecodeMeta(Meta(Pull{~uint64_t{0}}), &pull).ok());
   EXPECT_EQ(pull.min_version, ~uint64_t{0});
+  Heartbeat beat{"stale"};
+  ASSERT_TRUE(DecodeMeta(Meta(Heartbeat{R"({"loss":0.5})"}), &beat).ok());
+  EXPECT_EQ(beat.json, R"({"loss":0.5})");
+  ASSERT_TRUE(DecodeMeta(Meta(Heartbeat{}), &beat).ok());
+  EXPECT_EQ(beat.json, "");
 }
 
 TEST(MessagesTest, RoundTripsListMessages) {
@@ -242,6 +249,13 @@ TEST(MessagesTest, RejectsTruncationAndTrailingBytes) {
                       "pull: truncated at min_version: 4 bytes left, "
                       "need 8");
   ExpectCorrupt<Done>(Meta(Done{"{}"}) + "??", "done: 2 trailing bytes");
+  // A heartbeat's meta is always a str: the empty meta of version 7 is short.
+  ExpectCorrupt<Heartbeat>(
+      "", "heartbeat: truncated at json: 0 bytes left, need 4");
+  ExpectCorrupt<Heartbeat>(Bytes({9, 0, 0, 0}) + "{}",
+                           "heartbeat: json length 9 exceeds the 2 bytes left");
+  ExpectCorrupt<Heartbeat>(Meta(Heartbeat{"{}"}) + "!",
+                           "heartbeat: 1 trailing byte");
   ExpectCorrupt<PushPull>(Meta(PushPull{1, {Desc(0, DType::kInt8, {1})}}) + "z",
                           "push_pull: 1 trailing byte");
 }
@@ -383,7 +397,7 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   ok(MsgType::kAuth, Meta(Auth{std::string(32, 'p')}), 0);
   ok(MsgType::kServerInfo, Meta(ServerInfo{"h:1"}), 0);
   ok(MsgType::kShard, Meta(Shard{1, descs}), 24);
-  ok(MsgType::kHeartbeat, "", 0);
+  ok(MsgType::kHeartbeat, Meta(Heartbeat{"{}"}), 0);
   ok(MsgType::kSnapshot, Meta(Snapshot{5, true}), 0);
   ok(MsgType::kGetModule, "", 0);
   ok(MsgType::kModule,

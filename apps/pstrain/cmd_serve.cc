@@ -62,6 +62,9 @@ Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
   if (*endpoint) {
     o.metrics = &(*endpoint)->registry;
     o.metrics_port = (*endpoint)->http->port();
+    o.on_progress = [e = endpoint->get()](nlohmann::json event) {
+      e->history.Add(std::move(event));
+    };
   }
   PS_RETURN_IF_ERROR(ps::RunServerRank(o, log->get()));
   LingerForScrapes(f.local, endpoint->get());

@@ -1,6 +1,7 @@
 #include "ps/server_rank.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include <asio/io_context.hpp>
@@ -14,6 +15,7 @@
 #include "ps/checkpoint_rotation.h"
 #include "ps/job_data.h"
 #include "ps/job_module.h"
+#include "ps/live_progress.h"
 #include "ps/master_client.h"
 #include "ps/parameter_server.h"
 #include "ps/placement.h"
@@ -327,6 +329,13 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
                                           {"world_size", spec.world_size},
                                           {"job", ToJson(spec)}}));
   auto feed = StartMetricsFeed(o.metrics, spec, &service, &server);
+  std::optional<LiveProgress> live;
+  if (o.on_progress) {
+    live.emplace(o.on_progress, &service, &server);
+    service.set_on_progress([&live](int rank, std::string_view json) {
+      live->OnWorker(rank, json);
+    });
+  }
   ObserverOptions observe;
   observe.eval.steps = static_cast<uint64_t>(spec.eval_interval);
   observe.eval.time =
@@ -344,10 +353,12 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.aliases = models::StateAliases(*model);
   Observer observer(observe, spec, &plan, NamedState(*model), score, &service,
                     &io, log, server.version());
-  service.set_on_version([&observer, &feed](uint64_t version) {
+  service.set_on_version([&observer, &feed, &live](uint64_t version) {
     observer.OnVersion(version);
     if (feed)
       feed->OnVersion();
+    if (live)
+      live->OnVersion();
   });
   Status ran = service.Run();
   if (feed)

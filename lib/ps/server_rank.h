@@ -14,6 +14,8 @@
 #include <functional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "ps/interval.h"
 #include "ps/job_spec.h"
 #include "ps/observer.h"
@@ -66,6 +68,9 @@ struct ServerRankOptions {
   /// event announces. Default: nullptr and -1, none.
   metrics::Registry* metrics = nullptr;
   int metrics_port = -1;
+  /// Rank 0: receives the run's `progress` events (ps/live_progress.h),
+  /// on the io thread. Default: none.
+  std::function<void(nlohmann::json event)> on_progress;
 };
 
 /// Serves until the job ends. Errors carry their exit code's kind

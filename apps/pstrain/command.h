@@ -39,6 +39,7 @@ CheckedCommand SetupLaunchChecked(CLI::App* sub);
 RunFn SetupEval(CLI::App* sub);
 RunFn SetupBench(CLI::App* sub);
 RunFn SetupRun(CLI::App* sub);
+RunFn SetupReport(CLI::App* sub);
 RunFn SetupCompletions(CLI::App* sub);
 RunFn SetupMan(CLI::App* sub);
 

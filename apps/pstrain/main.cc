@@ -32,6 +32,9 @@ const Command kCommands[] = {
      "Serve or work by rank, from --rank or a launcher's environment "
      "(torchrun, Open MPI, Slurm)",
      SetupRun},
+    {"report",
+     "Draw runs' --json output as one self-contained HTML page of charts",
+     SetupReport, false},
     {"completions", "Print the completion script for bash, zsh or fish",
      SetupCompletions, false},
     {"man", "Print the man page of pstrain or of one subcommand", SetupMan,

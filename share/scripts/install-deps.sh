@@ -5,9 +5,11 @@
 set -eu
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# libjs-dygraphs: the charts of pstrain report and of the live dashboard,
+# read at run time; libboost-dev: the dashboard's HTTP server (Boost.Beast).
 packages="cmake g++ make libtorch-dev libasio-dev nlohmann-json3-dev libcli11-dev
   zlib1g-dev libssl-dev libopenblas0-pthread dataset-fashion-mnist
-  libturbojpeg0-dev libpng-dev pkg-config fortunes"
+  libturbojpeg0-dev libpng-dev pkg-config fortunes libjs-dygraphs libboost-dev"
 if [ "${1:-}" = "--test" ]; then
   # python3-torch: a test reads our checkpoints with Python's torch.load.
   # zsh, fish: syntax checks of the completions; mandoc, groff: of the man
@@ -15,9 +17,10 @@ if [ "${1:-}" = "--test" ]; then
   # libclang-rt-14-dev: tests/fuzz/run.sh (libFuzzer, ASan, UBSan);
   # clang-format: every C++ file is formatted by the root .clang-format.
   # python3-torchvision, python3-pil: a test compares our image transforms
-  # with torchvision's.
+  # with torchvision's. chromium: headless, it runs the report's and the
+  # dashboard's JavaScript and a test reads back what the charts drew.
   packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev clang-format
-    python3-torchvision python3-pil"
+    python3-torchvision python3-pil chromium"
 fi
 missing=""
 for p in $packages; do

@@ -3,11 +3,33 @@
 #include <chrono>
 #include <thread>
 
+#include "dashboard/page.h"
 #include "util/resources.h"
 
 namespace pstrain::apps {
 
 namespace {
+
+metrics::HttpHandler Fixed(std::string content_type, std::string body) {
+  return [type = std::move(content_type), body = std::move(body)] {
+    return metrics::HttpResponse{200, type, body};
+  };
+}
+
+// Rank 0's dashboard: the live page and dygraphs, read once at start.
+Status AddDashboard(std::map<std::string, metrics::HttpHandler>* routes) {
+  dashboard::PageOptions page;
+  PS_ASSIGN_OR_RETURN(std::string js,
+                      dashboard::ReadDygraphsFile(page, "dygraph.min.js"));
+  PS_ASSIGN_OR_RETURN(std::string css,
+                      dashboard::ReadDygraphsFile(page, "dygraph.min.css"));
+  (*routes)["/"] = Fixed("text/html; charset=utf-8", dashboard::LivePage(page));
+  (*routes)["/dygraph.min.js"] =
+      Fixed("text/javascript; charset=utf-8", std::move(js));
+  (*routes)["/dygraph.min.css"] =
+      Fixed("text/css; charset=utf-8", std::move(css));
+  return Status::Ok();
+}
 
 std::map<std::string, metrics::HttpHandler> Routes(MetricsEndpoint* e,
                                                    int rank) {
@@ -43,7 +65,10 @@ Result<std::unique_ptr<MetricsEndpoint>> StartMetrics(const LocalFlags& f,
   metrics::HttpServerOptions o;
   o.host = f.metrics_addr;
   o.port = f.metrics_port;
-  e->http = std::make_unique<metrics::HttpServer>(o, Routes(e.get(), rank));
+  auto routes = Routes(e.get(), rank);
+  if (rank == 0)
+    PS_RETURN_IF_ERROR(AddDashboard(&routes));
+  e->http = std::make_unique<metrics::HttpServer>(o, std::move(routes));
   PS_RETURN_IF_ERROR(e->http->Start());
   return e;
 }

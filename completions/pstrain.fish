@@ -7,7 +7,7 @@ complete -c pstrain -n '__fish_use_subcommand' -a launch -d 'Run one server and 
 complete -c pstrain -n '__fish_use_subcommand' -a eval -d 'Score a saved model on the test set'
 complete -c pstrain -n '__fish_use_subcommand' -a bench -d 'Measure the wire and training against the machine'\''s limits'
 complete -c pstrain -n '__fish_use_subcommand' -a run -d 'Serve or work by rank, from --rank or a launcher'\''s environment (torchrun, Open MPI, Slurm)'
-complete -c pstrain -n '__fish_use_subcommand' -a report -d 'Draw runs'\'' --json output as one self-contained HTML page of charts'
+complete -c pstrain -n '__fish_use_subcommand' -a report -d 'Draw runs'\'' JSON Lines output as one self-contained HTML page of charts'
 complete -c pstrain -n '__fish_use_subcommand' -a completions -d 'Print the completion script for bash, zsh or fish'
 complete -c pstrain -n '__fish_use_subcommand' -a man -d 'Print the man page of pstrain or of one subcommand'
 complete -c pstrain -n '__fish_use_subcommand' -l help -s h -d 'Print this help message and exit'

@@ -69,8 +69,8 @@ Status WriteReport(ReportFlags& f) {
 RunFn SetupReport(CLI::App* sub) {
   auto f = std::make_shared<ReportFlags>();
   sub->add_option("runs", f->runs,
-                  "JSON Lines of pstrain --json (serve, work or launch), "
-                  "one file per run")
+                  "The JSON Lines output of pstrain serve, work or launch "
+                  "(their JSON option), one file per run")
       ->required();
   sub->add_option("-o,--output", f->output, "The HTML file to write")
       ->capture_default_str();

@@ -33,7 +33,7 @@ const Command kCommands[] = {
      "(torchrun, Open MPI, Slurm)",
      SetupRun},
     {"report",
-     "Draw runs' --json output as one self-contained HTML page of charts",
+     "Draw runs' JSON Lines output as one self-contained HTML page of charts",
      SetupReport, false},
     {"completions", "Print the completion script for bash, zsh or fish",
      SetupCompletions, false},

@@ -20,6 +20,10 @@
 #include "report/event_log.h"
 #include "util/result.h"
 
+namespace pstrain::trace {
+class Timeline;
+}  // namespace pstrain::trace
+
 namespace pstrain::ps {
 
 struct ServerRankOptions {
@@ -57,6 +61,9 @@ struct ServerRankOptions {
   std::function<Result<ScoreFn>(const JobSpec& spec)> make_scorer;
   /// Called once the server listens, with its port. Default: none.
   std::function<void(int port)> on_listen;
+  /// --timeline: where this rank's spans go (trace/timeline.h); it must
+  /// outlive the call. nullptr (the default): none are recorded.
+  trace::Timeline* timeline = nullptr;
 };
 
 /// Serves until the job ends. Errors carry their exit code's kind

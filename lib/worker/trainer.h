@@ -23,6 +23,9 @@ class Model;
 namespace pstrain::data {
 struct Batch;
 }  // namespace pstrain::data
+namespace pstrain::trace {
+class Timeline;
+}  // namespace pstrain::trace
 
 namespace pstrain::worker {
 
@@ -64,6 +67,9 @@ struct TrainerOptions {
   /// How long to keep reconnecting to a server whose connection was lost
   /// (backoff 0.1 s doubling to 5 s); 0: fail at once. Default: 60 s.
   std::chrono::milliseconds reconnect_timeout{60000};
+  /// --timeline: where this worker's spans go (trace/timeline.h); it must
+  /// outlive the call. nullptr (the default): none are recorded.
+  trace::Timeline* timeline = nullptr;
 };
 
 /// Trains until the job's epochs or max_steps are done. Returns

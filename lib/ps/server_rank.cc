@@ -22,6 +22,7 @@
 #include "ps/shard_plan.h"
 #include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
+#include "trace/timeline.h"
 #include "util/check.h"
 #include "util/resources.h"
 
@@ -91,7 +92,26 @@ ServiceOptions ServiceOptionsFor(const ServerRankOptions& o,
   options.timeout = o.timeout;
   options.max_frame_bytes = o.max_frame_bytes;
   options.auth_token = o.auth_token;
+  options.timeline = o.timeline;
   return options;
+}
+
+// --timeline: server `rank`'s keys (its slices) by name, "fc1.weight" or,
+// for a slice of a key's rows, "fc1.weight[0:64]".
+void NameKeys(trace::Timeline* timeline, const ShardPlan& plan, int rank,
+              const std::vector<wire::KeySpec>& model_keys) {
+  if (timeline == nullptr)
+    return;
+  std::vector<std::string> names;
+  for (int i : plan.by_server[rank]) {
+    const Slice& s = plan.slices[i];
+    names.push_back(model_keys[s.key].name);
+    if (!s.whole) {
+      names.back() += "[" + std::to_string(s.row_begin) + ":" +
+                      std::to_string(s.row_end) + "]";
+    }
+  }
+  timeline->SetKeyNames(std::move(names));
 }
 
 ShardPlan PlanOrDie(models::Model& model, const JobSpec& spec) {
@@ -138,6 +158,7 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
   const ServiceOptions options =
       ServiceOptionsFor(o, master.local_address(), 0);
   Service service(&io, spec, Fingerprint(*model), &server, log, options);
+  NameKeys(o.timeline, plan, o.rank, Fingerprint(*model));
   PS_RETURN_IF_ERROR(service.Listen());
   if (o.on_listen)
     o.on_listen(service.port());
@@ -296,6 +317,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   const ServiceOptions options =
       ServiceOptionsFor(o, o.master_addr, o.master_port);
   Service service(&io, spec, Fingerprint(*model), &server, log, options);
+  NameKeys(o.timeline, plan, 0, Fingerprint(*model));
   if (spec.num_servers > 1)
     service.ExpectServers(&plan, models::StateValues(*model));
   // Destroyed before the service, whose engine its threads post to.
@@ -326,6 +348,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.connection = net::ConnectionOptions{o.max_frame_bytes};
   observe.auth_token = o.auth_token;
   observe.aliases = models::StateAliases(*model);
+  observe.timeline = o.timeline;
   Observer observer(observe, spec, &plan, NamedState(*model), score, &service,
                     &io, log, server.version());
   service.set_on_version(

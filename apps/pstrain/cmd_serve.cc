@@ -50,7 +50,11 @@ Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log) {
         ps::ParseInterval("--checkpoint_every", f.checkpoint_every));
   }
   o.keep = f.keep;
-  return ps::RunServerRank(o, log->get());
+  auto timeline = MakeTimeline(f.local, w.rank, "server");
+  o.timeline = timeline.get();
+  Status ran = ps::RunServerRank(o, log->get());
+  WriteTimeline(f.local, timeline.get(), **log);
+  return ran;
 }
 
 }  // namespace

@@ -42,7 +42,10 @@ int Work(WorkFlags& f) {
   o.reconnect_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(f.reconnect_timeout * 1000));
   f.hook(&o);
+  auto timeline = MakeTimeline(f.local, o.rank, "worker");
+  o.timeline = timeline.get();
   Status r = worker::RunWorker(o, log.get());
+  WriteTimeline(f.local, timeline.get(), *log);
   return r.ok() ? 0 : Fail(*log, r);
 }
 

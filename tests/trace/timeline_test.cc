@@ -102,7 +102,7 @@ TEST(TimelineTest, ThreadsAndTracksHaveTheirOwnIds) {
   std::map<int, std::string> names;
   for (const auto& e : timeline.ToJson()["traceEvents"]) {
     if (e["name"] == "thread_name")
-      names[e["tid"]] = e["args"]["name"];
+      names[e["tid"].get<int>()] = e["args"]["name"].get<std::string>();
   }
   EXPECT_EQ(names[track], "from rank 3");
   EXPECT_EQ(names[other], "exchange 0");
@@ -125,8 +125,9 @@ TEST(TimelineTest, ConcurrentAppendsAreAllKept) {
   std::set<std::pair<int, int>> seen;
   std::map<int, std::set<int>> tids_by_key;
   for (const auto& s : Complete(timeline.ToJson())) {
-    seen.insert({s["args"]["key"], s["args"]["version"]});
-    tids_by_key[s["args"]["key"]].insert(s["tid"].get<int>());
+    const int key = s["args"]["key"].get<int>();
+    seen.insert({key, s["args"]["version"].get<int>()});
+    tids_by_key[key].insert(s["tid"].get<int>());
   }
   EXPECT_EQ(seen.size(), size_t{kThreads} * kSpans);
   for (const auto& [key, tids] : tids_by_key)

@@ -100,7 +100,8 @@ TEST(TimelineTest, ThreadsAndTracksHaveTheirOwnIds) {
   t.join();
   EXPECT_NE(other, Timeline::ThisThread());
   std::map<int, std::string> names;
-  for (const auto& e : timeline.ToJson()["traceEvents"]) {
+  const json trace = timeline.ToJson();
+  for (const auto& e : trace["traceEvents"]) {
     if (e["name"] == "thread_name")
       names[e["tid"].get<int>()] = e["args"]["name"].get<std::string>();
   }

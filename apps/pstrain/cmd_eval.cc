@@ -171,6 +171,7 @@ RunFn SetupEval(CLI::App* sub) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   AddLocalFlags(sub, &f->local);
+  sub->remove_option(sub->get_option("--timeline"));  // eval has no steps
   return [f] { return RunEval(*f); };
 }
 

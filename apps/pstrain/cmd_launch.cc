@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "apps/pstrain/build_hooks.h"
@@ -65,6 +66,10 @@ std::vector<std::string> CommonArgs(const LaunchFlags& f, int rank,
   }
   // Live: the board draws from the children's events; their human lines
   // would garble it.
+  if (!f.local.timeline.empty()) {
+    a.insert(a.end(), {"--timeline", f.local.timeline + "/rank-" +
+                                         std::to_string(rank) + ".json"});
+  }
   if (f.local.json || f.live)
     a.push_back("--json");
   if (f.local.quiet || f.live)
@@ -120,6 +125,18 @@ Status CheckLaunch(LaunchFlags& f) {
                        f.world.world.num_servers);
 }
 
+// --timeline DIR: the ranks' files, each on its own clock, which is the
+// host's system clock (share/doc/timeline.md), into DIR/timeline.json.
+void MergeTimelines(const std::string& dir, int world_size,
+                    report::EventLog& log) {
+  std::vector<std::string> files;
+  for (int r = 0; r < world_size; ++r)
+    files.push_back(dir + "/rank-" + std::to_string(r) + ".json");
+  Status s = trace::MergeFiles(files, dir + "/timeline.json");
+  if (!s.ok())
+    log.Info(s.message());
+}
+
 int Launch(LaunchFlags& f) {
   Status s = CheckLaunch(f);
   auto log = MakeEventLog(f.local, 0, "launch");
@@ -136,6 +153,12 @@ int Launch(LaunchFlags& f) {
                           ? f.local.threads
                           : cluster::ThreadsPerProcess(w.world_size);
   f.live = WantsLiveBoard(f.local);
+  std::error_code ec;
+  if (!f.local.timeline.empty() &&
+      !std::filesystem::create_directories(f.local.timeline, ec) && ec) {
+    return Fail(*log, InvalidArgument("--timeline " + f.local.timeline + ": " +
+                                      ec.message()));
+  }
   cluster::LaunchOptions o;
   o.prefix_stdout = !f.local.json;  // JSON lines carry their rank already
   for (int r = 0; r < w.num_servers; ++r) {
@@ -155,6 +178,8 @@ int Launch(LaunchFlags& f) {
   auto status = cluster::RunChildren(o);
   if (!status.ok())
     return Fail(*log, status.status());
+  if (!f.local.timeline.empty())
+    MergeTimelines(f.local.timeline, w.world_size, *log);
   return *status;
 }
 

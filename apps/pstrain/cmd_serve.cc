@@ -66,7 +66,11 @@ Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
       e->history.Add(std::move(event));
     };
   }
-  PS_RETURN_IF_ERROR(ps::RunServerRank(o, log->get()));
+  auto timeline = MakeTimeline(f.local, w.rank, "server");
+  o.timeline = timeline.get();
+  Status ran = ps::RunServerRank(o, log->get());
+  WriteTimeline(f.local, timeline.get(), **log);
+  PS_RETURN_IF_ERROR(ran);
   LingerForScrapes(f.local, endpoint->get());
   return Status::Ok();
 }

@@ -55,7 +55,10 @@ int Work(WorkFlags& f) {
       static_cast<int64_t>(f.reconnect_timeout * 1000));
   o.metrics = endpoint ? &endpoint->registry : nullptr;
   f.hook(&o);
+  auto timeline = MakeTimeline(f.local, o.rank, "worker");
+  o.timeline = timeline.get();
   Status r = worker::RunWorker(o, log.get());
+  WriteTimeline(f.local, timeline.get(), *log);
   if (!r.ok())
     return Fail(*log, r);
   LingerForScrapes(f.local, endpoint.get());

@@ -102,6 +102,13 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(g);
+  app->add_option("--timeline", f->timeline,
+                  "Write a Chrome trace of every step (forward, backward, "
+                  "each key's push and pull, the server's updates; opens in "
+                  "Perfetto or about:tracing) to this file at the end; "
+                  "launch: a directory, one rank-R.json per rank merged into "
+                  "timeline.json")
+      ->group(g);
   app->add_flag("--json", f->json, "JSON Lines events on stdout")->group(g);
   app->add_flag("--quiet", f->quiet, "No progress lines on stderr")->group(g);
   // launch prefixes its children's lines itself; hidden from --help.
@@ -163,6 +170,23 @@ report::EventLogOptions EventLogOptionsFor(const LocalFlags& f, int rank,
                          f.log_prefix && WantsLiveBoard(f);
   o.live_width = own_board ? TerminalWidth() : 0;
   return o;
+}
+
+std::unique_ptr<trace::Timeline> MakeTimeline(const LocalFlags& f, int rank,
+                                              const std::string& role) {
+  if (f.timeline.empty())
+    return nullptr;
+  return std::make_unique<trace::Timeline>(
+      rank, "rank " + std::to_string(rank) + " (" + role + ")");
+}
+
+void WriteTimeline(const LocalFlags& f, const trace::Timeline* timeline,
+                   report::EventLog& log) {
+  if (timeline == nullptr)
+    return;
+  Status s = timeline->WriteFile(f.timeline);
+  if (!s.ok())
+    log.Info(s.message());
 }
 
 int Fail(report::EventLog& log, const Status& status) {

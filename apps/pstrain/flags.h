@@ -10,6 +10,7 @@
 
 #include "cluster/world.h"
 #include "report/event_log.h"
+#include "trace/timeline.h"
 #include "util/result.h"
 #include "util/status.h"
 
@@ -42,6 +43,7 @@ struct LocalFlags {
   int metrics_port = -1;   // -1: no metrics; 0: the kernel picks
   std::string metrics_addr = "0.0.0.0";
   double metrics_linger = 0;  // seconds
+  std::string timeline;       // --timeline: "" = none; launch: a directory
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(
         static_cast<int64_t>(timeout_seconds * 1000));
@@ -76,6 +78,15 @@ report::EventLogOptions EventLogOptionsFor(const LocalFlags& flags, int rank,
 std::unique_ptr<report::EventLog> MakeEventLog(const LocalFlags& flags,
                                                int rank,
                                                const std::string& role);
+
+/// --timeline: this process's recorder (pid `rank`, named "rank R
+/// (role)"); nullptr without the flag.
+std::unique_ptr<trace::Timeline> MakeTimeline(const LocalFlags& flags, int rank,
+                                              const std::string& role);
+/// Writes `timeline` (none: nothing) to the --timeline file; a failure is
+/// logged, not returned: the run's own outcome stands.
+void WriteTimeline(const LocalFlags& flags, const trace::Timeline* timeline,
+                   report::EventLog& log);
 
 /// Reports `status` through `log` and returns its exit code.
 int Fail(report::EventLog& log, const Status& status);

@@ -318,6 +318,7 @@ void Connection::WriteGated() {
            [self = shared_from_this(), frame, end](const std::error_code& ec,
                                                    size_t n) {
              self->bytes_written_ += n;
+             frame->Wrote(self->gated_next_, ec ? self->gated_next_ : end);
              if (!ec && !self->closed_ && end < frame->Finish().size()) {
                self->gated_next_ = end;
                return self->WriteGated();

@@ -12,6 +12,7 @@ void FrameBuffers::Reset(wire::MsgType type, uint64_t request_id,
   data_.clear();
   marks_.clear();
   gate_ = nullptr;
+  observer_ = nullptr;
   data_bytes_ = 0;
 }
 

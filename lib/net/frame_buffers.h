@@ -17,6 +17,17 @@
 namespace pstrain::net {
 
 class SendGate;
+class FrameBuffers;
+
+/// Hears which buffers of a gated frame have been written (--timeline).
+class WriteObserver {
+ public:
+  virtual ~WriteObserver() = default;
+  /// Buffers [begin, end) of frame.buffers() have been written; runs on the
+  /// thread that runs the connection's io_context.
+  virtual void OnWritten(const FrameBuffers& frame, size_t begin,
+                         size_t end) = 0;
+};
 
 class FrameBuffers {
  public:
@@ -34,10 +45,20 @@ class FrameBuffers {
   /// the marks of its data; nullptr (the default after Reset): none.
   void SetGate(SendGate* gate) { gate_ = gate; }
   SendGate* gate() const { return gate_; }
+  /// Tells `observer` (which must outlive the write) of each write of this
+  /// gated frame's buffers; nullptr (the default after Reset): none.
+  void SetWriteObserver(WriteObserver* observer) { observer_ = observer; }
+  /// Buffers [begin, end) have been written: tells the observer, if any.
+  void Wrote(size_t begin, size_t end) const {
+    if (observer_ != nullptr)
+      observer_->OnWritten(*this, begin, end);
+  }
   /// The mark buffer `i` of Finish()'s list needs (0 for the prefix).
   uint32_t mark(size_t i) const { return i == 0 ? 0 : marks_[i - 1]; }
   /// Builds the prefix (the data length is now known) and returns the list.
   const std::vector<asio::const_buffer>& Finish();
+  /// Finish()'s list as it was last built.
+  const std::vector<asio::const_buffer>& buffers() const { return buffers_; }
   wire::MsgType type() const { return type_; }
   /// Total bytes of the frame, header included.
   uint64_t frame_bytes() const { return prefix_.size() + data_bytes_; }
@@ -50,6 +71,7 @@ class FrameBuffers {
   std::vector<asio::const_buffer> data_;
   std::vector<uint32_t> marks_;  // by data_ index
   SendGate* gate_ = nullptr;
+  WriteObserver* observer_ = nullptr;
   std::vector<asio::const_buffer> buffers_;
   uint64_t data_bytes_ = 0;
 };

@@ -48,6 +48,7 @@ Status Engine::PlanPush(Peer& from, wire::MsgType type, std::string_view meta,
   peer.refused_key = -1;
   peer.refused_why.clear();
   PlanPieces(peer, grads, plan);
+  outbox_->Trace({nullptr, peer.rank});  // its first key is being read
   PlanRows(peer, rows, plan);
   plan->piece_by_piece = true;
   return Status::Ok();
@@ -177,6 +178,11 @@ void Engine::OnPiece(PeerId id, size_t index) {
     return;
   }
   rule_->AddPiece(peer->worker, piece.key, piece.offset, piece.bytes);
+  const uint64_t nbytes = server_->params()[piece.key].nbytes();
+  if (outbox_->tracing() && piece.offset + piece.bytes == nbytes) {
+    outbox_->Trace({"push", peer->rank, piece.key,
+                    static_cast<int64_t>(peer->pushed_version()), nbytes});
+  }
 }
 
 Status Engine::OnPull(Peer& from, uint64_t id, std::string_view meta) {
@@ -237,7 +243,12 @@ Result<bool> Engine::Step(WorkerPeer& peer, uint64_t version) {
   const bool refused = peer.refused_key >= 0;
   if (refused)
     RefusePush(peer, version);
+  outbox_->Trace({});  // the rule's work starts
   auto stepped = rule_->Push(peer.worker, version, refused);
+  if (stepped.ok() && *stepped) {
+    outbox_->Trace({"step", TraceMark::kEngine, -1,
+                    static_cast<int64_t>(server_->version())});
+  }
   if (stepped.ok() && !*stepped)
     ArmStepTimeout();
   return stepped;
@@ -331,6 +342,8 @@ void Engine::SendParams(WorkerPeer& peer, uint64_t id) {
     }
   }
   server_->NoteParamsSent(peer.worker);
+  outbox_->Trace({"reply", peer.rank, -1,
+                  static_cast<int64_t>(server_->version()), 0, peer.id});
   if (!peer.rows_out.want.empty())
     return SendRows(peer, id);
   wire::EncodeMeta(formats_.params_msg, &peer.meta);

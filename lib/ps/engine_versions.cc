@@ -26,8 +26,11 @@ void Engine::OnNewVersion() {
 }
 
 void Engine::StepNextKey() {
+  outbox_->Trace({});  // the key's update starts
   const int key = server_->StepNextKey();
   if (key >= 0) {
+    outbox_->Trace({"update", TraceMark::kEngine, key,
+                    static_cast<int64_t>(server_->version())});
     // Replies queued before this step point at the key's record.
     formats_.pull.Encode(key, server_->params()[key], server_->version());
     key_steps_.gate.OpenTo(static_cast<uint32_t>(key) + 1);

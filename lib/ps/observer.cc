@@ -11,6 +11,7 @@
 #include "ps/checkpoint_rotation.h"
 #include "ps/job_data.h"
 #include "ps/update_rule.h"
+#include "trace/timeline.h"
 
 namespace pstrain::ps {
 
@@ -112,6 +113,8 @@ void Observer::Finish() {
 // Waits for the other servers' answers and rank 0's own snapshot, and
 // saves the checkpoints.
 void Observer::GatherLoop() {
+  if (options_.timeline)
+    options_.timeline->NameThread("snapshots");
   for (;;) {
     std::shared_ptr<Plan> plan;
     {
@@ -122,7 +125,9 @@ void Observer::GatherLoop() {
       plan = to_gather_.front();
       to_gather_.pop_front();
     }
+    trace::Scope gather(options_.timeline, {"gather"});
     std::shared_ptr<WholeSnapshot> whole = Gather(*plan);
+    gather.End();
     // Saving is mostly I/O and must not starve behind training: here, at
     // normal priority, rather than with the scoring.
     if (whole && plan->checkpoint)
@@ -149,6 +154,8 @@ void Observer::GatherLoop() {
 // Scores in order, on cores training leaves idle; once training has ended,
 // with every core.
 void Observer::WorkLoop() {
+  if (options_.timeline)
+    options_.timeline->NameThread("evaluation");
   if (options_.low_priority)
     models::LowerThisThreadsPriority();
   models::SetComputeThreads(options_.threads);
@@ -256,6 +263,8 @@ std::shared_ptr<const Snapshot> Observer::AwaitLocal(Plan& plan) {
 }
 
 void Observer::Evaluate(const std::shared_ptr<WholeSnapshot>& whole) {
+  const int64_t v = static_cast<int64_t>(whole->version);
+  trace::Scope span(options_.timeline, {"evaluate", -1, v, v});
   const auto start = Clock::now();
   auto r = score_(whole->state);
   if (!r.ok()) {
@@ -283,6 +292,8 @@ void Observer::Evaluate(const std::shared_ptr<WholeSnapshot>& whole) {
 }
 
 void Observer::SaveCheckpoint(const WholeSnapshot& whole) {
+  const int64_t v = static_cast<int64_t>(whole.version);
+  trace::Scope span(options_.timeline, {"checkpoint", -1, v, v});
   const std::string path =
       VersionedCheckpointPath(options_.checkpoint, whole.version);
   const nlohmann::json meta = {{"job", ToJson(spec_)},

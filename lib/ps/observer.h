@@ -49,6 +49,10 @@
 #include "ps/snapshot_client.h"
 #include "report/event_log.h"
 
+namespace pstrain::trace {
+class Timeline;
+}  // namespace pstrain::trace
+
 namespace pstrain::ps {
 
 /// Scores a whole model's state (every parameter and buffer by name): the
@@ -80,6 +84,9 @@ struct ObserverOptions {
   std::chrono::milliseconds timeout{120000};
   net::ConnectionOptions connection;
   std::string auth_token;
+  /// --timeline: spans of each gather, checkpoint and evaluation; it must
+  /// outlive the Observer. nullptr (the default): none.
+  trace::Timeline* timeline = nullptr;
 };
 
 /// The whole model at one version, from every server's snapshot.

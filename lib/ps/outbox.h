@@ -52,6 +52,23 @@ struct OutFrame {
   net::SendGate* gate = nullptr;
 };
 
+/// --timeline: one span of the Engine's that ends now. It began at the
+/// previous mark on the same `lane` (a worker's rank for what its push
+/// brought and its reply sent, kEngine for the Engine's own work); a
+/// `what` of nullptr only marks where the lane's next span begins. The
+/// Engine has no clock: the Outbox stamps the time. A "reply" mark says
+/// that a params reply to `peer` starts: its keys' spans are recorded as
+/// their bytes are written.
+struct TraceMark {
+  static constexpr int kEngine = -1;
+  const char* what = nullptr;  // a literal: "push", "update", "reply"
+  int lane = kEngine;
+  int key = -1;
+  int64_t version = -1;
+  uint64_t bytes = 0;
+  PeerId peer = 0;  // the connection, for a reply
+};
+
 class Outbox {
  public:
   virtual ~Outbox() = default;
@@ -74,6 +91,10 @@ class Outbox {
   virtual void Shutdown() = 0;
   /// A line for the event log (report::EventLog::Info).
   virtual void Info(const std::string& line) = 0;
+  /// Whether Trace records anything (--timeline). Default: no.
+  virtual bool tracing() const { return false; }
+  /// Records `mark` (TraceMark); called only while tracing().
+  virtual void Trace(const TraceMark& mark) { (void)mark; }
 };
 
 }  // namespace pstrain::ps

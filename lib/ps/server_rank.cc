@@ -21,10 +21,12 @@
 #include "ps/placement.h"
 #include "ps/run_length.h"
 #include "ps/server_metrics_feed.h"
+#include "ps/server_resume.h"
 #include "ps/service.h"
 #include "ps/shard_plan.h"
 #include "ps/sparse_keys.h"
 #include "ps/tensor_codec.h"
+#include "trace/timeline.h"
 #include "util/check.h"
 #include "util/resources.h"
 
@@ -63,29 +65,6 @@ Result<ScoreFn> DefaultScorer(const JobSpec& spec,
   });
 }
 
-// The saved parameters, optimizer state and version. Any mismatch with this
-// run's model or optimizer is bad input. Every server of several reads the
-// merged parameters (its slices are views of them) and its own optimizer
-// state.
-Status Resume(const std::string& path, models::Model& model,
-              ParameterServer& server, int rank, int num_servers) {
-  auto tensors = LoadCheckpointTensors(path);
-  auto meta = LoadCheckpointMeta(path);
-  Status s = tensors.ok() ? meta.status() : tensors.status();
-  if (s.ok())
-    s = LoadIntoParameters(*tensors, NamedState(model), path);
-  if (s.ok())
-    s = LoadOptimizerState(path, server.optimizers(), rank, num_servers);
-  if (s.ok() &&
-      !(meta->contains("version") && (*meta)["version"].is_number_unsigned())) {
-    s = InvalidArgument(CheckpointMetaPath(path) + " has no \"version\"");
-  }
-  if (!s.ok())
-    return InvalidArgument("--resume: " + s.message());
-  server.set_version((*meta)["version"].get<uint64_t>());
-  return Status::Ok();
-}
-
 ServiceOptions ServiceOptionsFor(const ServerRankOptions& o,
                                  const std::string& host, int port) {
   ServiceOptions options;
@@ -94,6 +73,7 @@ ServiceOptions ServiceOptionsFor(const ServerRankOptions& o,
   options.timeout = o.timeout;
   options.max_frame_bytes = o.max_frame_bytes;
   options.auth_token = o.auth_token;
+  options.timeline = o.timeline;
   return options;
 }
 
@@ -103,6 +83,24 @@ nlohmann::json WithMetricsPort(const ServerRankOptions& o,
   if (o.metrics_port >= 0)
     fields["metrics_port"] = o.metrics_port;
   return fields;
+}
+
+// --timeline: server `rank`'s keys (its slices) by name, "fc1.weight" or,
+// for a slice of a key's rows, "fc1.weight[0:64]".
+void NameKeys(trace::Timeline* timeline, const ShardPlan& plan, int rank,
+              const std::vector<wire::KeySpec>& model_keys) {
+  if (timeline == nullptr)
+    return;
+  std::vector<std::string> names;
+  for (int i : plan.by_server[rank]) {
+    const Slice& s = plan.slices[i];
+    names.push_back(model_keys[s.key].name);
+    if (!s.whole) {
+      names.back() += "[" + std::to_string(s.row_begin) + ":" +
+                      std::to_string(s.row_end) + "]";
+    }
+  }
+  timeline->SetKeyNames(std::move(names));
 }
 
 ShardPlan PlanOrDie(models::Model& model, const JobSpec& spec) {
@@ -143,12 +141,13 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
                  : "";
   }
   if (!resume.empty())
-    PS_RETURN_IF_ERROR(
-        Resume(resume, *model, server, o.rank, spec.num_servers));
+    PS_RETURN_IF_ERROR(ResumeServer(resume, NamedState(*model), server, o.rank,
+                                    spec.num_servers));
   asio::io_context io;
   const ServiceOptions options =
       ServiceOptionsFor(o, master.local_address(), 0);
   Service service(&io, spec, Fingerprint(*model), &server, log, options);
+  NameKeys(o.timeline, plan, o.rank, Fingerprint(*model));
   PS_RETURN_IF_ERROR(service.Listen());
   if (o.on_listen)
     o.on_listen(service.port());
@@ -252,24 +251,6 @@ void AddTargetFields(const JobSpec& spec, const Outcome& out,
   }
 }
 
-// --resume auto: the newest complete periodic checkpoint, if any. Those
-// beyond --keep go first: a run killed between a save and its pruning left
-// one more, and runs killed so again and again would pile them up.
-std::string ResolveResume(const ServerRankOptions& o, report::EventLog* log) {
-  if (o.resume != "auto")
-    return o.resume;
-  if (o.keep >= 1) {
-    Status pruned = RemoveOldCheckpoints(o.checkpoint, o.keep);
-    if (!pruned.ok())
-      log->Info("--resume auto: " + pruned.message());
-  }
-  auto saved = CompleteCheckpoints(o.checkpoint);
-  log->Info(saved.empty()
-                ? "--resume auto: no complete checkpoint yet, starting afresh"
-                : "--resume auto: " + saved.back().second);
-  return saved.empty() ? "" : saved.back().second;
-}
-
 Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   JobSpec spec = o.spec;
   PS_ASSIGN_OR_RETURN(const std::vector<torch::Device> devices,
@@ -303,9 +284,11 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   ParameterServer server(spec,
                          SliceLeaves(plan, 0, models::StateValues(*model)),
                          SliceRowSparse(plan, 0, RowSparseKeys(spec, *model)));
-  const std::string resume = ResolveResume(o, log);
+  const std::string resume =
+      ResolveResumePath(o.resume, o.checkpoint, o.keep, log);
   if (!resume.empty()) {
-    PS_RETURN_IF_ERROR(Resume(resume, *model, server, 0, spec.num_servers));
+    PS_RETURN_IF_ERROR(
+        ResumeServer(resume, NamedState(*model), server, 0, spec.num_servers));
     if (o.resume == "auto")
       spec.resume_version = server.version();
   }
@@ -313,6 +296,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   const ServiceOptions options =
       ServiceOptionsFor(o, o.master_addr, o.master_port);
   Service service(&io, spec, Fingerprint(*model), &server, log, options);
+  NameKeys(o.timeline, plan, 0, Fingerprint(*model));
   if (spec.num_servers > 1)
     service.ExpectServers(&plan, models::StateValues(*model));
   // Destroyed before the service, whose engine its threads post to.
@@ -351,6 +335,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.connection = net::ConnectionOptions{o.max_frame_bytes};
   observe.auth_token = o.auth_token;
   observe.aliases = models::StateAliases(*model);
+  observe.timeline = o.timeline;
   Observer observer(observe, spec, &plan, NamedState(*model), score, &service,
                     &io, log, server.version());
   service.set_on_version([&observer, &feed, &live](uint64_t version) {

@@ -25,6 +25,9 @@
 namespace pstrain::metrics {
 class Registry;
 }  // namespace pstrain::metrics
+namespace pstrain::trace {
+class Timeline;
+}  // namespace pstrain::trace
 
 namespace pstrain::ps {
 
@@ -71,6 +74,9 @@ struct ServerRankOptions {
   /// Rank 0: receives the run's `progress` events (ps/live_progress.h),
   /// on the io thread. Default: none.
   std::function<void(nlohmann::json event)> on_progress;
+  /// --timeline: where this rank's spans go (trace/timeline.h); it must
+  /// outlive the call. nullptr (the default): none are recorded.
+  trace::Timeline* timeline = nullptr;
 };
 
 /// Serves until the job ends. Errors carry their exit code's kind

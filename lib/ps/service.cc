@@ -3,6 +3,7 @@
 #include <asio/post.hpp>
 
 #include "net/transport.h"
+#include "ps/server_spans.h"
 #include "wire/messages.h"
 
 namespace pstrain::ps {
@@ -31,6 +32,15 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
   } else {
     shm_ = std::make_unique<net::ShmAcceptor>(io);
   }
+  if (options_.timeline != nullptr) {
+    spans_ =
+        std::make_unique<ServerSpans>(options_.timeline, server->num_keys());
+  }
+}
+
+void Service::Trace(const TraceMark& mark) {
+  if (spans_)
+    spans_->Mark(mark);
 }
 
 Service::~Service() = default;
@@ -195,6 +205,8 @@ void Service::Send(PeerId peer, const OutFrame& frame) {
   net::FrameBuffers& out = conn->NewFrame();
   out.Reset(frame.type, frame.request_id, frame.meta);
   out.SetGate(frame.gate);
+  if (spans_ && frame.type == wire::MsgType::kParams)
+    out.SetWriteObserver(spans_->Replies(peer));
   for (const DataSpan& d : frame.data)
     out.AddData(d.data, d.bytes, d.mark);
   conn->Send(out);

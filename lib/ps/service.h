@@ -29,7 +29,13 @@
 #include "ps/engine.h"
 #include "report/event_log.h"
 
+namespace pstrain::trace {
+class Timeline;
+}  // namespace pstrain::trace
+
 namespace pstrain::ps {
+
+class ServerSpans;
 
 struct ServiceOptions {
   std::string host = "localhost";
@@ -42,6 +48,9 @@ struct ServiceOptions {
   std::string auth_token;
   /// The time the Engine is told. Default: std::chrono::steady_clock.
   std::function<Time()> clock = [] { return EngineClock::now(); };
+  /// --timeline: where the Engine's spans go (ps/server_spans.h); it must
+  /// outlive the Service. nullptr (the default): none.
+  trace::Timeline* timeline = nullptr;
 };
 
 class Service : private net::Connection::Handler, private Outbox {
@@ -155,6 +164,8 @@ class Service : private net::Connection::Handler, private Outbox {
   void WakeAt(Time when) override;
   void Shutdown() override;
   void Info(const std::string& line) override { log_->Info(line); }
+  bool tracing() const override { return spans_ != nullptr; }
+  void Trace(const TraceMark& mark) override;
 
   void Tick();
   void DropStalledConnections();
@@ -174,7 +185,8 @@ class Service : private net::Connection::Handler, private Outbox {
   std::unordered_map<PeerId, std::shared_ptr<net::Connection>> conns_;
   std::unordered_map<const net::Connection*, PeerId> ids_;
   PeerId next_id_ = 1;
-  ReadPlan plan_;  // reused for every frame
+  ReadPlan plan_;                       // reused for every frame
+  std::unique_ptr<ServerSpans> spans_;  // --timeline
   uint64_t closed_bytes_read_ = 0;
   uint64_t closed_bytes_written_ = 0;
   Engine engine_;  // last: its requests reach the members above

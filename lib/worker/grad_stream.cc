@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include "trace/timeline.h"
 #include "worker/device_copies.h"
 
 namespace pstrain::worker {
@@ -86,6 +87,8 @@ void GradStream::OnReady(int key) {
   if (prepare_)
     prepare_(key);
   ready_[key] = true;
+  if (!ready_times_.empty())
+    ready_times_[key] = trace::Timeline::Now();
   seen_.push_back(key);
   const size_t before = prefix_;
   while (prefix_ < order_.size() && ready_[order_[prefix_]])

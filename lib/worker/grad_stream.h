@@ -56,6 +56,12 @@ class GradStream {
   void SetCopies(DeviceCopies* copies) { copies_ = copies; }
   /// DeviceCopies reports key `key` on the host.
   void OnCopied(int key) { OnReady(key); }
+  /// --timeline: from now on ready_times() says when each key was
+  /// released. Call before the first Begin.
+  void KeepReadyTimes() { ready_times_.assign(ready_.size(), 0); }
+  /// By key: when it was last released (trace::Timeline::Now
+  /// microseconds); empty unless KeepReadyTimes.
+  const std::vector<int64_t>& ready_times() const { return ready_times_; }
   /// Key k's mark (1 + its place in the expected order), by key.
   const std::vector<uint32_t>& marks() const { return marks_; }
 
@@ -79,13 +85,14 @@ class GradStream {
   DeviceCopies* copies_ = nullptr;
   std::function<void(int)> prepare_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
-  std::vector<uintptr_t> hooks_;  // one per accumulators_ entry
-  std::vector<int> buffer_keys_;  // keys that are buffers
-  std::vector<int> order_;        // keys, expected order
-  std::vector<uint32_t> marks_;   // by key
-  std::vector<int> seen_;         // keys, this step's order
-  std::vector<bool> ready_;       // by key, this step
-  size_t prefix_ = 0;             // order_[0, prefix_) ready
+  std::vector<uintptr_t> hooks_;      // one per accumulators_ entry
+  std::vector<int> buffer_keys_;      // keys that are buffers
+  std::vector<int> order_;            // keys, expected order
+  std::vector<uint32_t> marks_;       // by key
+  std::vector<int> seen_;             // keys, this step's order
+  std::vector<bool> ready_;           // by key, this step
+  std::vector<int64_t> ready_times_;  // by key, --timeline
+  size_t prefix_ = 0;                 // order_[0, prefix_) ready
 };
 
 }  // namespace pstrain::worker

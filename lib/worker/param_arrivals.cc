@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "trace/timeline.h"
+
 namespace pstrain::worker {
 
 ParamArrivals::ParamArrivals(std::vector<int> slices_per_key, int num_servers)
@@ -45,24 +47,29 @@ void ParamArrivals::OpenAll() {
 
 // Returns ready() as it stood when the wait ended (OpenAll ends it too).
 template <typename Pred>
-bool ParamArrivals::WaitUntil(Pred ready) {
+bool ParamArrivals::WaitUntil(Pred ready, const char* what, int key) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!all_ && !ready()) {
     const auto start = std::chrono::steady_clock::now();
+    const int64_t begin = timeline_ ? trace::Timeline::Now() : 0;
     ++waiting_;
     cv_.wait(lock, [&] { return all_ || ready(); });
     --waiting_;
     waited_ += std::chrono::steady_clock::now() - start;
+    if (timeline_)
+      timeline_->Record({what, key}, begin, trace::Timeline::Now());
   }
   return ready();
 }
 
 bool ParamArrivals::WaitMeta() {
-  return WaitUntil([this] { return metas_ >= num_servers_; });
+  return WaitUntil([this] { return metas_ >= num_servers_; }, "wait version",
+                   -1);
 }
 
 void ParamArrivals::WaitKeys(size_t n) {
-  WaitUntil([this, n] { return prefix_ >= std::min(n, missing_.size()); });
+  WaitUntil([this, n] { return prefix_ >= std::min(n, missing_.size()); },
+            "wait params", static_cast<int>(n) - 1);
 }
 
 int ParamArrivals::waiting() const {

@@ -14,6 +14,10 @@
 #include <mutex>
 #include <vector>
 
+namespace pstrain::trace {
+class Timeline;
+}  // namespace pstrain::trace
+
 namespace pstrain::worker {
 
 class ParamArrivals {
@@ -40,10 +44,13 @@ class ParamArrivals {
   double TakeWaitedSeconds();
   /// Threads blocked in WaitMeta or WaitKeys now.
   int waiting() const;
+  /// --timeline: each wait that blocks is a span ("wait version", "wait
+  /// params" with its last key). `timeline` must outlive this object.
+  void set_timeline(trace::Timeline* timeline) { timeline_ = timeline; }
 
  private:
   template <typename Pred>
-  bool WaitUntil(Pred ready);
+  bool WaitUntil(Pred ready, const char* what, int key);
 
   const std::vector<int> slices_per_key_;
   const int num_servers_;
@@ -55,6 +62,7 @@ class ParamArrivals {
   bool all_ = false;
   int waiting_ = 0;
   std::chrono::steady_clock::duration waited_{};
+  trace::Timeline* timeline_ = nullptr;
 };
 
 }  // namespace pstrain::worker

@@ -4,6 +4,22 @@
 
 namespace pstrain::worker {
 
+ProgressFigures FiguresOf(const Progress& p, double loss, uint64_t version,
+                          uint64_t bytes_pushed, uint64_t bytes_pulled) {
+  ProgressFigures f;
+  f.steps = p.steps;
+  f.samples = p.samples;
+  f.loss = loss;
+  f.compute_seconds = p.compute;
+  f.communication_seconds = p.communication;
+  f.bytes_pushed = bytes_pushed;
+  f.bytes_pulled = bytes_pulled;
+  f.version = version;
+  const double wall = Seconds(Clock::now() - p.start);
+  f.samples_per_second = wall > 0 ? static_cast<double>(p.samples) / wall : 0;
+  return f;
+}
+
 std::string ProgressJson(const ProgressFigures& f) {
   // An ordered_json keeps the keys in the order written; dump() writes a
   // NaN or an infinity as null.

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <string>
 
+#include "worker/progress.h"
+
 namespace pstrain::worker {
 
 /// A worker's figures as of its last finished step.
@@ -29,6 +31,11 @@ struct ProgressFigures {
 /// "version":3,"samples_per_second":512.0}. A figure that is not finite
 /// is null.
 std::string ProgressJson(const ProgressFigures& f);
+
+/// The figures of `p` after a step whose loss was `loss`; `version` and the
+/// bytes are the ServerGroup's.
+ProgressFigures FiguresOf(const Progress& p, double loss, uint64_t version,
+                          uint64_t bytes_pushed, uint64_t bytes_pulled);
 
 class ProgressBoard {
  public:

@@ -12,6 +12,7 @@
 #include "net/transport.h"
 #include "ps/module_fetch.h"
 #include "ps/tensor_codec.h"
+#include "worker/exchange_spans.h"
 #include "worker/param_arrivals.h"
 #include "worker/push_compressor.h"
 
@@ -192,7 +193,11 @@ void PsClient::OnPiece(size_t index) {
   if (IsRecord(index))
     DecodePulled(index);
   const int key = piece_keys_[index];
-  if (arrivals_ != nullptr && key < static_cast<int>(slice_keys_.size()))
+  if (key >= static_cast<int>(slice_keys_.size()))
+    return;
+  if (spans_ != nullptr)
+    spans_->OnSlice(slice_keys_[key], params_[key].nbytes());
+  if (arrivals_ != nullptr)
     arrivals_->OnSlice(slice_keys_[key]);
 }
 
@@ -265,6 +270,8 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
                         uint64_t, std::vector<asio::mutable_buffer>* dst) {
   PS_RETURN_IF_ERROR(Expect(header.type, wire::MsgType::kParams));
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reply_));
+  if (spans_ != nullptr)
+    spans_->StartReply(static_cast<int64_t>(reply_.version));
   if (reply_.params.size() + reply_.rows.size() != params_.size()) {
     return Corruption(
         "params carries " +
@@ -333,6 +340,11 @@ Result<uint64_t> PsClient::PushPull(uint64_t version) {
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPushPull, 0, meta_);
   AddGrads(req);
+  if (spans_ != nullptr) {
+    spans_->StartPush(static_cast<int64_t>(version), &push_order_,
+                      &slice_keys_);
+    req.SetWriteObserver(spans_);
+  }
   PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
   PS_RETURN_IF_ERROR(FinishReply());
   return reply_.version;

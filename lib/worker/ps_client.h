@@ -28,6 +28,7 @@
 
 namespace pstrain::worker {
 
+class ExchangeSpans;
 class ParamArrivals;
 class PushCompressor;
 
@@ -121,6 +122,9 @@ class PsClient : private net::ReplySink {
   /// record that does not decode (wire::Validate) fails the call. Raw:
   /// none may.
   void SetPullCodec(wire::Codec codec) { pull_codec_ = codec; }
+  /// --timeline: push-pulls report their keys' writes and arrivals to
+  /// `spans` (which must outlive this client). nullptr: none.
+  void SetSpans(ExchangeSpans* spans) { spans_ = spans; }
 
   /// Pulls parameters of at least `min_version`; returns the version.
   Result<uint64_t> Pull(uint64_t min_version);
@@ -234,6 +238,7 @@ class PsClient : private net::ReplySink {
   std::vector<int> piece_keys_;   // the reply's buffers: attached tensor
   std::vector<int> piece_slots_;  // ... and sparse slot, or -1
   PushCompressor* compressor_ = nullptr;
+  ExchangeSpans* spans_ = nullptr;
   wire::Codec pull_codec_ = wire::Codec::kRaw;
   Status pull_error_;
   wire::PushPull push_msg_;  // descriptors built once

@@ -84,6 +84,13 @@ Status ServerGroup::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
   PS_ASSIGN_OR_RETURN(
       plan_, ps::PlanShards(fingerprint, spec_.num_servers, spec_.slice_bytes));
   fingerprint_ = fingerprint;
+  if (trace::Timeline* t = options_.timeline) {
+    t->NameThread("training");
+    std::vector<std::string> names;
+    for (const auto& k : fingerprint)
+      names.push_back(k.name);
+    t->SetKeyNames(std::move(names));
+  }
   for (int s = 1; s < spec_.num_servers; ++s) {
     clients_.push_back(NewClient(s));
     PS_RETURN_IF_ERROR(ConnectTo(*clients_.back(), s));
@@ -102,6 +109,15 @@ void ServerGroup::Attach(HostMirror* mirror, GradStream* stream) {
     ++slices_per_key[slice.key];
   arrivals_ = std::make_unique<ParamArrivals>(std::move(slices_per_key),
                                               spec_.num_servers);
+  if (options_.timeline != nullptr) {
+    arrivals_->set_timeline(options_.timeline);
+    stream_->KeepReadyTimes();
+    for (int s = 0; s < spec_.num_servers; ++s) {
+      spans_.push_back(std::make_unique<ExchangeSpans>(
+          options_.timeline, &stream_->ready_times(),
+          "exchange with rank " + std::to_string(s)));
+    }
+  }
   auto compression = ps::CompressionOf(spec_);
   PS_CHECK(compression.ok()) << compression.status().ToString();
   compression_ = *compression;
@@ -129,6 +145,7 @@ void ServerGroup::AttachSlices(PsClient& client, int s) {
                 ps::SliceViews(plan_, s, mirror_->grads()));
   client.SetSendGate(stream_->gate(), SliceMarks(s));
   client.SetArrivals(arrivals_.get(), SliceKeys(s));
+  client.SetSpans(spans_.empty() ? nullptr : spans_[s].get());
   if (!sparse_slots_.empty())
     client.SetSparse(&sparse_slots_[s]);
   client.SetPullCodec(compression_.pull);
@@ -203,6 +220,8 @@ Status ServerGroup::ExchangeWith(int s) {
 
 void ServerGroup::Start(Exchange what) {
   exchange_ = what;
+  for (auto& spans : spans_)
+    spans->set_step(step_);
   arrivals_->Begin();
   fanout_->Start();
   exchanging_ = true;
@@ -213,7 +232,9 @@ Status ServerGroup::Finish() {
   if (!exchanging_)
     return Status::Ok();
   exchanging_ = false;
+  trace::Scope wait(options_.timeline, SpanOf("wait exchange"));
   Status s = fanout_->Wait();
+  wait.End();
   arrivals_->OpenAll();
   if (reorder_) {  // backward's order differed: push in the new one from now
     for (int i = 0; i < spec_.num_servers; ++i) {
@@ -332,20 +353,12 @@ void ServerGroup::StartHeartbeats() {
 }
 
 void ServerGroup::PublishProgress(const Progress& p, double loss) {
-  ProgressFigures f;
-  f.steps = p.steps;
-  f.samples = p.samples;
-  f.loss = loss;
-  f.compute_seconds = p.compute;
-  f.communication_seconds = p.communication;
+  uint64_t pushed = 0, pulled = 0;
   for (const auto& c : clients_) {
-    f.bytes_pushed += c->bytes_pushed_seen();
-    f.bytes_pulled += c->bytes_pulled_seen();
+    pushed += c->bytes_pushed_seen();
+    pulled += c->bytes_pulled_seen();
   }
-  f.version = version_;
-  const double wall = Seconds(Clock::now() - p.start);
-  f.samples_per_second = wall > 0 ? static_cast<double>(p.samples) / wall : 0;
-  progress_.Publish(f);
+  progress_.Publish(FiguresOf(p, loss, version_, pushed, pulled));
 }
 
 Status ServerGroup::PushBatch(const data::Batch& batch, double* loss) {

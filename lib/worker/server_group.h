@@ -18,9 +18,11 @@
 #include "ps/shard_plan.h"
 #include "report/event_log.h"
 #include "report/worker_stats.h"
+#include "trace/timeline.h"
 #include "util/fanout.h"
 #include "util/result.h"
 #include "worker/batch_rows.h"
+#include "worker/exchange_spans.h"
 #include "worker/grad_stream.h"
 #include "worker/heartbeats.h"
 #include "worker/host_mirror.h"
@@ -105,6 +107,14 @@ class ServerGroup {
   /// once its step is in, version() is rank 0's and *loss the batch's.
   Status PushBatch(const data::Batch& batch, double* loss);
 
+  /// --timeline (TrainerOptions::timeline): the step the training thread
+  /// computes, and the exchange it starts next carries.
+  void set_step(int64_t step) { step_ = step; }
+  /// A span of the training thread's, of the current step and version.
+  trace::Timeline::Span SpanOf(const char* what) const {
+    return {what, -1, static_cast<int64_t>(version_), step_};
+  }
+
   /// Heartbeats every min(JobSpec::heartbeat, 1) seconds while training;
   /// rank 0's carry the last progress published.
   void StartHeartbeats();
@@ -186,6 +196,8 @@ class ServerGroup {
   int64_t pulls_ = 0;
   int64_t reconnects_ = 0;
   uint64_t version_ = 0;
+  int64_t step_ = -1;
+  std::vector<std::unique_ptr<ExchangeSpans>> spans_;  // by server, or none
 };
 
 }  // namespace pstrain::worker

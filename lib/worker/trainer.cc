@@ -96,6 +96,7 @@ class Trainer {
 // Backward, with each gradient released to the pushes as it is final. An
 // error in backward ends the pushes unsent and is rethrown once they stop.
 void Trainer::Backward(torch::Tensor& loss) {
+  trace::Scope span(options_.timeline, servers_.SpanOf("backward"));
   try {
     loss.backward();
     if (!rows_->empty()) {
@@ -265,6 +266,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   if (options_.before_step)
     options_.before_step();
   data::Batch batch;
+  servers_.set_step(epoch * per_epoch_ + step);
   Status taken = TakeBatch(epoch * per_epoch_ + step, &batch);
   if (!taken.ok())
     return servers_.Reconnect(taken);  // ok: the next NextStep() is redone
@@ -338,6 +340,7 @@ Status Trainer::PlacedStep(const data::Batch& batch, Clock::time_point t0,
 torch::Tensor Trainer::Forward(int64_t step, const data::Batch& batch,
                                int64_t* samples, int64_t* skipped) {
   // The last push has left whole: its reply's meta is in.
+  trace::Scope span(options_.timeline, servers_.SpanOf("forward"));
   model_->zero_grad(/*set_to_none=*/false);
   if (lm_)
     return lm_->Loss(*lm_model_, step, device_, samples);
@@ -371,6 +374,7 @@ Status Trainer::Finish() {
 // The batch of global step `global`, and its rows (ServerGroup::PlanRows).
 // A text job's batch is its window's input: the ids it looks up.
 Status Trainer::TakeBatch(int64_t global, data::Batch* batch) {
+  trace::Scope span(options_.timeline, servers_.SpanOf("data"));
   const int64_t per_epoch = per_epoch_;
   auto read = [&](int64_t g) {
     if (!lm_)

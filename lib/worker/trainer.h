@@ -26,6 +26,9 @@ struct Batch;
 namespace pstrain::metrics {
 class Registry;
 }  // namespace pstrain::metrics
+namespace pstrain::trace {
+class Timeline;
+}  // namespace pstrain::trace
 
 namespace pstrain::worker {
 
@@ -70,6 +73,9 @@ struct TrainerOptions {
   /// --metrics_port: the registry this worker's metrics go into (labelled
   /// with the job's id once it is known). Default: nullptr, none.
   metrics::Registry* metrics = nullptr;
+  /// --timeline: where this worker's spans go (trace/timeline.h); it must
+  /// outlive the call. nullptr (the default): none are recorded.
+  trace::Timeline* timeline = nullptr;
 };
 
 /// Trains until the job's epochs or max_steps are done. Returns

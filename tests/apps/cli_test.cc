@@ -39,9 +39,9 @@ TEST(CliTest, HelpCompletionAndManPageListTheSameSubcommands) {
   auto r = RunPstrain({"--help"}, 30);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto names = Subcommands(r.out);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"serve", "work", "launch", "eval",
-                                      "bench", "run", "completions", "man"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"serve", "work", "launch", "eval",
+                                             "bench", "run", "report",
+                                             "completions", "man"}));
   const std::string completion = ReadSource("completions/pstrain.bash");
   const std::string man = ReadSource("man/pstrain.1");
   for (const auto& name : names) {
@@ -53,7 +53,7 @@ TEST(CliTest, HelpCompletionAndManPageListTheSameSubcommands) {
 TEST(CliTest, VersionNamesTheProtocol) {
   auto r = RunPstrain({"--version"}, 30);
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 7)"), std::string::npos)
+  EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 8)"), std::string::npos)
       << r.out;
 }
 

@@ -112,11 +112,13 @@ TEST(DashboardLiveTest, ChromiumDrawsTheRunningJobAndBadRequestsChangeNothing) {
                "--batch_size",
                "8",
                "--max_steps",
-               "300",
+               "1000",
+               "--epochs",
+               "100",
                "--log_interval",
-               "1",
+               "10",
                "--eval_interval",
-               "20",
+               "100",
                "--threads",
                "1",
                "--json",
@@ -138,6 +140,7 @@ TEST(DashboardLiveTest, ChromiumDrawsTheRunningJobAndBadRequestsChangeNothing) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_GT(port, 0) << run.OutSoFar();
+  SendBadRequests(port);
   // The workers' heartbeats (every second) bring their progress.
   std::this_thread::sleep_for(std::chrono::seconds(2));
   auto dom = DumpDom("http://127.0.0.1:" + std::to_string(port) + "/", 3000);
@@ -155,14 +158,13 @@ TEST(DashboardLiveTest, ChromiumDrawsTheRunningJobAndBadRequestsChangeNothing) {
   EXPECT_GE(drawn["staleness"]["points"].get<int>(), 1) << drawn;
   EXPECT_GE(drawn["flags"]["rows"].get<int>(), 10) << drawn;
 
-  SendBadRequests(port);
   ProcessResult done = run.Wait(300);
   ASSERT_EQ(done.exit_code, 0) << done.err;
   // Training went on untouched: every worker did all of its steps.
   int workers = 0;
   for (const auto& s : Events(done.out, "summary")) {
     if (s["role"] == "worker") {
-      EXPECT_EQ(s["steps"], 300) << s;
+      EXPECT_EQ(s["steps"], 1000) << s;
       ++workers;
     }
   }

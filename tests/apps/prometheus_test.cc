@@ -91,27 +91,11 @@ std::map<int, double> Query(int port, const std::string& query) {
 
 TEST(PrometheusTest, ScrapedValuesEqualTheRunsSummaries) {
   ScratchDir dir;
-  Process run({PstrainBin(),
-               "launch",
-               "--world_size",
-               "3",
-               "--master_port",
-               "0",
-               "--metrics_port",
-               "0",
-               "--metrics_addr",
-               "127.0.0.1",
-               "--metrics_linger",
-               "3",
-               "--max_steps",
-               "60",
-               "--json",
-               "--eval_interval",
-               "30",
-               "--mode",
-               "async",
-               "--checkpoint",
-               dir.File("m.pt")});
+  Process run({PstrainBin(), "launch", "--world_size", "3", "--master_port",
+               "0", "--metrics_port", "0", "--metrics_addr", "127.0.0.1",
+               "--metrics_linger", "3", "--max_steps", "60", "--json",
+
+               "--mode", "async", "--checkpoint", dir.File("m.pt")});
   std::map<int, int> ports;
   for (int i = 0; i < 1500 && ports.size() < 3; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

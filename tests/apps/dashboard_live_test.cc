@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "job_test.h"
 #include "testing/headless_chromium.h"
 #include "testing/http_get.h"
 #include "testing/idx_files.h"
@@ -28,20 +29,8 @@ using asio::ip::tcp;
 using data::testing::ScratchDir;
 using nlohmann::json;
 
-std::vector<json> Events(const std::string& out, const std::string& name) {
-  std::vector<json> events;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    auto e = json::parse(line, nullptr, false);
-    if (e.is_object() && e.value("event", "") == name)
-      events.push_back(e);
-  }
-  return events;
-}
-
 int Rank0MetricsPort(const std::string& out) {
-  for (const auto& e : Events(out, "listen")) {
+  for (const auto& e : FindEvents(out, "listen")) {
     if (e["rank"] == 0 && e.contains("metrics_port"))
       return e["metrics_port"].get<int>();
   }
@@ -135,7 +124,7 @@ TEST(DashboardLiveTest, ChromiumDrawsTheRunningJobAndBadRequestsChangeNothing) {
   for (int i = 0; i < 3000; ++i) {
     const std::string out = run.OutSoFar();
     port = Rank0MetricsPort(out);
-    if (port > 0 && Events(out, "eval").size() >= 2)
+    if (port > 0 && FindEvents(out, "eval").size() >= 2)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -162,7 +151,7 @@ TEST(DashboardLiveTest, ChromiumDrawsTheRunningJobAndBadRequestsChangeNothing) {
   ASSERT_EQ(done.exit_code, 0) << done.err;
   // Training went on untouched: every worker did all of its steps.
   int workers = 0;
-  for (const auto& s : Events(done.out, "summary")) {
+  for (const auto& s : FindEvents(done.out, "summary")) {
     if (s["role"] == "worker") {
       EXPECT_EQ(s["steps"], 1000) << s;
       ++workers;

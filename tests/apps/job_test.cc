@@ -9,16 +9,22 @@
 
 namespace pstrain::testing {
 
-nlohmann::json FindEvent(const std::string& out, const std::string& event) {
+std::vector<nlohmann::json> FindEvents(const std::string& out,
+                                       const std::string& event) {
   std::istringstream in(out);
   std::string line;
-  nlohmann::json last;
+  std::vector<nlohmann::json> events;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_discarded() && j.is_object() && j.value("event", "") == event)
-      last = j;
+      events.push_back(std::move(j));
   }
-  return last;
+  return events;
+}
+
+nlohmann::json FindEvent(const std::string& out, const std::string& event) {
+  std::vector<nlohmann::json> events = FindEvents(out, event);
+  return events.empty() ? nlohmann::json() : events.back();
 }
 
 double MaxAbsDiff(const std::string& a, const std::string& b) {

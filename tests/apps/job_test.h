@@ -14,6 +14,10 @@ namespace pstrain::testing {
 /// summary comes last); null if none.
 nlohmann::json FindEvent(const std::string& out, const std::string& event);
 
+/// Every JSON Lines event named `event` in `out`, in order.
+std::vector<nlohmann::json> FindEvents(const std::string& out,
+                                       const std::string& event);
+
 /// The largest absolute difference between two checkpoints' tensors of the
 /// same names; fails the test if names or shapes differ.
 double MaxAbsDiff(const std::string& checkpoint_a,

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "job_test.h"
 #include "testing/http_get.h"
 #include "testing/idx_files.h"
 #include "testing/process.h"
@@ -22,22 +23,10 @@ namespace {
 using data::testing::ScratchDir;
 using nlohmann::json;
 
-std::vector<json> Events(const std::string& out, const std::string& name) {
-  std::vector<json> events;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    auto e = json::parse(line, nullptr, false);
-    if (e.is_object() && e.value("event", "") == name)
-      events.push_back(e);
-  }
-  return events;
-}
-
 // Rank -> its metrics port, from the listen events so far.
 std::map<int, int> MetricsPorts(const std::string& out) {
   std::map<int, int> ports;
-  for (const auto& e : Events(out, "listen")) {
+  for (const auto& e : FindEvents(out, "listen")) {
     if (e.contains("metrics_port"))
       ports[e["rank"].get<int>()] = e["metrics_port"].get<int>();
   }
@@ -126,7 +115,7 @@ TEST(PrometheusTest, ScrapedValuesEqualTheRunsSummaries) {
 
   std::map<int, double> want_samples;
   uint64_t final_version = 0;
-  for (const auto& s : Events(done.out, "summary")) {
+  for (const auto& s : FindEvents(done.out, "summary")) {
     if (s["role"] == "worker")
       want_samples[s["rank"].get<int>()] = s["samples"].get<double>();
     if (s["rank"] == 0)

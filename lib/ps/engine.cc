@@ -78,7 +78,7 @@ Status Engine::OnMeta(PeerId id, const wire::FrameHeader& header,
       return PlanBatch(*peer, meta, plan);
     case wire::MsgType::kPush:
     case wire::MsgType::kPushPull: {
-      Status s = PlanPush(*peer, header.type, meta, plan);
+      Status s = PlanPush(*peer, header, meta, plan);
       if (!s.ok() && peer->rank >= 0) {
         // Nothing of it is applied; the connection closes on the error.
         outbox_->Info("refused " + std::string(wire::MsgTypeName(header.type)) +

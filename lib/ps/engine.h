@@ -239,8 +239,8 @@ class Engine {
   void TakeDueSnapshots();
   void AbandonSnapshots();
 
-  Status PlanPush(Peer& peer, wire::MsgType type, std::string_view meta,
-                  ReadPlan* plan);
+  Status PlanPush(Peer& peer, const wire::FrameHeader& header,
+                  std::string_view meta, ReadPlan* plan);
   Status CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
                        const char* what);
   void PlanPieces(WorkerPeer& peer, const std::vector<wire::TensorDesc>& grads,
@@ -252,7 +252,8 @@ class Engine {
   // or its --pull_compression record (made now, unless the key is still
   // to be stepped: StepNextKey makes it then); for `worker`, whom
   // --async_momentum lookahead sends parameters of its own.
-  std::pair<const void*, uint64_t> ParamBytes(int key, int worker);
+  std::pair<const void*, uint64_t> ParamBytes(int key, int worker,
+                                              uint64_t version);
   // Row-sparse keys (engine_rows.cc).
   Status CheckRows(const std::vector<wire::SparseRows>& rows,
                    const std::vector<wire::RowRequest>& requests,
@@ -281,9 +282,18 @@ class Engine {
   void RunFenced();
   void RunHeldPushes(const std::vector<WriteFence::Work>& work);
   void ReleaseReplies();
-  void SendParams(WorkerPeer& peer, uint64_t id);
+  // The parameters of the current version, or with `ahead` of the next,
+  // whose keys the step under way is stepping ahead of its close.
+  void SendParams(WorkerPeer& peer, uint64_t id, bool ahead = false);
   void OnNewVersion();
   void StepNextKey();
+  // Streaming sync: steps `key` before its step closes once every
+  // member's pieces of it are in, and starts the replies of the step then
+  // (engine_ahead.cc).
+  void StepAhead(int key);
+  void StepKeysAhead();
+  bool StartStepAhead();
+  void OpenKeyGate();
   void VersionWhole();
   void ResumeParamWrites();
 
@@ -317,13 +327,16 @@ class Engine {
   ServerRoster roster_;  // rank 0 with num_servers > 1 (ExpectServers)
   SnapshotQueue snapshots_;
   StepDeadline deadline_;  // --step_timeout
-  // A sync step's keys, stepped one per Continue (OnNewVersion): params
-  // frames wait on `gate` for the keys not yet stepped; `posted`: Continue
-  // steps the next key.
+  // A sync step's keys, stepped one per Continue (OnNewVersion), or ahead
+  // of the close: params frames wait on `gate` for the keys not yet
+  // stepped (marks by ParameterServer::step_order()); `posted`: Continue
+  // steps the next key; `ahead`: keys of the step under way are being
+  // stepped before its close, and its replies are out.
   struct KeySteps {
     net::SendGate gate;
     bool stepping = false;
     bool posted = false;
+    bool ahead = false;
   };
   KeySteps key_steps_;
   std::vector<WriteFence::Work> fenced_;  // RunFenced's, kept to reuse

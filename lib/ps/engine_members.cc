@@ -44,6 +44,7 @@ bool Engine::LeaveQuorumNow(int w) {
   if (removal == Membership::Removal::kStepped)
     OnNewVersion();
   ReleaseReplies();  // ssp: the lost worker holds no one back
+  StepKeysAhead();   // keys that waited only for it
   return true;
 }
 

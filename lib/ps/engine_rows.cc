@@ -191,9 +191,11 @@ void Engine::SendRows(WorkerPeer& peer, uint64_t id) {
   for (size_t k = 0; k < params.size(); ++k) {
     if (asked[k])
       continue;
-    m.params.push_back(formats_.params_msg.params[k]);
-    const auto [data, nbytes] = ParamBytes(static_cast<int>(k), peer.worker);
-    out_.data.push_back({data, nbytes, static_cast<uint32_t>(k) + 1});
+    m.params.push_back(formats_.params_by_key[k]);
+    const auto [data, nbytes] =
+        ParamBytes(static_cast<int>(k), peer.worker, server_->version());
+    out_.data.push_back(
+        {data, nbytes, server_->step_order().Mark(static_cast<int>(k))});
   }
   peer.rows_out.records.resize(peer.rows_out.want.size());
   for (size_t i = 0; i < peer.rows_out.want.size(); ++i) {

@@ -10,8 +10,7 @@ namespace pstrain::ps {
 
 // Every key of the current version stepped, and no step under way.
 bool Engine::VersionComplete() const {
-  return !key_steps_.stepping &&
-         server_->first_unstepped_key() == server_->num_keys();
+  return !key_steps_.stepping && server_->version_whole();
 }
 
 void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,

@@ -12,8 +12,9 @@
 namespace pstrain::ps {
 
 // A push's descriptors are checked and its bytes planned before any is read.
-Status Engine::PlanPush(Peer& from, wire::MsgType type, std::string_view meta,
-                        ReadPlan* plan) {
+Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
+                        std::string_view meta, ReadPlan* plan) {
+  const wire::MsgType type = header.type;
   const bool push_pull = type == wire::MsgType::kPushPull;
   const char* what = wire::MsgTypeName(type);
   WorkerPeer* worker = Registered(from);
@@ -51,6 +52,21 @@ Status Engine::PlanPush(Peer& from, wire::MsgType type, std::string_view meta,
   outbox_->Trace({nullptr, peer.rank});  // its first key is being read
   PlanRows(peer, rows, plan);
   plan->piece_by_piece = true;
+  peer.push_id = header.request_id;
+  peer.reading_push = push_pull;
+  peer.replied_ahead = false;
+  if (push_pull && server_->steps_ahead()) {
+    // The first push of a step sets its order; later ones are answered
+    // at once when the step is already under way.
+    if (server_->version_whole() && !key_steps_.ahead) {
+      formats_.order.clear();
+      for (const auto& d : grads)
+        formats_.order.push_back(static_cast<int>(d.key));
+      server_->set_step_order(formats_.order);
+    } else if (key_steps_.ahead) {
+      SendParams(peer, peer.push_id, true);
+    }
+  }
   return Status::Ok();
 }
 
@@ -156,6 +172,7 @@ void Engine::AddRecord(WorkerPeer& peer, int key, uint64_t nbytes) {
   }
   rule_->AddRecord(peer.worker, key, codec, formats_.compression.params,
                    peer.record.data(), nbytes);
+  StepAhead(key);
 }
 
 void Engine::OnPiece(PeerId id, size_t index) {
@@ -183,6 +200,7 @@ void Engine::OnPiece(PeerId id, size_t index) {
     outbox_->Trace({"push", peer->rank, piece.key,
                     static_cast<int64_t>(peer->pushed_version()), nbytes});
   }
+  StepAhead(piece.key);
 }
 
 Status Engine::OnPull(Peer& from, uint64_t id, std::string_view meta) {
@@ -209,6 +227,15 @@ Status Engine::AwaitVersion(WorkerPeer& peer, uint64_t id, uint64_t min_version,
                             bool ssp) {
   if (peer.held.waiting)
     return InvalidArgument("a pull is already pending");
+  if (key_steps_.ahead && !stop_training_) {
+    // Some keys hold the next version already: answer with it, each key
+    // as it is stepped.
+    if (!ssp && min_version <= server_->version() + 1) {
+      SendParams(peer, id, true);
+      return Status::Ok();
+    }
+    min_version = std::max(min_version, server_->version() + 1);
+  }
   if (stop_training_ || (server_->version() >= min_version &&
                          (!ssp || ssp_.Allows(peer.worker)))) {
     SendParams(peer, id);
@@ -224,6 +251,7 @@ Status Engine::AwaitVersion(WorkerPeer& peer, uint64_t id, uint64_t min_version,
 
 Status Engine::OnPush(WorkerPeer& peer, uint64_t id) {
   ssp_.NotePush(peer.worker);
+  peer.reading_push = false;
   if (fence_.Holds({WriteFence::Work::Kind::kPush, -1, 0, peer.id, id}))
     return Status::Ok();
   auto stepped = Step(peer, peer.pushed_version());
@@ -302,6 +330,10 @@ void Engine::AnswerPush(WorkerPeer& peer, uint64_t id) {
     Reply(peer, wire::MsgType::kAck, id);
     return;
   }
+  if (peer.replied_ahead) {
+    peer.replied_ahead = false;
+    return;
+  }
   peer.rows_out.want = peer.push.requests;
   Status s = AwaitVersion(peer, id, rule_->ReplyVersion(peer.push.version),
                           rule_->bounds_staleness());
@@ -325,48 +357,6 @@ void Engine::ReleaseReplies() {
     p->waiting_seconds += Seconds(p->held.since);
     SendParams(*p, p->held.id);
   }
-}
-
-void Engine::SendParams(WorkerPeer& peer, uint64_t id) {
-  if (peer.closing)
-    return;
-  if (placed_.runner)
-    return SendBatchDone(peer, id);  // the model stays on the server
-  formats_.params_msg.version = server_->version();
-  formats_.params_msg.stop = stop_training_;
-  formats_.params_msg.members.clear();
-  if (spec_.reassign_shards && server_->members() < server_->num_workers()) {
-    for (int w = 0; w < server_->num_workers(); ++w) {
-      if (server_->is_member(w))
-        formats_.params_msg.members.push_back(w);
-    }
-  }
-  server_->NoteParamsSent(peer.worker);
-  outbox_->Trace({"reply", peer.rank, -1,
-                  static_cast<int64_t>(server_->version()), 0, peer.id});
-  if (!peer.rows_out.want.empty())
-    return SendRows(peer, id);
-  wire::EncodeMeta(formats_.params_msg, &peer.meta);
-  out_.type = wire::MsgType::kParams;
-  out_.request_id = id;
-  out_.meta = peer.meta;
-  out_.gate = &key_steps_.gate;
-  out_.data.clear();
-  for (int k = 0; k < server_->num_keys(); ++k) {
-    const auto [data, nbytes] = ParamBytes(k, peer.worker);
-    out_.data.push_back({data, nbytes, static_cast<uint32_t>(k) + 1});
-  }
-  fence_.Sent(peer.id);
-  outbox_->Send(peer.id, out_);
-}
-
-std::pair<const void*, uint64_t> Engine::ParamBytes(int key, int worker) {
-  const at::Tensor& p = server_->SentParam(worker, key);
-  if (formats_.pull.codec(key) == wire::Codec::kRaw)
-    return {p.data_ptr(), p.nbytes()};
-  if (key < server_->first_unstepped_key())
-    formats_.pull.Refresh(key, p, server_->version());
-  return {formats_.pull.data(key), formats_.pull.nbytes(key)};
 }
 
 }  // namespace pstrain::ps

@@ -27,8 +27,9 @@ KeyFormats::KeyFormats(const JobSpec& spec,
       d.codec = pull.codec(k);
       d.nbytes = pull.nbytes(k);
     }
-    params_msg.params.push_back(d);
+    params_by_key.push_back(d);
   }
+  params_msg.params = params_by_key;
 }
 
 std::string KeyFormats::Name(int key) const {

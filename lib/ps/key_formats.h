@@ -31,10 +31,12 @@ struct KeyFormats {
 
   std::vector<wire::KeySpec> fingerprint;
   CompressionSpec compression;
-  std::vector<wire::Codec> push;  // by key: what its pushes carry
-  PullRecords pull;               // --pull_compression's records
-  wire::Params params_msg;        // descriptors built once; version unset
-  std::vector<bool> seen;         // by key: scratch of a push's checks, reused
+  std::vector<wire::Codec> push;                // by key: what its pushes carry
+  PullRecords pull;                             // --pull_compression's records
+  wire::Params params_msg;                      // a reply's; version unset
+  std::vector<wire::TensorDesc> params_by_key;  // descriptors, built once
+  std::vector<int> order;  // scratch: a push's keys, reused
+  std::vector<bool> seen;  // by key: scratch of a push's checks, reused
 };
 
 }  // namespace pstrain::ps

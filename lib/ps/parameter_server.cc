@@ -17,28 +17,6 @@ namespace pstrain::ps {
 
 namespace {
 
-// One pass over a piece: the step's first push copies (no zeroing pass), a
-// middle one adds, the last one adds and divides by the count (no separate
-// averaging pass). The sums are the same as zero + g1 + g2 + ... then / n.
-template <typename T>
-void Reduce(void* acc, const void* data, uint64_t n, int arrival, int count) {
-  T* dst = static_cast<T*>(acc);
-  const T* src = static_cast<const T*>(data);
-  if (arrival == 0 && count == 1) {
-    for (uint64_t i = 0; i < n; ++i)
-      dst[i] = (T(0) + src[i]) / T(count);
-  } else if (arrival == 0) {
-    for (uint64_t i = 0; i < n; ++i)
-      dst[i] = T(0) + src[i];
-  } else if (arrival + 1 < count) {
-    for (uint64_t i = 0; i < n; ++i)
-      dst[i] += src[i];
-  } else {
-    for (uint64_t i = 0; i < n; ++i)
-      dst[i] = (dst[i] + src[i]) / T(count);
-  }
-}
-
 // --server_threads: whole keys in `groups` sets of about equal bytes, as
 // ShardPlan spreads keys over servers (largest first to the lightest set),
 // each set in key order.
@@ -66,6 +44,7 @@ ParameterServer::ParameterServer(const JobSpec& spec,
     : spec_(spec),
       num_workers_(spec.num_workers()),
       params_(std::move(params)),
+      order_(static_cast<int>(params_.size())),
       schedule_versions_(ScheduleVersions(spec)),
       staleness_histogram_(kMaxStaleness + 1, 0),
       quorum_(spec.num_workers() - spec.backup_workers) {
@@ -117,21 +96,11 @@ ParameterServer::ParameterServer(const JobSpec& spec,
     dense[k] = !is_buffer_[k] && !is_row_sparse(static_cast<int>(k));
   async_ = std::make_unique<AsyncRecipe>(spec, params_, dense);
   if (!applies_each_push()) {
-    size_t pieces = 0;
-    for (const auto& p : params_) {
-      accumulators_.push_back(at::zeros_like(p));
-      pieces_.base.push_back(pieces);
-      pieces += (p.nbytes() + kPieceBytes - 1) / kPieceBytes;
-    }
-    pieces_.arrivals.assign(pieces, 0);
-    pieces_.extra.assign(pieces, 0);
-    pieces_.contributed.assign(num_workers_, std::vector<bool>(pieces, false));
+    sums_ = StepSums(params_, num_workers_);
     pushed_.assign(num_workers_, false);
   }
   live_.assign(num_workers_, true);
   live_count_ = needed_ = num_workers_;
-  by_key_.next = static_cast<int>(params_.size());
-  by_key_.on = false;
 }
 
 ParameterServer::~ParameterServer() = default;
@@ -165,30 +134,14 @@ Status ParameterServer::CheckPush(int w, uint64_t version) const {
 
 void ParameterServer::Accumulate(int w, int key, uint64_t offset,
                                  const void* data, uint64_t bytes) {
-  at::Tensor& acc = accumulators_.at(key);
-  const size_t esize = acc.element_size();
-  PS_CHECK(offset % esize == 0 && bytes % esize == 0 &&
-           offset + bytes <= acc.nbytes())
-      << "bad piece " << offset << "+" << bytes << " of key " << key;
-  PS_CHECK(offset % kPieceBytes == 0 &&
-           bytes == std::min<uint64_t>(kPieceBytes, acc.nbytes() - offset))
-      << "pieces must be whole: " << offset << "+" << bytes;
-  // Workers' pieces interleave; count arrivals per piece. A piece is done
-  // once every worker of this step, and every lost one that got its bytes
-  // in before it went, has added.
-  const size_t piece = pieces_.base[key] + offset / kPieceBytes;
-  uint16_t& arrivals = pieces_.arrivals[piece];
-  const int count = needed_ + pieces_.extra[piece];
-  char* base = static_cast<char*>(acc.data_ptr()) + offset;
-  if (acc.scalar_type() == at::kFloat) {
-    Reduce<float>(base, data, bytes / esize, arrivals, count);
-  } else if (acc.scalar_type() == at::kDouble) {
-    Reduce<double>(base, data, bytes / esize, arrivals, count);
-  } else {
-    Reduce<int64_t>(base, data, bytes / esize, arrivals, count);
-  }
-  ++arrivals;
-  pieces_.contributed[w][piece] = true;
+  sums_.Add(w, key, offset, data, bytes, needed_);
+  step_started_ = true;
+}
+
+void ParameterServer::AccumulateRecord(int w, int key, wire::Codec codec,
+                                       const wire::CodecParams& params,
+                                       const uint8_t* data, uint64_t nbytes) {
+  sums_.AddRecord(w, key, codec, params, data, nbytes, needed_);
   step_started_ = true;
 }
 
@@ -241,16 +194,16 @@ bool ParameterServer::CloseStep() {
       if (!pushed_[w])
         continue;
       if (first) {
-        accumulators_[k].copy_(grad_buffers_[w][k]);
+        sums_.sum(k).copy_(grad_buffers_[w][k]);
       } else {
-        accumulators_[k].add_(grad_buffers_[w][k]);
+        sums_.sum(k).add_(grad_buffers_[w][k]);
       }
       first = false;
     }
-    if (accumulators_[k].is_floating_point()) {
-      accumulators_[k].div_(push_count_);
+    if (sums_.sum(k).is_floating_point()) {
+      sums_.sum(k).div_(push_count_);
     } else {
-      accumulators_[k].div_(push_count_, "trunc");
+      sums_.sum(k).div_(push_count_, "trunc");
     }
   }
   SumPushedRows();
@@ -261,28 +214,29 @@ bool ParameterServer::CloseStep() {
 void ParameterServer::FinishStep() {
   for (size_t k = 0; k < params_.size(); ++k) {
     if (!is_buffer_[k] && !is_row_sparse(static_cast<int>(k)))
-      params_[k].mutable_grad() = accumulators_[k];
+      params_[k].mutable_grad() = sums_.sum(k);
   }
+  by_key_.grad = -1;  // every key's is set
   TakeRowSums(discards_.pending);
   if (!discards_.pending)
     ClipGradients();  // the mean's norm, as one process clips its own
   if (discards_.pending) {
-    ++version_;  // no optimizer step: the parameters stay as they are
+    // No optimizer step: the parameters stay as they are, but for keys
+    // stepped ahead before the refused piece came.
+    ++version_;
     ++discards_.count;
     discards_.pending = false;
+    order_.Discard();
   } else if (by_key_.on && opt_.dense <= 1) {
     by_key_.lr = ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_);
-    by_key_.next = 0;
+    order_.Close();
     ++version_;
   } else {
     Step(1.0);
     // Buffers become the mean of the workers' (the accumulators hold it).
-    CopyBuffers(accumulators_);
+    CopyBuffers(sums_.sums());
   }
-  std::fill(pieces_.arrivals.begin(), pieces_.arrivals.end(), 0);
-  std::fill(pieces_.extra.begin(), pieces_.extra.end(), 0);
-  for (auto& c : pieces_.contributed)
-    std::fill(c.begin(), c.end(), false);
+  sums_.Clear();
   pushed_.assign(num_workers_, false);
   push_count_ = 0;
   needed_ = live_count_;
@@ -320,29 +274,59 @@ void ParameterServer::Step(double lr_scale) {
   ++version_;
 }
 
+int ParameterServer::StepNextKey() {
+  const int k = order_.Next();
+  if (k >= 0)
+    StepKey(k, by_key_.lr);
+  return k;
+}
+
 // One optimizer step with only this key's gradient defined: libtorch's
 // optimizers skip parameters without a gradient, and their state (momentum,
 // Adam's moments and step count) is per parameter, so key by key computes
 // exactly what one step over all keys does.
-int ParameterServer::StepNextKey() {
-  if (by_key_.next >= num_keys())
-    return -1;
-  const int k = by_key_.next++;
+void ParameterServer::StepKey(int k, double lr) {
   if (is_buffer_[k]) {
-    params_[k].copy_(accumulators_[k]);
-    return k;
+    params_[k].copy_(sums_.sum(k));
+    return;
   }
-  if (is_row_sparse(k)) {
-    StepRows(k, by_key_.lr);
-    return k;
-  }
-  for (int j = 0; j < num_keys(); ++j) {
+  if (is_row_sparse(k))
+    return StepRows(k, lr);
+  // FinishStep may have set every key's gradient; afterwards only the
+  // last key's is left to clear.
+  for (int j = by_key_.grad < 0 ? 0 : by_key_.grad; j < num_keys(); ++j) {
     if (!is_buffer_[j] && !is_row_sparse(j))
-      params_[j].mutable_grad() = j == k ? accumulators_[k] : at::Tensor();
+      params_[j].mutable_grad() = at::Tensor();
+    if (by_key_.grad >= 0)
+      break;
   }
-  SetLr(*opt_.owned[0], by_key_.lr);
+  params_[k].mutable_grad() = sums_.sum(k);
+  by_key_.grad = k;
+  SetLr(*opt_.owned[0], lr);
   opt_.owned[0]->step();
-  return k;
+}
+
+bool ParameterServer::set_step_order(const std::vector<int>& keys) {
+  return order_.Set(keys);
+}
+
+void ParameterServer::set_step_by_key(bool on) {
+  by_key_.on = on;
+  by_key_.ahead = on && opt_.dense <= 1 && !buffers_pushes() &&
+                  !applies_each_push() && spec_.clip_grad_norm <= 0 &&
+                  std::none_of(rows_.sparse.begin(), rows_.sparse.end(),
+                               [](bool b) { return b; });
+}
+
+bool ParameterServer::ReadyAhead(int key) const {
+  return by_key_.ahead && step_started_ && !discards_.pending &&
+         !order_.closed() && !order_.ahead(key) && sums_.Final(key, needed_);
+}
+
+void ParameterServer::StepAhead(int key) {
+  PS_CHECK(ReadyAhead(key)) << "StepAhead(" << key << ")";
+  StepKey(key, ScheduledLr(schedule_, spec_.lr, version_, schedule_versions_));
+  order_.StepAhead(key);
 }
 
 // --clip_grad_norm: libtorch's clip_grad_norm_ over every parameter's

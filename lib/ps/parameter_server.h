@@ -43,6 +43,8 @@
 
 #include "ps/job_spec.h"
 #include "ps/optimizer.h"
+#include "ps/step_order.h"
+#include "ps/step_sums.h"
 #include "util/fanout.h"
 #include "util/result.h"
 #include "wire/compression.h"
@@ -108,7 +110,7 @@ class ParameterServer {
 
   /// Sync pushes arrive in pieces of this many bytes of a key (the last
   /// piece of a key may be shorter).
-  static constexpr uint64_t kPieceBytes = 512 * 1024;
+  static constexpr uint64_t kPieceBytes = StepSums::kPieceBytes;
 
   /// Sync: adds one piece of worker `w`'s gradient (elements of key `key`'s
   /// dtype, bytes [offset, offset + bytes) of the key) into the key's
@@ -160,20 +162,41 @@ class ParameterServer {
   bool CloseStep();
   /// Sync with one optimizer (--server_threads 1): a closing step advances
   /// the version at once but leaves the optimizer to StepNextKey, key by
-  /// key in key order, so that each key's parameters can be sent while the
-  /// next is stepped. Anything that changes the accumulators or reads the
-  /// parameters as a whole first steps what is left (StepAllKeys). Off by
-  /// default; elsewhere a no-op.
-  void set_step_by_key(bool on) { by_key_.on = on; }
+  /// key in step_order(), so that each key's parameters can be sent while
+  /// the next is stepped. Anything that changes the accumulators or reads
+  /// the parameters as a whole first steps what is left (StepAllKeys). Off
+  /// by default; elsewhere a no-op.
+  void set_step_by_key(bool on);
   /// Steps the next key of the closed step; returns it, or -1 when none is
-  /// left. Keys [0, first_unstepped_key()) hold the current version.
+  /// left.
   int StepNextKey();
   void StepAllKeys() {
     while (StepNextKey() >= 0) {
     }
   }
-  /// num_keys() when no key waits for its step.
-  int first_unstepped_key() const { return by_key_.next; }
+  /// The order keys are stepped and sent in (ps/step_order.h).
+  const StepOrder& step_order() const { return order_; }
+  /// Sync, by key, before a step's first piece: its keys go in `keys`'
+  /// order (a permutation of the keys; false and no change otherwise).
+  bool set_step_order(const std::vector<int>& keys);
+  /// Every key holds version(): none stepped ahead, none waiting.
+  bool version_whole() const { return order_.idle(); }
+
+  /// Whether keys may be stepped before their step closes (StepAhead):
+  /// streaming sync stepped by key with one optimizer, no --clip_grad_norm
+  /// (it needs every key's gradient) and no row-sparse keys.
+  bool steps_ahead() const { return by_key_.ahead; }
+  /// Whether key `key` of the step under way may be stepped ahead of its
+  /// close: every member's pieces of it are in (its sums are final), it
+  /// is not stepped yet, the previous step is whole, and no push of this
+  /// step was refused. REQUIRES: steps_ahead().
+  bool ReadyAhead(int key) const;
+  /// Steps key `key` ahead of its step's close. The version advances only
+  /// at the close; the key then holds the next one's value
+  /// (step_order().stepped(key)). Bit for bit what the step computes at
+  /// its close: libtorch's optimizers are elementwise, and the lr is the
+  /// version's. REQUIRES: ReadyAhead(key).
+  void StepAhead(int key);
   /// Sync: pushes in for the current version.
   int pushes_this_step() const { return push_count_; }
   /// Buffered sync: late pushes dropped so far.
@@ -288,29 +311,26 @@ class ParameterServer {
   };
   SparseRows rows_;
   // Sync, --server_threads 1: a closed step applied key by key
-  // (StepNextKey): `next` the next key (num_keys(): none left), at `lr`.
+  // (StepNextKey), at `lr`; `grad`: the key whose gradient is set.
   struct KeyByKey {
     bool on = false;
-    int next = 0;
+    bool ahead = false;  // steps_ahead()
     double lr = 0;
+    int grad = -1;
   };
   KeyByKey by_key_;
+  StepOrder order_;
+  // One key's optimizer step, at `lr`.
+  void StepKey(int key, double lr);
+
   LrSchedule schedule_;
   int64_t schedule_versions_;
   // The lr share, staleness factor, DC-ASGD and lookahead of async pushes.
   std::unique_ptr<AsyncRecipe> async_;
   std::vector<uint64_t> staleness_histogram_;
   std::vector<std::vector<at::Tensor>> grad_buffers_;  // async, ssp only
-  std::vector<at::Tensor> accumulators_;               // sync only
-  // Sync pieces: key k's pieces are base[k] onward, in offset order.
-  struct Pieces {
-    std::vector<size_t> base;
-    std::vector<uint16_t> arrivals;              // adds so far, per piece
-    std::vector<uint16_t> extra;                 // of those, by lost workers
-    std::vector<std::vector<bool>> contributed;  // per worker, per piece
-  };
-  Pieces pieces_;
-  std::vector<bool> live_;  // members: not lost
+  StepSums sums_;                                      // sync only
+  std::vector<bool> live_;                             // members: not lost
   int live_count_ = 0;
   int needed_ = 0;             // sync: complete pushes that close this step
   bool step_started_ = false;  // sync: a push or piece of this step is in

@@ -53,11 +53,10 @@ const at::Tensor& ParameterServer::RowsBuffer(int w, int key,
 // row-sparse key are cleared as each step takes them (TakeRowSums).
 void ParameterServer::AccumulateRows(int w, int key) {
   const RowsIn& in = rows_.in.at(w)[key];
-  accumulators_[key].index_add_(0, in.ids, in.rows);
+  sums_.sum(key).index_add_(0, in.ids, in.rows);
   rows_.touched[key].index_fill_(0, in.ids, true);
   ++rows_.adds[key];
-  pieces_.contributed[w][pieces_.base[key]] =
-      true;  // the worker's push has begun
+  sums_.NoteRows(w, key);  // the worker's push has begun
   step_started_ = true;
 }
 
@@ -81,7 +80,7 @@ void ParameterServer::SumPushedRows() {
       const RowsIn& in = rows_.in[w][k];
       if (!pushed_[w] || !in.ids.defined())
         continue;
-      accumulators_[k].index_add_(0, in.ids, in.rows);
+      sums_.sum(k).index_add_(0, in.ids, in.rows);
       rows_.touched[k].index_fill_(0, in.ids, true);
       ++rows_.adds[k];
     }
@@ -97,12 +96,12 @@ void ParameterServer::TakeRowSums(bool discard) {
       continue;
     const at::Tensor ids = rows_.touched[k].nonzero().squeeze(1);
     if (!discard && rows_.adds[k] > 0 && ids.numel() > 0) {
-      at::Tensor grad = accumulators_[k].index_select(0, ids);
+      at::Tensor grad = sums_.sum(k).index_select(0, ids);
       grad.div_(rows_.adds[k]);
       rows_.optimizers[k]->SetGradient(ids, grad);
       rows_.stepped += static_cast<uint64_t>(ids.numel());
     }
-    accumulators_[k].index_fill_(0, ids, 0);
+    sums_.sum(k).index_fill_(0, ids, 0);
     rows_.touched[k].index_fill_(0, ids, false);
     rows_.adds[k] = 0;
   }

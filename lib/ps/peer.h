@@ -100,6 +100,11 @@ struct WorkerPeer final : Peer {
   wire::PushPull push;         // reused for every push_pull
   wire::Push push_only;        // reused for every push
   bool push_is_push_pull = false;
+  // The push being read: its request id, and whether its reply went out
+  // before the push was in (the step under way steps keys ahead).
+  uint64_t push_id = 0;
+  bool reading_push = false;
+  bool replied_ahead = false;
   // The first key of the push being read that held NaN or Inf or a
   // malformed compressed record, or -1; and what was wrong with it.
   int refused_key = -1;

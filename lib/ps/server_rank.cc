@@ -104,8 +104,7 @@ void NameKeys(trace::Timeline* timeline, const ShardPlan& plan, int rank,
 }
 
 ShardPlan PlanOrDie(models::Model& model, const JobSpec& spec) {
-  auto plan =
-      PlanShards(Fingerprint(model), spec.num_servers, spec.slice_bytes);
+  auto plan = PlanShardsOf(Fingerprint(model), spec);
   PS_CHECK(plan.ok()) << plan.status().message();  // the spec was validated
   return *plan;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ps/update_rule.h"
 #include "wire/tensor_desc.h"
 
 namespace pstrain::ps {
@@ -17,15 +18,15 @@ uint64_t KeyBytes(const wire::KeySpec& k) {
 }
 
 // Step 1: whole keys, or row slices of the large ones.
-std::vector<Slice> SplitKeys(const std::vector<wire::KeySpec>& keys,
-                             int num_servers, uint64_t slice_bytes) {
+std::vector<Slice> SplitKeys(const std::vector<wire::KeySpec>& keys, bool split,
+                             uint64_t slice_bytes) {
   std::vector<Slice> slices;
   for (size_t k = 0; k < keys.size(); ++k) {
     const uint64_t bytes = KeyBytes(keys[k]);
     const int64_t rows = keys[k].shape.empty() ? 1 : keys[k].shape[0];
     const uint64_t row_bytes = rows > 0 ? bytes / rows : 0;
     int64_t parts = 1;
-    if (num_servers > 1 && bytes > slice_bytes && rows > 1) {
+    if (split && bytes > slice_bytes && rows > 1) {
       const int64_t rows_per_slice =
           std::max<int64_t>(1, static_cast<int64_t>(slice_bytes / row_bytes));
       parts = (rows + rows_per_slice - 1) / rows_per_slice;
@@ -56,7 +57,8 @@ double ShardPlan::imbalance() const {
 }
 
 Result<ShardPlan> PlanShards(const std::vector<wire::KeySpec>& keys,
-                             int num_servers, uint64_t slice_bytes) {
+                             int num_servers, uint64_t slice_bytes,
+                             bool split) {
   if (num_servers < 1) {
     return InvalidArgument("--num_servers " + std::to_string(num_servers) +
                            ": expected >= 1");
@@ -65,7 +67,7 @@ Result<ShardPlan> PlanShards(const std::vector<wire::KeySpec>& keys,
     return InvalidArgument("--slice_bytes 0: expected > 0");
   ShardPlan plan;
   plan.num_servers = num_servers;
-  plan.slices = SplitKeys(keys, num_servers, slice_bytes);
+  plan.slices = SplitKeys(keys, split || num_servers > 1, slice_bytes);
   plan.server_bytes.assign(num_servers, 0);
   plan.by_server.assign(num_servers, {});
   // Step 2 (LPT). stable_sort keeps key order among equal sizes.
@@ -85,6 +87,15 @@ Result<ShardPlan> PlanShards(const std::vector<wire::KeySpec>& keys,
     plan.by_server[plan.slices[i].server].push_back(static_cast<int>(i));
   }
   return plan;
+}
+
+Result<ShardPlan> PlanShardsOf(const std::vector<wire::KeySpec>& keys,
+                               const JobSpec& spec) {
+  const RuleTraits t = RuleTraitsOf(spec);
+  const bool streaming =
+      t.waits_for_every_member && !t.buffers_pushes && !t.applies_each_push;
+  return PlanShards(keys, spec.num_servers, spec.slice_bytes,
+                    streaming && spec.placement == "worker");
 }
 
 std::vector<at::Tensor> SliceViews(const ShardPlan& plan, int server,

@@ -4,7 +4,10 @@
 // over server nodes). Every process computes the same plan from the model
 // fingerprint, S and --slice_bytes, so the plan never travels.
 //
-//   1. With S > 1, a key larger than slice_bytes is split by rows (dim 0)
+//   1. With S > 1, or with one server in streaming sync (PlanShardsOf: a
+//      step's slices are stepped and sent as they come in, ps/step_order.h,
+//      so a large key must not hold the reply up until it is whole), a key
+//      larger than slice_bytes is split by rows (dim 0)
 //      into as few slices of at most slice_bytes as whole rows allow (one
 //      row per slice where a row is larger), whose row counts differ by at
 //      most one. Keys of rank 0 or of 1 row stay whole.
@@ -12,7 +15,7 @@
 //      bytes so far (LPT; Graham, 1969), ties to the lower index, so bytes
 //      are balanced within the largest slice.
 //   3. A server's slices are its keys, in (model key, first row) order.
-// With S = 1 every key is one whole slice on server 0.
+// Otherwise, with S = 1, every key is one whole slice on server 0.
 // A value type.
 
 #include <cstdint>
@@ -20,6 +23,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "ps/job_spec.h"
 #include "util/result.h"
 #include "wire/messages.h"
 
@@ -44,9 +48,17 @@ struct ShardPlan {
   double imbalance() const;
 };
 
-/// kInvalidArgument when num_servers < 1 or slice_bytes == 0.
+/// kInvalidArgument when num_servers < 1 or slice_bytes == 0. `split`:
+/// large keys are sliced even with one server.
 Result<ShardPlan> PlanShards(const std::vector<wire::KeySpec>& keys,
-                             int num_servers, uint64_t slice_bytes);
+                             int num_servers, uint64_t slice_bytes,
+                             bool split = false);
+
+/// The job's plan: PlanShards over spec.num_servers and spec.slice_bytes,
+/// slicing with one server too in streaming sync with the model on the
+/// workers (--mode sync, no --backup_workers or --step_timeout).
+Result<ShardPlan> PlanShardsOf(const std::vector<wire::KeySpec>& keys,
+                               const JobSpec& spec);
 
 /// Server `server`'s slices of `tensors` (one per model key, contiguous, in
 /// key order): views sharing their storage, contiguous, in the server's key

@@ -11,9 +11,8 @@ namespace pstrain::ps {
 Result<std::shared_ptr<const Snapshot>> TakeSnapshot(
     const ParameterServer& server, bool with_optimizer_state,
     std::chrono::steady_clock::time_point now) {
-  PS_CHECK(server.first_unstepped_key() == server.num_keys())
-      << "snapshot of version " << server.version()
-      << " before its keys are stepped";
+  PS_CHECK(server.version_whole()) << "snapshot of version " << server.version()
+                                   << " before its keys are stepped";
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->version = server.version();
   snapshot->made_at = now;

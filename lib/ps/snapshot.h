@@ -33,8 +33,8 @@ struct Snapshot {
 
 /// Copies `server`'s parameters now (about 1 ms per 5 MB) and, when asked,
 /// serializes its optimizer state; `now` becomes made_at. REQUIRES: every key
-/// of the current version stepped (ParameterServer::first_unstepped_key() ==
-/// num_keys()). kIOError when the optimizer state cannot be serialized.
+/// holds the current version (ParameterServer::version_whole()). kIOError when
+/// the optimizer state cannot be serialized.
 Result<std::shared_ptr<const Snapshot>> TakeSnapshot(
     const ParameterServer& server, bool with_optimizer_state,
     std::chrono::steady_clock::time_point now);

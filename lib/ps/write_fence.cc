@@ -7,7 +7,7 @@
 namespace pstrain::ps {
 
 bool WriteFence::Holds(const Work& work) {
-  if (in_flight_ == 0)
+  if (in_flight_ == 0 || own_replies_)
     return false;
   waiting_.push_back(work);
   return true;

@@ -42,6 +42,12 @@ class WriteFence {
   bool Closed(PeerId peer);
   /// No params frame on its way.
   bool open() const { return in_flight_ == 0; }
+  /// While on, the frames on their way are the replies of the step under
+  /// way, stepped ahead of its close (ps/step_order.h): each key's bytes
+  /// wait until the key is stepped, and no key changes again in this step,
+  /// so the step's own work (its pushes, a lost worker leaving it) need
+  /// not wait for them. Holds holds nothing then.
+  void set_own_replies(bool on) { own_replies_ = on; }
   /// `peer`'s params frames on their way.
   int in_flight(PeerId peer) const {
     auto it = per_peer_.find(peer);
@@ -56,6 +62,7 @@ class WriteFence {
 
  private:
   int in_flight_ = 0;
+  bool own_replies_ = false;
   std::unordered_map<PeerId, int> per_peer_;
   std::vector<Work> waiting_;
 };

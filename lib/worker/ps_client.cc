@@ -281,15 +281,15 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
   piece_keys_.clear();
   piece_slots_.clear();
   pull_error_ = Status::Ok();
-  // Dense keys come in key order, skipping the row-sparse keys that came
-  // as rows (wire/messages.h; the server's SendRows).
-  size_t k = 0;
+  // Dense keys come in the server's step order (ps/step_order.h), each
+  // once; the row-sparse keys came as rows (the server's SendRows).
+  seen_.assign(params_.size(), false);
   for (const wire::TensorDesc& d : reply_.params) {
-    while (k < params_.size() && d.key != k)
-      ++k;
-    if (k == params_.size())
+    const size_t k = d.key;
+    if (k >= params_.size() || seen_[k])
       return Corruption("params: tensor of key " + std::to_string(d.key) +
-                        " out of order");
+                        (k >= params_.size() ? " out of range" : " twice"));
+    seen_[k] = true;
     const bool coded = d.codec != wire::Codec::kRaw;
     PS_RETURN_IF_ERROR(ps::CheckDescMatches(
         d, k, params_[k], "params", coded ? pull_codec_ : wire::Codec::kRaw));
@@ -310,7 +310,6 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
     }
     piece_keys_.push_back(static_cast<int>(k));
     piece_slots_.push_back(-1);
-    ++k;
   }
   PS_RETURN_IF_ERROR(PlanReplyRows(dst));
   if (arrivals_ != nullptr) {

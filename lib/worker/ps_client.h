@@ -235,6 +235,7 @@ class PsClient : private net::ReplySink {
   std::vector<int> slice_keys_;  // by attached tensor
   std::vector<SparseSlot>* sparse_ = nullptr;
   std::vector<bool> is_sparse_;   // by attached tensor
+  std::vector<bool> seen_;        // by attached tensor: in this reply
   std::vector<int> piece_keys_;   // the reply's buffers: attached tensor
   std::vector<int> piece_slots_;  // ... and sparse slot, or -1
   PushCompressor* compressor_ = nullptr;

@@ -81,8 +81,7 @@ Status ServerGroup::UseTransport(PsClient& client,
 // Servers 1..S-1 (at the addresses rank 0 gave), then every server checks
 // our model and learns which slices we exchange with it.
 Status ServerGroup::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
-  PS_ASSIGN_OR_RETURN(
-      plan_, ps::PlanShards(fingerprint, spec_.num_servers, spec_.slice_bytes));
+  PS_ASSIGN_OR_RETURN(plan_, ps::PlanShardsOf(fingerprint, spec_));
   fingerprint_ = fingerprint;
   if (trace::Timeline* t = options_.timeline) {
     t->NameThread("training");

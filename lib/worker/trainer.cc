@@ -284,7 +284,10 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
     return Status::Ok();
   }
   AwaitKeys(mirror_->params().size());  // those forward did not read
-  uploaded_ = 0;                        // the next reply's are next
+  // Only now has the last push left whole: a server stepping keys ahead
+  // (ps/step_order.h) replies while the gradients are still being sent.
+  model_->zero_grad(/*set_to_none=*/false);
+  uploaded_ = 0;     // the next reply's are next
   stream_->Begin();  // before the pushes start, which wait on it
   servers_.Start(Exchange::kPushPull);
   Backward(nll);
@@ -339,9 +342,7 @@ Status Trainer::PlacedStep(const data::Batch& batch, Clock::time_point t0,
 // The loss on this worker's batch (text: window; samples: target tokens).
 torch::Tensor Trainer::Forward(int64_t step, const data::Batch& batch,
                                int64_t* samples, int64_t* skipped) {
-  // The last push has left whole: its reply's meta is in.
   trace::Scope span(options_.timeline, servers_.SpanOf("forward"));
-  model_->zero_grad(/*set_to_none=*/false);
   if (lm_)
     return lm_->Loss(*lm_model_, step, device_, samples);
   auto out = model_->forward(batch.images.to(device_));

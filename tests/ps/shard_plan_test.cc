@@ -28,6 +28,33 @@ TEST(ShardPlanTest, OneServerKeepsEveryKeyWhole) {
   EXPECT_DOUBLE_EQ(plan->imbalance(), 1.0);
 }
 
+// Streaming sync steps and sends slices as they come, so one server slices
+// large keys too; the other modes keep them whole.
+TEST(ShardPlanTest, OneServerSlicesInStreamingSyncOnly) {
+  const auto keys = Keys({{128, 9216}, {10}});
+  JobSpec spec;
+  spec.num_servers = 1;
+  spec.slice_bytes = 512 * 1024;
+  spec.mode = Mode::kSync;
+  auto sync = PlanShardsOf(keys, spec);
+  ASSERT_TRUE(sync.ok());
+  EXPECT_EQ(sync->slices.size(), 11u);  // 10 slices of 12 or 13 rows, 1
+  EXPECT_FALSE(sync->slices[0].whole);
+  EXPECT_EQ(sync->by_server[0].size(), 11u);
+  for (auto [mode, backup] : {std::pair{Mode::kAsync, 0}, {Mode::kSync, 1}}) {
+    spec.mode = mode;
+    spec.backup_workers = backup;
+    spec.world_size = 4;
+    auto whole = PlanShardsOf(keys, spec);
+    ASSERT_TRUE(whole.ok());
+    EXPECT_EQ(whole->slices.size(), 2u);
+  }
+  spec.mode = Mode::kSync;
+  spec.backup_workers = 0;
+  spec.placement = "server";
+  EXPECT_EQ(PlanShardsOf(keys, spec)->slices.size(), 2u);
+}
+
 TEST(ShardPlanTest, SplitsLargeKeysByRowsAndBalancesBytes) {
   // 128 x 9216 float32 (Net's fc1, 4.5 MiB) over 2 servers in 512 KiB slices.
   auto plan =

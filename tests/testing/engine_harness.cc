@@ -106,9 +106,15 @@ ps::PeerId EngineHarness::JoinWorker(int rank) {
 
 Status EngineHarness::Push(ps::PeerId peer, uint64_t version,
                            const std::vector<at::Tensor>& grads, uint64_t id,
-                           bool push_pull, int pieces) {
+                           bool push_pull, int pieces,
+                           const std::vector<int>& order) {
+  std::vector<int> keys = order;
+  if (keys.empty()) {
+    for (size_t k = 0; k < grads.size(); ++k)
+      keys.push_back(static_cast<int>(k));
+  }
   std::vector<wire::TensorDesc> descs;
-  for (size_t k = 0; k < grads.size(); ++k)
+  for (int k : keys)
     descs.push_back(ps::DescribeTensor(k, grads[k]));
   std::string meta;
   if (push_pull) {
@@ -118,7 +124,8 @@ Status EngineHarness::Push(ps::PeerId peer, uint64_t version,
   }
   std::vector<const char*> data;
   uint64_t data_bytes = 0;
-  for (const at::Tensor& g : grads) {
+  for (int k : keys) {
+    const at::Tensor& g = grads[k];
     data_bytes += g.nbytes();
     const char* base = static_cast<const char*>(g.data_ptr());
     for (uint64_t off = 0; off < g.nbytes();

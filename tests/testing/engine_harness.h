@@ -65,9 +65,12 @@ class EngineHarness {
   /// A push_pull (or push) of `grads` (one per key, the params' shapes)
   /// computed on `version`. `pieces` >= 0: only that many pieces arrive,
   /// and the frame never completes.
+  /// `order`: the keys in the order the push carries them (empty: key
+  /// order).
   Status Push(ps::PeerId peer, uint64_t version,
               const std::vector<at::Tensor>& grads, uint64_t id,
-              bool push_pull = true, int pieces = -1);
+              bool push_pull = true, int pieces = -1,
+              const std::vector<int>& order = {});
   /// A push_pull of `grads` as Push, but the keys of `rows` (key, ids,
   /// rows [ids.size(), row_dim]) travel as sparse rows, not in `grads`
   /// (whose entries for them are ignored), and `want` (key, ids) asks for

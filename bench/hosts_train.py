@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""A job over hosts joined by shaped links (bench/hosts.sh): servers and
+workers in network namespaces, addressing each other by the namespaces'
+addresses, and the run's speed beside the links' limit.
+
+  bench/hosts_train.py [--hosts 2] [--link 1gbit] [--layout 0,1,1]
+                       [--num_servers 1] [--steps 200] [--modes sync,async]
+                       [--pstrain build/bin/pstrain] [-- JOB FLAGS]
+
+--layout gives each rank's host, rank 0 first (ranks 0..S-1 serve). For each
+mode it prints one JSON line: samples/s (rank 0's summary), the bytes each
+host's link carried per sample in each direction (from every rank's
+summary), the link's limit in samples/s (the rate over the busiest
+direction's bytes per sample, as one direction of a full-duplex link
+carries rate bits/s), and the fraction reached. `tcp_limit_MBps` is one TCP
+stream's rate between two hosts measured in the same run, the payload the
+link really carries (about 0.96 of the nominal rate at 1500-byte frames).
+Needs root."""
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOSTS = os.path.join(HERE, "hosts.sh")
+PORT = 29500
+
+
+def rate_bytes(rate):
+    r = rate.lower()
+    for unit, scale in (("gbit", 1e9), ("mbit", 1e6), ("kbit", 1e3)):
+        if r.endswith(unit):
+            return float(r[:-len(unit)]) * scale / 8
+    sys.exit(f"hosts_train.py: --link '{rate}': expected e.g. 1gbit, 100mbit")
+
+
+class Hosts:
+    def __init__(self, n, link, delay):
+        self.env = dict(os.environ, PSTRAIN_HOSTS_PREFIX=f"ph{os.getpid() % 100000}")
+        self.n = n
+        subprocess.run([HOSTS, "up", str(n), link] + ([delay] if delay else []),
+                       env=self.env, check=True)
+
+    def addr(self, i):
+        return f"10.77.0.{i + 1}"
+
+    def cmd(self, i, argv):
+        return [HOSTS, "exec", str(i)] + argv
+
+    def down(self):
+        subprocess.run([HOSTS, "down"], env=self.env, check=False)
+
+
+def tcp_rate(hosts, src, dst, seconds=2.0):
+    """One TCP stream from host src to host dst: payload bytes/s."""
+    server = ("import socket,time\n"
+              f"s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+              f"s.bind(('{hosts.addr(dst)}',{PORT + 99}));s.listen()\n"
+              "c,_=s.accept();n=0;t=None\n"
+              "while True:\n"
+              "  b=c.recv(1<<20)\n"
+              "  if not b: break\n"
+              "  t=t or time.time();n+=len(b)\n"
+              "print(n/(time.time()-t))\n")
+    srv = subprocess.Popen(hosts.cmd(dst, ["python3", "-c", server]),
+                           stdout=subprocess.PIPE, text=True, env=hosts.env)
+    client = ("import socket,time\n"
+              "for _ in range(50):\n"
+              "  try:\n"
+              f"    s=socket.create_connection(('{hosts.addr(dst)}',{PORT + 99}));break\n"
+              "  except OSError: time.sleep(0.1)\n"
+              f"b=b'x'*(1<<20);end=time.time()+{seconds}\n"
+              "while time.time()<end: s.sendall(b)\n"
+              "s.close()\n")
+    subprocess.run(hosts.cmd(src, ["python3", "-c", client]), check=True, env=hosts.env)
+    out, _ = srv.communicate(timeout=30)
+    return float(out.strip())
+
+
+def cpu_times():
+    """/proc/stat's first line: user, nice, system, idle, iowait, irq,
+    softirq, steal, ... jiffies of the whole machine."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:9]]
+
+
+def cpu_shares(before, after):
+    d = [b - a for a, b in zip(before, after)]
+    total = max(1, sum(d))
+    return {"user": round((d[0] + d[1]) / total, 3),
+            "system": round(d[2] / total, 3),
+            "softirq": round((d[5] + d[6]) / total, 3),
+            "steal": round(d[7] / total, 3),
+            "idle": round((d[3] + d[4]) / total, 3)}
+
+
+def run_job(hosts, args, mode, extra):
+    world = len(args.layout)
+    common = ["--world_size", str(world), "--master_addr", hosts.addr(args.layout[0]),
+              "--master_port", str(PORT), "--json",
+              # All hosts share this machine's cores: as launch does, each
+              # process gets cores / processes intra-op threads.
+              "--threads", str(max(1, os.cpu_count() // world))]
+    procs = []
+    for rank, host in enumerate(args.layout):
+        if rank < args.num_servers:
+            argv = [args.pstrain, "serve", "--rank", str(rank), "--mode", mode,
+                    "--max_steps", str(args.steps), "--epochs", "100",
+                    "--num_servers", str(args.num_servers),
+                    "--bind_addr", hosts.addr(host), "--checkpoint", os.path.join(args.tmp, f"model-{rank}.pt"),
+                    "--transport", "tcp"] + extra
+        else:
+            argv = [args.pstrain, "work", "--rank", str(rank)]
+        if args.timeline:
+            argv += ["--timeline", os.path.join(args.timeline, f"{mode}-rank{rank}.json")]
+        p = subprocess.Popen(hosts.cmd(host, argv + common), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=hosts.env)
+        procs.append(p)
+        if rank == 0:
+            time.sleep(0.3)  # rank 0 first, so the others find it at once
+    before = cpu_times()
+    outs = [p.communicate(timeout=args.timeout) for p in procs]
+    args.cpu = cpu_shares(before, cpu_times())
+    failed = [f"rank {r} exited {p.returncode}: {outs[r][1].strip()[-1500:]}"
+              for r, p in enumerate(procs) if p.returncode != 0]
+    if failed:
+        sys.exit("\n".join(failed))
+    summaries = {}
+    for rank, (out, err) in enumerate(outs):
+        for line in out.splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if e.get("event") == "summary":
+                summaries[rank] = e
+    return summaries
+
+
+def link_loads(args, summaries, samples):
+    """Bytes per sample on each host's link, each direction."""
+    up = [0.0] * args.hosts    # host -> bridge
+    down = [0.0] * args.hosts  # bridge -> host
+    for rank, s in summaries.items():
+        h = args.layout[rank]
+        if rank < args.num_servers:
+            up[h] += s["bytes_pulled"]    # what workers pulled from it
+            down[h] += s["bytes_pushed"]  # what workers pushed to it
+        else:
+            up[h] += s["bytes_pushed"]
+            down[h] += s["bytes_pulled"]
+    return [u / samples for u in up], [d / samples for d in down]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--hosts", type=int, default=2)
+    p.add_argument("--link", default="1gbit")
+    p.add_argument("--delay", default="", help="netem one-way delay, e.g. 0.1ms")
+    p.add_argument("--layout", default="0,1,1")
+    p.add_argument("--num_servers", type=int, default=1)
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--modes", default="sync,async")
+    p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--timeline", default="", help="a folder: each rank's --timeline")
+    p.add_argument("--pstrain", default=os.path.join(HERE, "..", "build", "bin", "pstrain"))
+    p.add_argument("extra", nargs="*", help="job flags for rank 0, after --")
+    args = p.parse_args()
+    args.layout = [int(h) for h in args.layout.split(",")]
+    args.pstrain = os.path.abspath(args.pstrain)
+    if max(args.layout) >= args.hosts:
+        sys.exit("hosts_train.py: --layout names a host beyond --hosts")
+    hosts = Hosts(args.hosts, args.link, args.delay)
+    tmp = tempfile.TemporaryDirectory(prefix="pstrain-hosts-")
+    args.tmp = tmp.name
+    try:
+        tcp = tcp_rate(hosts, args.layout[-1], args.layout[0])
+        for mode in args.modes.split(","):
+            summaries = run_job(hosts, args, mode, args.extra)
+            s0 = summaries[0]
+            samples = sum(s["samples"] for r, s in summaries.items()
+                          if r >= args.num_servers)
+            up, down = link_loads(args, summaries, samples)
+            busiest = max(up + down)
+            limit = rate_bytes(args.link) / busiest
+            print(json.dumps({
+                "mode": mode, "link": args.link, "hosts": args.hosts,
+                "layout": args.layout, "num_servers": args.num_servers,
+                "flags": args.extra, "steps": args.steps,
+                "samples_per_second": round(s0["samples_per_second"], 1),
+                "link_limit_samples_per_second": round(limit, 1),
+                "fraction_of_link": round(s0["samples_per_second"] / limit, 3),
+                "bytes_per_sample_up": [round(x) for x in up],
+                "bytes_per_sample_down": [round(x) for x in down],
+                "tcp_limit_MBps": round(tcp / 1e6, 1),
+                "link_MBps": rate_bytes(args.link) / 1e6,
+                "test_accuracy": s0.get("test_accuracy"),
+                "cpu": args.cpu,
+            }), flush=True)
+    finally:
+        hosts.down()
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+// Streaming sync steps each key once every member's pieces of it are in,
+// before the step closes, and starts the replies then, keys in the order
+// the pushes brought them; what it computes is what the close would.
+
+#include <limits>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ps/engine.h"
+#include "testing/engine_harness.h"
+#include "wire/messages.h"
+
+namespace pstrain::ps {
+namespace {
+
+using testing::EngineHarness;
+
+// Key 0 spans two pieces, keys 1 and 2 one each.
+constexpr int64_t kBig = 200000;
+
+std::vector<at::Tensor> Params() {
+  return {torch::zeros({kBig}).requires_grad_(),
+          torch::zeros({3}).requires_grad_(),
+          torch::zeros({5}).requires_grad_()};
+}
+
+std::vector<at::Tensor> Grads(float value) {
+  return {torch::full({kBig}, value), torch::full({3}, value),
+          torch::full({5}, value)};
+}
+
+JobSpec Spec() {
+  JobSpec s = testing::SgdSpec(Mode::kSync, 2);
+  s.momentum = 0.9;  // state per key, which ahead must keep right
+  return s;
+}
+
+const std::vector<int> kBackward = {2, 1, 0};  // the order pushes bring
+
+// The params frames sent to `peer`, decoded.
+std::vector<wire::Params> Replies(EngineHarness& h, PeerId peer) {
+  std::vector<wire::Params> out;
+  for (const auto& s : h.outbox().sent) {
+    if (s.peer != peer || s.type != wire::MsgType::kParams)
+      continue;
+    wire::Params p;
+    EXPECT_TRUE(wire::DecodeMeta(s.meta, &p).ok());
+    out.push_back(p);
+  }
+  return out;
+}
+
+TEST(StepAheadTest, AKeyIsSteppedAndTheRepliesStartBeforeTheStepCloses) {
+  EngineHarness h(Spec(), Params());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1.0f), 10, true, -1, kBackward).ok());
+  EXPECT_TRUE(Replies(h, a).empty());  // nothing is final yet
+  // Worker b's first key (key 2) only.
+  ASSERT_TRUE(h.Push(b, 0, Grads(3.0f), 11, true, 1, kBackward).ok());
+  const StepOrder& order = h.server().step_order();
+  EXPECT_EQ(h.server().version(), 0u);
+  EXPECT_TRUE(order.stepped(2));
+  EXPECT_FALSE(order.stepped(1));
+  EXPECT_FLOAT_EQ(h.server().params()[2][0].item<float>(), -0.5f * 2.0f);
+  EXPECT_FLOAT_EQ(h.server().params()[1][0].item<float>(), 0.0f);
+  // Both replies are out, as of version 1, keys in the pushes' order,
+  // each key's bytes waiting on its place in that order.
+  for (PeerId peer : {a, b}) {
+    auto replies = Replies(h, peer);
+    ASSERT_EQ(replies.size(), 1u) << peer;
+    EXPECT_EQ(replies[0].version, 1u);
+    ASSERT_EQ(replies[0].params.size(), 3u);
+    EXPECT_EQ(replies[0].params[0].key, 2u);
+    EXPECT_EQ(replies[0].params[2].key, 0u);
+  }
+  const auto& sent = h.outbox().sent.back();
+  ASSERT_EQ(sent.data.size(), 3u);
+  EXPECT_EQ(sent.data[0].mark, 1u);
+  EXPECT_EQ(sent.data[2].mark, 3u);
+  EXPECT_TRUE(sent.gated);
+}
+
+// Three steps of two whole pushes: the parameters are one process's SGD
+// with momentum on the mean gradients.
+TEST(StepAheadTest, SteppingAheadComputesWhatTheCloseWould) {
+  EngineHarness h(Spec(), Params());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  for (uint64_t v = 0; v < 3; ++v) {
+    ASSERT_TRUE(
+        h.Push(a, v, Grads(1.0f + v), 10 + v, true, -1, kBackward).ok());
+    ASSERT_TRUE(h.Push(b, v, Grads(3.0f), 20 + v, true, -1, kBackward).ok());
+    h.Settle();
+    EXPECT_EQ(h.server().version(), v + 1);
+    EXPECT_EQ(Replies(h, a).size(), v + 1);
+    EXPECT_EQ(Replies(h, b).size(), v + 1);
+    EXPECT_EQ(Replies(h, b).back().version, v + 1);
+  }
+  // One process's three SGD steps with momentum on the mean gradients
+  // 2, 2.5, 3: v = 0.9 v + g, p -= 0.5 v.
+  float vel = 0, p = 0;
+  for (float g : {2.0f, 2.5f, 3.0f}) {
+    vel = 0.9f * vel + g;
+    p -= 0.5f * vel;
+  }
+  for (int k = 0; k < 3; ++k)
+    EXPECT_FLOAT_EQ(h.server().params()[k][0].item<float>(), p) << k;
+  EXPECT_FLOAT_EQ(h.server().params()[0][kBig - 1].item<float>(), p);
+}
+
+TEST(StepAheadTest, ARefusedPieceStopsSteppingAheadAndTheRestStays) {
+  EngineHarness h(Spec(), Params());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1.0f), 10, true, -1, kBackward).ok());
+  auto bad = Grads(3.0f);
+  bad[1][0] = std::numeric_limits<float>::quiet_NaN();
+  ASSERT_TRUE(h.Push(b, 0, bad, 11, true, -1, kBackward).ok());
+  h.Settle();
+  EXPECT_EQ(h.server().version(), 1u);
+  EXPECT_EQ(h.server().discarded_steps(), 1u);
+  // Key 2 came in whole before the refused piece, and kept its step.
+  EXPECT_FLOAT_EQ(h.server().params()[2][0].item<float>(), -1.0f);
+  EXPECT_FLOAT_EQ(h.server().params()[1][0].item<float>(), 0.0f);
+  EXPECT_FLOAT_EQ(h.server().params()[0][0].item<float>(), 0.0f);
+  EXPECT_EQ(Replies(h, a).back().version, 1u);
+  EXPECT_TRUE(h.server().version_whole());
+}
+
+TEST(StepAheadTest, ALostWorkerLetsTheOthersKeysStep) {
+  EngineHarness h(Spec(), Params());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1.0f), 10, true, -1, kBackward).ok());
+  ASSERT_TRUE(h.Push(b, 0, Grads(3.0f), 11, true, 1, kBackward).ok());
+  EXPECT_TRUE(h.server().step_order().stepped(2));
+  h.Close(b);
+  h.Settle();
+  EXPECT_EQ(h.server().version(), 1u);
+  // Key 2 is the mean of both; keys 0 and 1 have a's gradient alone.
+  EXPECT_FLOAT_EQ(h.server().params()[2][0].item<float>(), -1.0f);
+  EXPECT_FLOAT_EQ(h.server().params()[1][0].item<float>(), -0.5f);
+  EXPECT_FLOAT_EQ(h.server().params()[0][5].item<float>(), -0.5f);
+  ASSERT_EQ(Replies(h, a).size(), 1u);
+  EXPECT_EQ(Replies(h, a)[0].version, 1u);
+}
+
+}  // namespace
+}  // namespace pstrain::ps

@@ -8,6 +8,7 @@
 #   bench/hosts.sh up N RATE [DELAY]   N hosts, links of RATE (tc's units:
 #                                      1gbit, 100mbit); DELAY (e.g. 0.1ms)
 #                                      adds netem's one-way delay
+#   bench/hosts.sh rate RATE           every link shaped to RATE from now on
 #   bench/hosts.sh exec I CMD...       CMD in host I (0-based)
 #   bench/hosts.sh addr I              host I's address
 #   bench/hosts.sh down                removes every namespace and link
@@ -22,7 +23,7 @@ prefix=${PSTRAIN_HOSTS_PREFIX:-pst}
 bridge_ns="${prefix}br"
 
 usage() {
-  echo "usage: $0 up N RATE [DELAY] | exec I CMD... | addr I | down" >&2
+  echo "usage: $0 up N RATE [DELAY] | rate RATE | exec I CMD... | addr I | down" >&2
   exit 2
 }
 
@@ -47,6 +48,26 @@ tc_rate_bits() {
     *kbit) echo $((${r%kbit} * 1000)) ;;
     *) echo "hosts.sh: rate '$1': expected e.g. 1gbit, 100mbit" >&2; exit 2 ;;
   esac
+}
+
+reshape() {  # namespace device rate: the tbf's rate, whatever is above it
+  local ns=$1 dev=$2 rate=$3 parent="root"
+  ip netns exec "$ns" tc qdisc show dev "$dev" | grep -q netem && parent="parent 1:1 handle 10:"
+  # shellcheck disable=SC2086
+  ip netns exec "$ns" tc qdisc change dev "$dev" $parent tbf rate "$rate" \
+    burst "$(burst_of "$rate")" latency 50ms
+}
+
+rate() {
+  local rate=$1 ns i
+  tc_rate_bits "$rate" >/dev/null
+  for ns in $(ip netns list | awk '{print $1}'); do
+    if [[ "$ns" =~ ^${prefix}h([0-9]+)$ ]]; then
+      i=${BASH_REMATCH[1]}
+      reshape "$ns" eth0 "$rate"
+      reshape "$bridge_ns" "port$i" "$rate"
+    fi
+  done
 }
 
 shape() {  # namespace device rate delay
@@ -102,6 +123,7 @@ cmd=$1
 shift
 case "$cmd" in
   up) [[ $# -ge 2 ]] || usage; up "$@" ;;
+  rate) [[ $# -eq 1 ]] || usage; rate "$1" ;;
   exec) [[ $# -ge 2 ]] || usage; i=$1; shift; exec ip netns exec "$(host_ns "$i")" "$@" ;;
   addr) [[ $# -eq 1 ]] || usage; addr "$1" ;;
   down) down ;;

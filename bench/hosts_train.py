@@ -7,14 +7,24 @@ addresses, and the run's speed beside the links' limit.
                        [--num_servers 1] [--steps 200] [--modes sync,async]
                        [--pstrain build/bin/pstrain] [-- JOB FLAGS]
 
---layout gives each rank's host, rank 0 first (ranks 0..S-1 serve). For each
-mode it prints one JSON line: samples/s (rank 0's summary), the bytes each
-host's link carried per sample in each direction (from every rank's
-summary), the link's limit in samples/s (the rate over the busiest
-direction's bytes per sample, as one direction of a full-duplex link
-carries rate bits/s), and the fraction reached. `tcp_limit_MBps` is one TCP
-stream's rate between two hosts measured in the same run, the payload the
-link really carries (about 0.96 of the nominal rate at 1500-byte frames).
+--layout gives each rank's host, rank 0 first (ranks 0..S-1 serve); every
+process gets cores / processes intra-op threads, as launch gives them, since
+all hosts share this machine's cores. For each mode it prints one JSON line:
+  samples_per_second            rank 0's summary;
+  bytes_per_sample_up/down      the payload each host's link carried per
+                                sample, each direction (the summaries);
+  link_limit_samples_per_second the rate over the busiest direction's
+                                payload per sample (one direction of a
+                                full-duplex link carries RATE bits/s);
+  fraction_of_link              samples/s over that limit;
+  wire_*                        the same from each host's eth0 counters,
+                                headers and acknowledgements included;
+  tcp_limit_MBps                one TCP stream's payload rate between two
+                                hosts, measured in the same run;
+  compute_limit_samples_per_second (--compute_limit) the same job with every
+                                link at 100 Gbit/s: what this machine's
+                                cores allow the layout;
+  cpu                           the machine's CPU time by kind during the run.
 Needs root."""
 import argparse
 import json
@@ -143,18 +153,37 @@ def run_job(hosts, args, mode, extra):
 
 
 def link_loads(args, summaries, samples):
-    """Bytes per sample on each host's link, each direction."""
+    """Payload bytes per sample on each host's link, each direction: a
+    worker's from its own summary; a server's from rank 0's summary, which
+    counts every server's, times the busiest server's share of the keys
+    (shard_imbalance / num_servers)."""
     up = [0.0] * args.hosts    # host -> bridge
     down = [0.0] * args.hosts  # bridge -> host
-    for rank, s in summaries.items():
-        h = args.layout[rank]
+    s0 = summaries[0]
+    share = s0.get("shard_imbalance", 1.0) / args.num_servers
+    for rank, host in enumerate(args.layout):
         if rank < args.num_servers:
-            up[h] += s["bytes_pulled"]    # what workers pulled from it
-            down[h] += s["bytes_pushed"]  # what workers pushed to it
+            up[host] += s0["bytes_pulled"] * share    # what workers pulled
+            down[host] += s0["bytes_pushed"] * share  # what workers pushed
         else:
-            up[h] += s["bytes_pushed"]
-            down[h] += s["bytes_pulled"]
+            up[host] += summaries[rank]["bytes_pushed"]
+            down[host] += summaries[rank]["bytes_pulled"]
     return [u / samples for u in up], [d / samples for d in down]
+
+
+def wire_bytes(hosts):
+    """(sent, received) bytes of each host's eth0, from its /proc/net/dev:
+    what crossed its link, headers included."""
+    out = []
+    for i in range(hosts.n):
+        text = subprocess.run(hosts.cmd(i, ["cat", "/proc/net/dev"]), env=hosts.env,
+                              capture_output=True, text=True, check=True).stdout
+        for line in text.splitlines():
+            name, _, rest = line.partition(":")
+            if name.strip() == "eth0":
+                f = rest.split()
+                out.append((int(f[8]), int(f[0])))
+    return out
 
 
 def main():
@@ -168,6 +197,8 @@ def main():
     p.add_argument("--modes", default="sync,async")
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--timeline", default="", help="a folder: each rank's --timeline")
+    p.add_argument("--compute_limit", action="store_true",
+                   help="also run each mode with the links at 100gbit")
     p.add_argument("--pstrain", default=os.path.join(HERE, "..", "build", "bin", "pstrain"))
     p.add_argument("extra", nargs="*", help="job flags for rank 0, after --")
     args = p.parse_args()
@@ -181,13 +212,23 @@ def main():
     try:
         tcp = tcp_rate(hosts, args.layout[-1], args.layout[0])
         for mode in args.modes.split(","):
+            before = wire_bytes(hosts)
             summaries = run_job(hosts, args, mode, args.extra)
+            after = wire_bytes(hosts)
+            cpu = args.cpu
             s0 = summaries[0]
             samples = sum(s["samples"] for r, s in summaries.items()
                           if r >= args.num_servers)
             up, down = link_loads(args, summaries, samples)
-            busiest = max(up + down)
-            limit = rate_bytes(args.link) / busiest
+            limit = rate_bytes(args.link) / max(up + down)
+            wire = [max(a[0] - b[0], a[1] - b[1]) / samples
+                    for a, b in zip(after, before)]
+            wire_limit = rate_bytes(args.link) / max(wire)
+            compute = None
+            if args.compute_limit:
+                subprocess.run([HOSTS, "rate", "100gbit"], env=hosts.env, check=True)
+                compute = run_job(hosts, args, mode, args.extra)[0]["samples_per_second"]
+                subprocess.run([HOSTS, "rate", args.link], env=hosts.env, check=True)
             print(json.dumps({
                 "mode": mode, "link": args.link, "hosts": args.hosts,
                 "layout": args.layout, "num_servers": args.num_servers,
@@ -197,10 +238,14 @@ def main():
                 "fraction_of_link": round(s0["samples_per_second"] / limit, 3),
                 "bytes_per_sample_up": [round(x) for x in up],
                 "bytes_per_sample_down": [round(x) for x in down],
+                "wire_bytes_per_sample": [round(x) for x in wire],
+                "wire_limit_samples_per_second": round(wire_limit, 1),
+                "fraction_of_wire_limit": round(s0["samples_per_second"] / wire_limit, 3),
                 "tcp_limit_MBps": round(tcp / 1e6, 1),
                 "link_MBps": rate_bytes(args.link) / 1e6,
                 "test_accuracy": s0.get("test_accuracy"),
-                "cpu": args.cpu,
+                "cpu": cpu,
+                "compute_limit_samples_per_second": compute and round(compute, 1),
             }), flush=True)
     finally:
         hosts.down()

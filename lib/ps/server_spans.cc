@@ -5,8 +5,8 @@
 
 namespace pstrain::ps {
 
-ServerSpans::ServerSpans(trace::Timeline* timeline, int num_keys)
-    : timeline_(timeline), updated_(num_keys, 0) {}
+ServerSpans::ServerSpans(trace::Timeline* timeline, const StepOrder* order)
+    : timeline_(timeline), order_(order), updated_(order->keys().size(), 0) {}
 
 ServerSpans::Lane& ServerSpans::LaneOf(int lane) {
   auto [it, added] = lanes_.try_emplace(lane);
@@ -50,15 +50,18 @@ net::WriteObserver* ServerSpans::Replies(PeerId peer) {
   return it == replies_.end() ? nullptr : it->second.get();
 }
 
-// A params frame's buffer i > 0 is key mark(i) - 1 (Engine::SendParams).
+// A params frame's buffer i > 0 is the key at place mark(i) - 1 of the
+// step's order (Engine::SendParams).
 void ServerSpans::ReplyWrites::OnWritten(const net::FrameBuffers& frame,
                                          size_t begin, size_t end) {
   const int64_t now = trace::Timeline::Now();
   const auto& buffers = frame.buffers();
   for (size_t i = std::max<size_t>(begin, 1); i < end; ++i) {
-    const int key = static_cast<int>(frame.mark(i)) - 1;
-    if (key < 0 || static_cast<size_t>(key) >= owner_->updated_.size())
+    const int place = static_cast<int>(frame.mark(i)) - 1;
+    const std::vector<int>& keys = owner_->order_->keys();
+    if (place < 0 || static_cast<size_t>(place) >= keys.size())
       continue;
+    const int key = keys[place];
     const int64_t start = std::max(last_, owner_->updated_[key]);
     owner_->timeline_->Record(
         {"pull", key, version_, version_, buffers[i].size()}, start, now, tid_);

@@ -18,14 +18,16 @@
 
 #include "net/frame_buffers.h"
 #include "ps/outbox.h"
+#include "ps/step_order.h"
 #include "trace/timeline.h"
 
 namespace pstrain::ps {
 
 class ServerSpans {
  public:
-  /// `num_keys`: the server's keys.
-  ServerSpans(trace::Timeline* timeline, int num_keys);
+  /// `order`: the order the server's keys are sent in, whose marks the
+  /// params frames' buffers carry (ps/step_order.h); it must outlive this.
+  ServerSpans(trace::Timeline* timeline, const StepOrder* order);
   ServerSpans(const ServerSpans&) = delete;
   ServerSpans& operator=(const ServerSpans&) = delete;
 
@@ -62,6 +64,7 @@ class ServerSpans {
   Lane& LaneOf(int lane);
 
   trace::Timeline* timeline_;
+  const StepOrder* order_;
   std::unordered_map<int, Lane> lanes_;  // by worker rank, and kEngine
   std::unordered_map<PeerId, std::unique_ptr<ReplyWrites>> replies_;
   std::unordered_map<int, int> reply_tids_;  // by worker rank

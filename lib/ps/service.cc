@@ -34,7 +34,7 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
   }
   if (options_.timeline != nullptr) {
     spans_ =
-        std::make_unique<ServerSpans>(options_.timeline, server->num_keys());
+        std::make_unique<ServerSpans>(options_.timeline, &server->step_order());
   }
 }
 

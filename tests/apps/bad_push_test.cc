@@ -14,6 +14,7 @@
 
 #include "job_test.h"
 #include "models/model_zoo.h"
+#include "ps/shard_plan.h"
 #include "ps/tensor_codec.h"
 #include "testing/idx_files.h"
 #include "wire/frame_reader.h"
@@ -40,7 +41,11 @@ class FakeWorker {
       params.push_back(torch::zeros_like(p).detach());
       grads.push_back(torch::full_like(p, 0.01).detach());
     }
-    client_.Attach(params, grads);
+    // What the server holds: the plan's slices (sync slices large keys).
+    auto plan = ps::PlanShardsOf(ps::Fingerprint(**model), *spec);
+    ASSERT_TRUE(plan.ok());
+    client_.Attach(ps::SliceViews(*plan, 0, params),
+                   ps::SliceViews(*plan, 0, grads));
   }
   std::vector<torch::Tensor> Snapshot() const {
     std::vector<torch::Tensor> copy;

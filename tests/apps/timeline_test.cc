@@ -74,8 +74,11 @@ TEST(TimelineTest, LaunchWritesOneTraceOfEveryRank) {
     const std::string cat = e["cat"];
     const std::string name = e["name"];
     const json& args = e["args"];
-    if (pid == 0 && cat == "update")
-      server_keys.insert(name.substr(7, name.rfind(" v") - 7));
+    if (pid == 0 && cat == "update") {
+      // A slice of a key ("fc1.weight[0:12]") is of that key.
+      const std::string key = name.substr(7, name.rfind(" v") - 7);
+      server_keys.insert(key.substr(0, key.find('[')));
+    }
     if (pid == 0 || !args.contains("step"))
       continue;
     if ((cat == "push" || cat == "pull") && args.contains("key"))

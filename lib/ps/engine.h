@@ -337,6 +337,7 @@ class Engine {
     bool stepping = false;
     bool posted = false;
     bool ahead = false;
+    bool stop_after = false;  // StopTraining came while `ahead`
   };
   KeySteps key_steps_;
   std::vector<WriteFence::Work> fenced_;  // RunFenced's, kept to reuse

@@ -108,6 +108,12 @@ void Engine::StopTraining(Time now) {
   now_ = now;
   if (stop_training_)
     return;
+  if (key_steps_.ahead) {
+    // Replies of the next version are out, waiting for its keys: the step
+    // closes first (OnNewVersion), and the pushes after it are answered.
+    key_steps_.stop_after = true;
+    return;
+  }
   stop_training_ = true;
   ReleaseReplies();
 }

@@ -3,6 +3,8 @@
 // parameters leave while the next is stepped or still arriving; and the
 // work the WriteFence held runs once the parameter writes have ended.
 
+#include <utility>
+
 #include "ps/engine.h"
 #include "ps/peer.h"
 
@@ -19,6 +21,8 @@ void Engine::OnNewVersion() {
   const bool ahead = key_steps_.ahead;
   key_steps_.ahead = false;
   fence_.set_own_replies(false);
+  if (std::exchange(key_steps_.stop_after, false))
+    stop_training_ = true;
   if (!server_->version_whole() && !key_steps_.stepping) {
     if (!ahead)
       key_steps_.gate.Reset();  // the replies out already wait on it

@@ -143,5 +143,30 @@ TEST(StepAheadTest, ALostWorkerLetsTheOthersKeysStep) {
   EXPECT_EQ(Replies(h, a)[0].version, 1u);
 }
 
+// A stop (a target reached) that comes while replies of the next version
+// are out lets the step close first; the pushes after it are answered
+// with the stop, and change nothing.
+TEST(StepAheadTest, AStopMidStepLetsTheStepCloseFirst) {
+  EngineHarness h(Spec(), Params());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1.0f), 10, true, -1, kBackward).ok());
+  ASSERT_TRUE(h.Push(b, 0, Grads(3.0f), 11, true, 1, kBackward).ok());
+  h.engine().StopTraining(h.now());
+  EXPECT_EQ(h.server().version(), 0u);
+  EXPECT_FALSE(Replies(h, a)[0].stop);
+  h.Close(b);  // b's push never completes: the step closes without it
+  h.Settle();
+  EXPECT_EQ(h.server().version(), 1u);
+  EXPECT_TRUE(h.server().version_whole());
+  const float p0 = h.server().params()[0][0].item<float>();
+  ASSERT_TRUE(h.Push(a, 1, Grads(5.0f), 12, true, -1, kBackward).ok());
+  h.Settle();
+  auto replies = Replies(h, a);
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_TRUE(replies[1].stop);
+  EXPECT_EQ(h.server().version(), 1u);
+  EXPECT_FLOAT_EQ(h.server().params()[0][0].item<float>(), p0);
+}
+
 }  // namespace
 }  // namespace pstrain::ps

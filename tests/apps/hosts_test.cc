@@ -8,10 +8,8 @@
 
 #include <signal.h>
 
-#include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,19 +38,6 @@ double MlpParamBytes() {
   for (const auto& p : (*model)->parameters())
     bytes += static_cast<double>(p.numel()) * 4;
   return bytes;
-}
-
-// Lines of 1-12 words drawn from 40, some more often than others.
-void WriteText(const std::string& path, int lines, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::geometric_distribution<int> word(0.08);
-  std::uniform_int_distribution<int> length(1, 12);
-  std::ofstream out(path);
-  for (int l = 0; l < lines; ++l) {
-    for (int n = length(gen); n > 0; --n)
-      out << "w" << std::min(word(gen), 39) << (n > 1 ? " " : "");
-    out << "\n";
-  }
 }
 
 // Whether rank 0's log says `rank` joined from host address `addr`: its
@@ -227,9 +212,7 @@ TEST_F(HostsTest, CompressedPushesAndPullsCarryTheirShare) {
 TEST_F(HostsTest, SparseRowsTravelAlone) {
   NetHosts hosts(2);
   ASSERT_TRUE(hosts.ok());
-  WriteText(dir_.File("train.txt"), 60, 1);
-  WriteText(dir_.File("valid.txt"), 10, 2);
-  WriteText(dir_.File("test.txt"), 20, 3);
+  WriteTinyCorpus(dir_.path());
   constexpr int kSteps = 12;
   Process serve(Serve(
       hosts, 0, 3,

@@ -2,10 +2,7 @@
 // pushes against none, from the summary's bytes_pushed, the server's
 // memory with 8 workers against 2, and lstm_lm's sparse rows in fp16.
 
-#include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -92,19 +89,6 @@ TEST(CompressionJobTest, SyncServerMemoryIsFlatInTheWorkers) {
   EXPECT_LE(eight, 1.2 * two) << "2 workers: " << two << " bytes, 8: " << eight;
 }
 
-// Lines of 1-12 words drawn from 40, some more often than others.
-void WriteText(const std::string& path, int lines, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::geometric_distribution<int> word(0.08);
-  std::uniform_int_distribution<int> length(1, 12);
-  std::ofstream out(path);
-  for (int l = 0; l < lines; ++l) {
-    for (int n = length(gen); n > 0; --n)
-      out << "w" << std::min(word(gen), 39) << (n > 1 ? " " : "");
-    out << "\n";
-  }
-}
-
 // The run's summaries, the server's first (null when missing).
 std::vector<nlohmann::json> Summaries(const std::string& out) {
   std::vector<nlohmann::json> found(1);
@@ -178,9 +162,7 @@ std::vector<nlohmann::json> LmRun(const ScratchDir& dir,
 // (and pulled rows) travel in half the bytes, and the job still trains.
 TEST(CompressionJobTest, LmSparseRowsTravelInFp16) {
   ScratchDir dir;
-  WriteText(dir.File("train.txt"), 60, 1);
-  WriteText(dir.File("valid.txt"), 10, 2);
-  WriteText(dir.File("test.txt"), 20, 3);
+  WriteTinyCorpus(dir.path());
   const auto none = LmRun(dir, "none");
   const auto fp16 = LmRun(dir, "fp16");
   ASSERT_EQ(fp16.size(), 3u);

@@ -1,5 +1,8 @@
 #include "job_test.h"
 
+#include <algorithm>
+#include <fstream>
+#include <random>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -44,6 +47,24 @@ double MaxAbsDiff(const std::string& a, const std::string& b) {
         diff, ((*ta)[i].second - (*tb)[i].second).abs().max().item<double>());
   }
   return diff;
+}
+
+void WriteText(const std::string& path, int lines, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::geometric_distribution<int> word(0.08);
+  std::uniform_int_distribution<int> length(1, 12);
+  std::ofstream out(path);
+  for (int l = 0; l < lines; ++l) {
+    for (int n = length(gen); n > 0; --n)
+      out << "w" << std::min(word(gen), 39) << (n > 1 ? " " : "");
+    out << "\n";
+  }
+}
+
+void WriteTinyCorpus(const std::string& dir) {
+  WriteText(dir + "/train.txt", 60, 1);
+  WriteText(dir + "/valid.txt", 10, 2);
+  WriteText(dir + "/test.txt", 20, 3);
 }
 
 std::vector<std::string> Concat(std::vector<std::string> a,

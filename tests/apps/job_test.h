@@ -1,6 +1,7 @@
 #pragma once
 // Helpers for tests that run whole pstrain processes.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@ std::vector<nlohmann::json> FindEvents(const std::string& out,
 /// same names; fails the test if names or shapes differ.
 double MaxAbsDiff(const std::string& checkpoint_a,
                   const std::string& checkpoint_b);
+
+/// Writes `lines` lines of 1-12 words drawn from 40 ("w0".."w39", some
+/// more often than others) to `path`; the same text for the same `seed`.
+void WriteText(const std::string& path, int lines, uint32_t seed);
+
+/// A tiny corpus for --dataset text in `dir`: train.txt (60 lines),
+/// valid.txt (10) and test.txt (20) of WriteText.
+void WriteTinyCorpus(const std::string& dir);
 
 /// "--flag value" pairs shared by a test's processes.
 std::vector<std::string> Concat(std::vector<std::string> a,

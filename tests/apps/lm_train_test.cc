@@ -3,8 +3,6 @@
 // carried across windows and epochs, the server clipping the averaged
 // gradient), and eval's perplexity is the summary's.
 
-#include <fstream>
-#include <random>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -35,19 +33,6 @@ constexpr uint64_t kSeed = 3;
 // another (two workers' halves against one batch) moves by lr. An eps
 // above rounding keeps the comparison about the server, not about signs.
 constexpr double kAdagradEps = 1e-3;
-
-// Lines of 1-12 words drawn from 40, some more often than others.
-void WriteText(const std::string& path, int lines, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::geometric_distribution<int> word(0.08);
-  std::uniform_int_distribution<int> length(1, 12);
-  std::ofstream out(path);
-  for (int l = 0; l < lines; ++l) {
-    for (int n = length(gen); n > 0; --n)
-      out << "w" << std::min(word(gen), 39) << (n > 1 ? " " : "");
-    out << "\n";
-  }
-}
 
 ps::JobSpec Spec(const std::string& dir) {
   ps::JobSpec spec;
@@ -116,9 +101,7 @@ ps::NamedTensors TrainSingleProcess(const std::string& dir,
 
 TEST(LmTrainTest, SyncOfTwoWorkersEqualsOneProcessAndEvalEqualsSummary) {
   ScratchDir dir;
-  WriteText(dir.File("train.txt"), 60, 1);
-  WriteText(dir.File("valid.txt"), 10, 2);
-  WriteText(dir.File("test.txt"), 20, 3);
+  WriteTinyCorpus(dir.path());
   auto r = RunPstrain(Concat({"launch", "--world_size", "3", "--master_port",
                               "0", "--checkpoint", dir.File("sync.pt")},
                              Flags(dir)),
@@ -160,12 +143,6 @@ std::vector<nlohmann::json> WorkerSummaries(const std::string& out) {
   return found;
 }
 
-void WriteCorpus(const ScratchDir& dir) {
-  WriteText(dir.File("train.txt"), 60, 1);
-  WriteText(dir.File("valid.txt"), 10, 2);
-  WriteText(dir.File("test.txt"), 20, 3);
-}
-
 // Sync of 2 workers and `servers` servers, `optimizer` at kLr, no
 // clipping, written to `checkpoint`; `extra`: more flags. Returns the
 // workers' summaries.
@@ -201,7 +178,7 @@ class LmSparseRowsTest : public ::testing::TestWithParam<std::string> {};
 // computes, and what the tables sent whole give.
 TEST_P(LmSparseRowsTest, SyncEqualsOneProcessAndTheDenseTables) {
   ScratchDir dir;
-  WriteCorpus(dir);
+  WriteTinyCorpus(dir.path());
   const std::string optimizer = GetParam();
   auto sparse = LaunchSync(dir, optimizer, "sparse.pt", {});
   ASSERT_EQ(sparse.size(), 2u);
@@ -230,7 +207,7 @@ INSTANTIATE_TEST_SUITE_P(Optimizers, LmSparseRowsTest,
 // 31 x 8 x 4 bytes), train what one server trains.
 TEST(LmSparseRowsTest, TwoServersEqualOne) {
   ScratchDir dir;
-  WriteCorpus(dir);
+  WriteTinyCorpus(dir.path());
   auto one = LaunchSync(dir, "adagrad", "one.pt", {"--slice_bytes", "256"});
   ASSERT_EQ(one.size(), 2u);
   auto two = LaunchSync(dir, "adagrad", "two.pt", {"--slice_bytes", "256"}, 2);

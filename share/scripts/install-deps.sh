@@ -19,8 +19,10 @@ if [ "${1:-}" = "--test" ]; then
   # python3-torchvision, python3-pil: a test compares our image transforms
   # with torchvision's. chromium: headless, it runs the report's and the
   # dashboard's JavaScript and a test reads back what the charts drew.
+  # iproute2: ip and tc build the hosts joined by shaped links that the
+  # across-hosts tests run on (bench/hosts.sh).
   packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev clang-format
-    python3-torchvision python3-pil chromium"
+    python3-torchvision python3-pil chromium iproute2"
 fi
 missing=""
 for p in $packages; do

@@ -249,8 +249,9 @@ class Engine {
                   ReadPlan* plan);
   void AddRecord(WorkerPeer& peer, int key, uint64_t nbytes);
   // Where key k's parameters leave from, and how many bytes: the tensor,
-  // or its --pull_compression record (made now, unless the key is still
-  // to be stepped: StepNextKey makes it then); for `worker`, whom
+  // or its --pull_compression record of `version` (made now, unless the
+  // key is still to be stepped: StepNextKey or StepAhead makes it then);
+  // for `worker`, whom
   // --async_momentum lookahead sends parameters of its own.
   std::pair<const void*, uint64_t> ParamBytes(int key, int worker,
                                               uint64_t version);
@@ -285,11 +286,14 @@ class Engine {
   // The parameters of the current version, or with `ahead` of the next,
   // whose keys the step under way is stepping ahead of its close.
   void SendParams(WorkerPeer& peer, uint64_t id, bool ahead = false);
+  // Sends out_'s data with peer.meta as a params frame answering `id`,
+  // waiting on the key gate, and tells the WriteFence.
+  void SendParamsFrame(WorkerPeer& peer, uint64_t id);
   void OnNewVersion();
   void StepNextKey();
   // Streaming sync: steps `key` before its step closes once every
   // member's pieces of it are in, and starts the replies of the step then
-  // (engine_ahead.cc).
+  // (engine_versions.cc).
   void StepAhead(int key);
   void StepKeysAhead();
   bool StartStepAhead();

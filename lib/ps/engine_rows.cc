@@ -223,12 +223,7 @@ void Engine::SendRows(WorkerPeer& peer, uint64_t id) {
     out_.data.push_back({record.data(), d.nbytes, 0});
   }
   wire::EncodeMeta(m, &peer.meta);
-  out_.type = wire::MsgType::kParams;
-  out_.request_id = id;
-  out_.meta = peer.meta;
-  out_.gate = &key_steps_.gate;
-  fence_.Sent(peer.id);
-  outbox_->Send(peer.id, out_);
+  SendParamsFrame(peer, id);
 }
 
 }  // namespace pstrain::ps

@@ -245,6 +245,10 @@ void Engine::SendParams(WorkerPeer& peer, uint64_t id, bool ahead) {
     out_.data.push_back({data, nbytes, order.Mark(k)});
   }
   wire::EncodeMeta(formats_.params_msg, &peer.meta);
+  SendParamsFrame(peer, id);
+}
+
+void Engine::SendParamsFrame(WorkerPeer& peer, uint64_t id) {
   out_.type = wire::MsgType::kParams;
   out_.request_id = id;
   out_.meta = peer.meta;

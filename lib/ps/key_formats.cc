@@ -29,7 +29,6 @@ KeyFormats::KeyFormats(const JobSpec& spec,
     }
     params_by_key.push_back(d);
   }
-  params_msg.params = params_by_key;
 }
 
 std::string KeyFormats::Name(int key) const {

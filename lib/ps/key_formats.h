@@ -33,7 +33,7 @@ struct KeyFormats {
   CompressionSpec compression;
   std::vector<wire::Codec> push;                // by key: what its pushes carry
   PullRecords pull;                             // --pull_compression's records
-  wire::Params params_msg;                      // a reply's; version unset
+  wire::Params params_msg;                      // a reply's, reused
   std::vector<wire::TensorDesc> params_by_key;  // descriptors, built once
   std::vector<int> order;  // scratch: a push's keys, reused
   std::vector<bool> seen;  // by key: scratch of a push's checks, reused

@@ -292,13 +292,15 @@ void ParameterServer::StepKey(int k, double lr) {
   }
   if (is_row_sparse(k))
     return StepRows(k, lr);
-  // FinishStep may have set every key's gradient; afterwards only the
-  // last key's is left to clear.
-  for (int j = by_key_.grad < 0 ? 0 : by_key_.grad; j < num_keys(); ++j) {
-    if (!is_buffer_[j] && !is_row_sparse(j))
-      params_[j].mutable_grad() = at::Tensor();
-    if (by_key_.grad >= 0)
-      break;
+  // FinishStep sets every key's gradient; after one key's step only that
+  // key's is left to clear.
+  if (by_key_.grad >= 0) {
+    params_[by_key_.grad].mutable_grad() = at::Tensor();
+  } else {
+    for (int j = 0; j < num_keys(); ++j) {
+      if (!is_buffer_[j] && !is_row_sparse(j))
+        params_[j].mutable_grad() = at::Tensor();
+    }
   }
   params_[k].mutable_grad() = sums_.sum(k);
   by_key_.grad = k;

@@ -8,10 +8,8 @@
 
 #include <signal.h>
 
-#include <chrono>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -45,6 +43,18 @@ double MlpParamBytes() {
 bool JoinedFrom(const std::string& err, int rank, const std::string& addr) {
   return err.find("rank " + std::to_string(rank) + " joined from " + addr +
                   ":") != std::string::npos;
+}
+
+// The run ended as with a lost worker: rank 0's summary counts one lost
+// and its `steps`, and `other` finished all of them.
+void ExpectOneLostAndTheOtherFinished(const ProcessResult& rank0,
+                                      Process& other, int steps) {
+  const auto summary = FindEvent(rank0.out, "summary");
+  EXPECT_EQ(summary["workers_lost"], 1) << summary;
+  EXPECT_EQ(summary["steps"], steps) << summary;
+  const ProcessResult r = other.Wait(kWait);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(FindEvent(r.out, "summary")["steps"], steps) << r.out;
 }
 
 class HostsTest : public ::testing::Test {
@@ -130,12 +140,7 @@ TEST_F(HostsTest, AWorkersHostThatDiesIsLostAfterDeadAfter) {
   EXPECT_NE(rs.err.find("no word from rank 2 for 2 s"), std::string::npos)
       << rs.err;
   EXPECT_NE(rs.err.find("rank 2 lost at version"), std::string::npos) << rs.err;
-  const auto summary = FindEvent(rs.out, "summary");
-  EXPECT_EQ(summary["workers_lost"], 1) << summary;
-  EXPECT_EQ(summary["steps"], 30) << summary;
-  const ProcessResult r1 = w1.Wait(kWait);
-  ASSERT_EQ(r1.exit_code, 0) << r1.err;
-  EXPECT_EQ(FindEvent(r1.out, "summary")["steps"], 30) << r1.out;
+  ExpectOneLostAndTheOtherFinished(rs, w1, 30);
 }
 
 // --auth_token_file: workers with a wrong token or none are refused over
@@ -291,12 +296,7 @@ TEST_F(HostsTest, KilledWorkerIsLostAndTheOtherFinishes) {
   EXPECT_NE(rs.err.find("rank 2 lost at version"), std::string::npos) << rs.err;
   // Lost when its connection closed, long before the default --dead_after.
   EXPECT_EQ(rs.err.find("no word from rank 2"), std::string::npos) << rs.err;
-  const auto summary = FindEvent(rs.out, "summary");
-  EXPECT_EQ(summary["workers_lost"], 1) << summary;
-  EXPECT_EQ(summary["steps"], 20) << summary;
-  const ProcessResult r1 = w1.Wait(kWait);
-  ASSERT_EQ(r1.exit_code, 0) << r1.err;
-  EXPECT_EQ(FindEvent(r1.out, "summary")["steps"], 20) << r1.out;
+  ExpectOneLostAndTheOtherFinished(rs, w1, 20);
 }
 
 // Rank 0 killed mid-run and started again on its host with --resume auto:
@@ -316,9 +316,7 @@ TEST_F(HostsTest, RestartedServerResumesAndWorkersReconnect) {
   Process w2(Work(hosts, 1, 2, 3, port, 100, reconnect));
   // Killed once a periodic checkpoint is complete.
   const std::string base = dir_.File("m.pt");
-  for (int i = 0; i < 1500 && ps::CompleteCheckpoints(base).empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ASSERT_FALSE(ps::CompleteCheckpoints(base).empty());
+  ASSERT_FALSE(WaitForCheckpoint(base, 30).second.empty());
   first.Signal(SIGKILL);
   EXPECT_EQ(first.Wait(10).exit_code, 128 + SIGKILL);
   const auto saved = ps::CompleteCheckpoints(base).back();

@@ -1,14 +1,17 @@
 #include "job_test.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "ps/checkpoint.h"
+#include "ps/checkpoint_rotation.h"
 
 namespace pstrain::testing {
 
@@ -71,6 +74,20 @@ std::vector<std::string> Concat(std::vector<std::string> a,
                                 const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
+}
+
+std::pair<uint64_t, std::string> WaitForCheckpoint(const std::string& base,
+                                                   double timeout_seconds) {
+  const auto end = std::chrono::steady_clock::now() +
+                   std::chrono::duration<double>(timeout_seconds);
+  for (;;) {
+    const auto complete = ps::CompleteCheckpoints(base);
+    if (!complete.empty())
+      return complete.back();
+    if (std::chrono::steady_clock::now() >= end)
+      return {0, ""};
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace pstrain::testing

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,12 @@ void WriteText(const std::string& path, int lines, uint32_t seed);
 /// A tiny corpus for --dataset text in `dir`: train.txt (60 lines),
 /// valid.txt (10) and test.txt (20) of WriteText.
 void WriteTinyCorpus(const std::string& dir);
+
+/// Waits up to `timeout_seconds` (polling every 20 ms) for a complete
+/// periodic checkpoint of `base` (ps::CompleteCheckpoints); the newest,
+/// (version, path), or (0, "") on timeout.
+std::pair<uint64_t, std::string> WaitForCheckpoint(const std::string& base,
+                                                   double timeout_seconds);
 
 /// "--flag value" pairs shared by a test's processes.
 std::vector<std::string> Concat(std::vector<std::string> a,

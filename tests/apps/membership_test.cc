@@ -5,7 +5,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -181,25 +180,6 @@ TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
       << rs.err;
 }
 
-// Whether a file of `dir` whose name starts with `prefix` and ends with
-// `suffix` appears within `timeout_seconds` (polled every 20 ms).
-bool WaitForFile(const ScratchDir& dir, const std::string& prefix,
-                 const std::string& suffix, double timeout_seconds) {
-  const auto end =
-      std::chrono::steady_clock::now() +
-      std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
-  while (std::chrono::steady_clock::now() < end) {
-    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind(prefix, 0) == 0 && name.size() >= suffix.size() &&
-          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
 // The server is killed mid-run and started again with --resume auto: the
 // workers reconnect on their own and the run finishes from the last
 // checkpoint's version. The first server listens on a port the kernel
@@ -218,9 +198,10 @@ void ExpectWorkersReconnectToARestartedServer(
   const std::string port = std::to_string(first->ListenPort(30));
   auto workers = StartWorkers(port, dir, 30, {"--reconnect_timeout", "30"});
   ASSERT_TRUE(first->WaitForErr("rank 3 joined", 60));
-  // Killed once a periodic checkpoint is complete (its .json is written
-  // last), however slow the machine is today.
-  ASSERT_TRUE(WaitForFile(dir, "m-v", ".json", 60)) << first->OutSoFar();
+  // Killed once a periodic checkpoint is complete, however slow the
+  // machine is today.
+  ASSERT_FALSE(WaitForCheckpoint(dir.File("m.pt"), 60).second.empty())
+      << first->OutSoFar();
   first->Signal(SIGKILL);
   EXPECT_EQ(first->Wait(10).exit_code, 128 + SIGKILL);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

@@ -222,10 +222,16 @@ struct Snapshot {
   /// Also the server's optimizer state at that version (flag bit
   /// kSnapshotOptimizerState), for a checkpoint.
   bool with_optimizer_state = false;
+  /// The asker is a standby of the server's shard (ps/standby.h): asking
+  /// for min_version says it holds min_version - 1, and the server answers
+  /// workers with no version its standbys do not hold yet (flag bit
+  /// kSnapshotStandby).
+  bool standby = false;
 };
 
 /// Snapshot flag bits.
 inline constexpr uint8_t kSnapshotOptimizerState = 1;
+inline constexpr uint8_t kSnapshotStandby = 2;
 
 /// A worker or server asks rank 0 (the master) for the job's TorchScript
 /// module (--model PATH) at the handshake; reply: ModuleMsg. Meta: empty.

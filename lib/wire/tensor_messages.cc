@@ -355,7 +355,8 @@ void EncodeMeta(const Snapshot& m, std::string* meta) {
   meta->clear();
   MetaWriter w(meta);
   w.U64(m.min_version);
-  w.U8(m.with_optimizer_state ? kSnapshotOptimizerState : 0);
+  w.U8((m.with_optimizer_state ? kSnapshotOptimizerState : 0) |
+       (m.standby ? kSnapshotStandby : 0));
 }
 
 Status DecodeMeta(std::string_view meta, Snapshot* out) {
@@ -363,12 +364,13 @@ Status DecodeMeta(std::string_view meta, Snapshot* out) {
   uint8_t flags = 0;
   PS_RETURN_IF_ERROR(r.U64("min_version", &out->min_version));
   PS_RETURN_IF_ERROR(r.U8("flags", &flags));
-  if ((flags & ~kSnapshotOptimizerState) != 0) {
+  constexpr uint8_t kKnown = kSnapshotOptimizerState | kSnapshotStandby;
+  if ((flags & ~kKnown) != 0) {
     return r.Error("flags " + std::to_string(flags) +
-                   " has unknown bits, expected 0 or " +
-                   std::to_string(kSnapshotOptimizerState));
+                   " has unknown bits, expected 0.." + std::to_string(kKnown));
   }
   out->with_optimizer_state = (flags & kSnapshotOptimizerState) != 0;
+  out->standby = (flags & kSnapshotStandby) != 0;
   return r.Finish();
 }
 

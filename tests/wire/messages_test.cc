@@ -414,15 +414,18 @@ TEST(MessagesTest, RefusesUnknownFlagBits) {
   params.back() = 2;
   ExpectCorrupt<Params>(params,
                         "params: flags 2 has unknown bits, expected 0 or 1");
-  ExpectCorrupt<Snapshot>(
-      U64(3) + Bytes({3}),
-      "snapshot: flags 3 has unknown bits, expected 0 or 1");
+  ExpectCorrupt<Snapshot>(U64(3) + Bytes({4}),
+                          "snapshot: flags 4 has unknown bits, expected 0..3");
   Params decoded;
   ASSERT_TRUE(DecodeMeta(Meta(Params{1, {}, {}, true}), &decoded).ok());
   EXPECT_TRUE(decoded.stop);
   Snapshot snapshot;
   ASSERT_TRUE(DecodeMeta(Meta(Snapshot{9, false}), &snapshot).ok());
   EXPECT_EQ(snapshot.min_version, 9u);
+  EXPECT_FALSE(snapshot.standby);
+  EXPECT_EQ(Meta(Snapshot{9, true, true}), U64(9) + Bytes({3}));
+  ASSERT_TRUE(DecodeMeta(U64(9) + Bytes({2}), &snapshot).ok());
+  EXPECT_TRUE(snapshot.standby);
   EXPECT_FALSE(snapshot.with_optimizer_state);
 }
 

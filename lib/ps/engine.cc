@@ -25,7 +25,9 @@ Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
       rule_(MakeUpdateRule(spec, server)),
       ssp_(spec.num_workers(), spec.staleness),
       members_(spec.num_servers, spec.num_workers(), server, &ssp_, &fence_) {
-  server_->set_step_by_key(true);  // see OnNewVersion
+  // See OnNewVersion. A standby copies whole versions, so with --replicas
+  // no key may leave before its version is whole and copied.
+  server_->set_step_by_key(spec.replicas <= 1);
   key_steps_.gate.OpenTo(net::SendGate::kAll);
 }
 
@@ -176,6 +178,11 @@ Status Engine::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &hello));
   PS_RETURN_IF_ERROR(CheckRank(hello));
   const int rank = static_cast<int>(hello.rank);
+  if (hello.role == wire::Role::kServer && roster_.shard_in(rank)) {
+    // A standby that lost its primary at the end of the run.
+    return InvalidArgument("rank " + std::to_string(rank) +
+                           "'s final shard is in: the run is ending");
+  }
   for (const auto& [other_id, other] : peers_) {
     if (hello.role == wire::Role::kTool)
       break;  // rank 0's observer, again
@@ -326,6 +333,8 @@ void Engine::OnClose(PeerId id, const Status& why, Time now) {
   ServerPeer* server = AsServer(peer);
   if (Registered(peer) && !stopping_) {
     LoseWorker(*worker, why);
+  } else if (server && !server->shard_in && !stopping_ && spec_.replicas > 1) {
+    LoseServer(*server, why);
   } else if (server && !server->shard_in && !stopping_) {
     Fail(Unavailable("rank " + std::to_string(peer.rank) +
                      " (server) disconnected before sending its parameters" +
@@ -333,6 +342,11 @@ void Engine::OnClose(PeerId id, const Status& why, Time now) {
   } else if (!why.ok() && !stopping_) {
     outbox_->Info("dropped connection from " + peer.remote + ": " +
                   why.ToString());
+  }
+  if (AsTool(peer) && standbys_.Drop(id) && !stopping_) {
+    outbox_->Info("a standby of this server's shard disconnected; " +
+                  std::to_string(standbys_.count()) + " left");
+    ReleaseReplies();  // no longer waited for
   }
   if (worker)
     members_.Disconnect(worker->worker, worker);

@@ -61,6 +61,7 @@
 #include "ps/snapshot.h"
 #include "ps/snapshot_queue.h"
 #include "ps/ssp_gate.h"
+#include "ps/standby_acks.h"
 #include "ps/step_deadline.h"
 #include "ps/update_rule.h"
 #include "ps/write_fence.h"
@@ -301,6 +302,14 @@ class Engine {
   void VersionWhole();
   void ResumeParamWrites();
 
+  // --replicas: server s > 0 is gone; its standby takes its shard over
+  // (engine_servers.cc). Fails the job once none has within
+  // TakeoverWait().
+  void LoseServer(ServerPeer& peer, const Status& why);
+  void CheckLostServers();
+  std::chrono::milliseconds TakeoverWait() const;
+  // Every version a reply would carry is held by this shard's standbys.
+  bool Replicated() const { return server_->version() <= standbys_.held(); }
   void LoseWorker(WorkerPeer& peer, const Status& why);
   void LeaveQuorum(int w);
   void RemoveWorker(int w);
@@ -330,6 +339,7 @@ class Engine {
   PeerTable peers_;
   ServerRoster roster_;  // rank 0 with num_servers > 1 (ExpectServers)
   SnapshotQueue snapshots_;
+  StandbyAcks standbys_;   // --replicas: this shard's standbys
   StepDeadline deadline_;  // --step_timeout
   // A sync step's keys, stepped one per Continue (OnNewVersion), or ahead
   // of the close: params frames wait on `gate` for the keys not yet

@@ -67,7 +67,13 @@ Status Engine::OnServerInfo(Peer& from, uint64_t id, std::string_view meta) {
     return InvalidArgument("second server_info");
   wire::ServerInfo info;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &info));
+  const bool took_over = roster_.lost(peer.server());
   PS_RETURN_IF_ERROR(roster_.Announce(peer.server(), info.address));
+  if (took_over) {
+    outbox_->Info("rank " + std::to_string(peer.rank) +
+                  "'s shard was taken over by its standby (--replicas " +
+                  std::to_string(spec_.replicas) + ")");
+  }
   last_progress_ = now_;
   outbox_->Info("rank " + std::to_string(peer.rank) + " (server) listens at " +
                 info.address);
@@ -103,6 +109,47 @@ Status Engine::OnShard(Peer& from, uint64_t id) {
   Reply(peer, wire::MsgType::kAck, id);
   MaybeFinish();
   return Status::Ok();
+}
+
+// Server s died before its final shard: the first of its standbys that
+// is alive (on ranks s+1..s+R-1) says hello as rank s once the connection
+// of s is gone, which only this rank can see, so no two ranks serve one
+// shard (OnHello refuses a second connection of a rank). Workers asking
+// where s listens wait for the standby's address (OnGetJob).
+void Engine::LoseServer(ServerPeer& peer, const Status& why) {
+  const int s = peer.server();
+  roster_.Lose(s, now_);
+  last_progress_ = now_;
+  std::string standbys;
+  for (int i = 1; i < spec_.replicas; ++i) {
+    standbys +=
+        (i > 1 ? ", " : "") + std::to_string((s + i) % spec_.num_servers);
+  }
+  outbox_->Info(
+      "lost rank " + std::to_string(s) + " (server)" +
+      (why.ok() ? "" : " (" + why.message() + ")") + "; waiting up to " +
+      std::to_string(TakeoverWait().count() / 1000) +
+      " s for its standby (rank " + standbys + ") to take its shard over");
+}
+
+void Engine::CheckLostServers() {
+  const int s = roster_.LostBefore(now_ - TakeoverWait());
+  if (s < 0)
+    return;
+  Fail(Unavailable("shard " + std::to_string(s) + " is lost: rank " +
+                   std::to_string(s) +
+                   " (server) died and no standby took it over within " +
+                   std::to_string(TakeoverWait().count() / 1000) +
+                   " s (--replicas " + std::to_string(spec_.replicas) + ")"));
+}
+
+// Twice --dead_after: a standby notices at once when its primary is killed,
+// and within --dead_after when its host goes silent.
+std::chrono::milliseconds Engine::TakeoverWait() const {
+  if (spec_.dead_after <= 0)
+    return options_.timeout;
+  return std::chrono::milliseconds(
+      static_cast<int64_t>(2000 * spec_.dead_after));
 }
 
 }  // namespace pstrain::ps

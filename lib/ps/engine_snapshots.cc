@@ -56,6 +56,10 @@ Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &msg));
   const bool with_optimizer_state = msg.with_optimizer_state;
   const PeerId to = peer.id;
+  if (msg.standby && !stopping_) {
+    standbys_.Asked(to, msg.min_version);
+    ReleaseReplies();  // those that waited for this version's copy
+  }
   RequestSnapshot(
       msg.min_version, with_optimizer_state,
       [this, to, id, with_optimizer_state](std::shared_ptr<const Snapshot> s) {

@@ -3,6 +3,7 @@
 // from their storage once no step can change them under the write.
 
 #include <algorithm>
+#include <utility>
 
 #include "ps/engine.h"
 #include "ps/finite_check.h"
@@ -45,7 +46,10 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
   static const std::vector<wire::RowRequest> kNone;
   PS_RETURN_IF_ERROR(
       CheckRows(rows, push_pull ? peer.push.requests : kNone, what));
-  PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, peer.pushed_version()));
+  peer.duplicate = spec_.replicas > 1 && !rule_->traits().applies_each_push &&
+                   peer.pushed_version() < server_->version();
+  if (!peer.duplicate)
+    PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, peer.pushed_version()));
   peer.refused_key = -1;
   peer.refused_why.clear();
   PlanPieces(peer, grads, plan);
@@ -173,8 +177,8 @@ void Engine::AddRecord(WorkerPeer& peer, int key, uint64_t nbytes) {
 
 void Engine::OnPiece(PeerId id, size_t index) {
   WorkerPeer* peer = peers_.FindWorker(id);
-  if (!peer || peer->refused_key >= 0)
-    return;  // the rest of a refused push is dropped
+  if (!peer || peer->refused_key >= 0 || peer->duplicate)
+    return;  // the rest of a refused push is dropped, and all of a duplicate
   const WorkerPeer::Piece& piece = peer->pieces[index];
   if (piece.rows != nullptr)
     return AddRowsPiece(*peer, index);
@@ -232,7 +236,7 @@ Status Engine::AwaitVersion(WorkerPeer& peer, uint64_t id, uint64_t min_version,
     }
     min_version = std::max(min_version, server_->version() + 1);
   }
-  if (stop_training_ || (server_->version() >= min_version &&
+  if (stop_training_ || (server_->version() >= min_version && Replicated() &&
                          (!ssp || ssp_.Allows(peer.worker)))) {
     SendParams(peer, id);
     return Status::Ok();
@@ -248,6 +252,14 @@ Status Engine::AwaitVersion(WorkerPeer& peer, uint64_t id, uint64_t min_version,
 Status Engine::OnPush(WorkerPeer& peer, uint64_t id) {
   ssp_.NotePush(peer.worker);
   peer.reading_push = false;
+  if (std::exchange(peer.duplicate, false)) {
+    outbox_->Info("rank " + std::to_string(peer.rank) +
+                  " sent its push for version " +
+                  std::to_string(peer.pushed_version()) +
+                  " again; that step is made already: dropped");
+    AnswerPush(peer, id);
+    return Status::Ok();
+  }
   if (fence_.Holds({WriteFence::Work::Kind::kPush, -1, 0, peer.id, id}))
     return Status::Ok();
   auto stepped = Step(peer, peer.pushed_version());
@@ -343,7 +355,7 @@ void Engine::ReleaseReplies() {
     if (!p || !p->held.waiting)
       continue;
     if (!stop_training_) {
-      if (server_->version() < p->held.min_version)
+      if (server_->version() < p->held.min_version || !Replicated())
         continue;
       if (p->held.ssp && !ssp_.Allows(p->worker))
         continue;

@@ -45,6 +45,9 @@ void Engine::Tick(Time now) {
     return;
   CreditStall();
   CheckSilentWorkers();
+  CheckLostServers();
+  if (stopping_)
+    return;
   if (now_ - last_progress_ > options_.timeout) {
     return Fail(Timeout("timed out after " + WholeSeconds(options_.timeout) +
                         " s waiting for " + Waiting()));

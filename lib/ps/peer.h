@@ -105,6 +105,10 @@ struct WorkerPeer final : Peer {
   uint64_t push_id = 0;
   bool reading_push = false;
   bool replied_ahead = false;
+  // --replicas, sync: the push is for a version this server has made
+  // already; a worker sends it again to a standby that took the shard
+  // over, and its step holds it. It is read and dropped, and answered.
+  bool duplicate = false;
   // The first key of the push being read that held NaN or Inf or a
   // malformed compressed record, or -1; and what was wrong with it.
   int refused_key = -1;

@@ -12,6 +12,24 @@ void ServerRoster::Expect(const ShardPlan* plan, int num_servers,
   addresses_.assign(num_servers, "");
   servers_.assign(num_servers, nullptr);
   optimizer_states_.assign(num_servers, "");
+  shard_in_.assign(num_servers, false);
+  lost_at_.assign(num_servers, std::nullopt);
+}
+
+void ServerRoster::Lose(int s, Time now) {
+  if (!addresses_[s].empty()) {
+    addresses_[s].clear();
+    --announced_;
+  }
+  lost_at_[s] = now;
+}
+
+int ServerRoster::LostBefore(Time deadline) const {
+  for (int s = 1; s <= others(); ++s) {
+    if (lost_at_[s] && *lost_at_[s] < deadline)
+      return s;
+  }
+  return -1;
 }
 
 void ServerRoster::Hello(int s, ServerPeer* peer) {
@@ -32,6 +50,7 @@ Status ServerRoster::Announce(int s, const std::string& address) {
   }
   addresses_[s] = address;
   ++announced_;
+  lost_at_[s].reset();
   return Status::Ok();
 }
 
@@ -73,6 +92,7 @@ Status ServerRoster::PlanShard(ServerPeer& peer, std::string_view meta,
 
 void ServerRoster::ShardIn(ServerPeer& peer) {
   peer.shard_in = true;
+  shard_in_[peer.server()] = true;
   ++shards_;
 }
 

@@ -13,6 +13,7 @@
 // Threading: not thread-safe; the Engine's thread only. It borrows each
 // server's ServerPeer from Hello until Disconnect.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,6 +83,20 @@ class ServerRoster {
     return optimizer_states_[s];
   }
 
+  /// --replicas: server s's connection closed before its final shard, at
+  /// `now`: it is not announced until a standby that takes its shard over
+  /// says where it listens (Announce), so workers asking for the job wait
+  /// for that address.
+  void Lose(int s, Time now);
+  /// Whether server s is lost and not taken over.
+  bool lost(int s) const { return lost_at_[s].has_value(); }
+  /// A server lost before `deadline` whose shard nobody took over, or -1.
+  int LostBefore(Time deadline) const;
+  /// Whether server s's final shard is in.
+  bool shard_in(int s) const {
+    return s > 0 && s < static_cast<int>(shard_in_.size()) && shard_in_[s];
+  }
+
   /// Ranks of the servers that have not said where they listen.
   std::vector<int> MissingAddresses() const;
   /// Ranks of the servers whose slices are not in (or whose connection
@@ -102,6 +117,8 @@ class ServerRoster {
   int shards_ = 0;                      // servers whose slices are in
   wire::Shard shard_msg_;               // reused
   std::vector<std::string> optimizer_states_;  // by server index
+  std::vector<bool> shard_in_;                 // by server index
+  std::vector<std::optional<Time>> lost_at_;   // by server index
 };
 
 }  // namespace pstrain::ps

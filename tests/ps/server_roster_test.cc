@@ -130,3 +130,42 @@ TEST_F(TwoServersTest, ShardWithoutItsOptimizerStateIsCorrupt) {
 
 }  // namespace
 }  // namespace pstrain::ps
+
+namespace pstrain::ps {
+namespace {
+
+// --replicas: a lost server is unannounced until its standby says where it
+// listens, and counts as lost until then.
+TEST_F(TwoServersTest, ALostServerWaitsUnannouncedForItsStandby) {
+  ASSERT_TRUE(roster.Announce(1, "h:1").ok());
+  ASSERT_TRUE(roster.all_announced());
+  const Time t0{};
+  roster.Disconnect(1, server.get());
+  roster.Lose(1, t0);
+  EXPECT_FALSE(roster.all_announced());
+  EXPECT_TRUE(roster.lost(1));
+  EXPECT_EQ(roster.address(1), "");
+  EXPECT_EQ(roster.LostBefore(t0), -1);  // not yet past its wait
+  EXPECT_EQ(roster.LostBefore(t0 + std::chrono::seconds(1)), 1);
+  auto standby = Server(1);
+  roster.Hello(1, standby.get());
+  ASSERT_TRUE(roster.Announce(1, "h:2").ok());
+  EXPECT_TRUE(roster.all_announced());
+  EXPECT_FALSE(roster.lost(1));
+  EXPECT_EQ(roster.address(1), "h:2");
+  EXPECT_EQ(roster.LostBefore(t0 + std::chrono::hours(1)), -1);
+  EXPECT_EQ(roster.Announce(1, "h:3").message(), "second server_info");
+}
+
+TEST_F(TwoServersTest, KnowsWhoseFinalShardIsIn) {
+  EXPECT_FALSE(roster.shard_in(1));
+  std::vector<MutableSpan> buffers;
+  ASSERT_TRUE(
+      roster.PlanShard(*server, ShardMeta(m, 1, 3, true), &buffers).ok());
+  roster.ShardIn(*server);
+  EXPECT_TRUE(roster.shard_in(1));
+  EXPECT_FALSE(roster.shard_in(0));
+}
+
+}  // namespace
+}  // namespace pstrain::ps

@@ -1,0 +1,120 @@
+// --replicas: a server answers workers only with versions its standbys
+// hold (a standby's snapshot request acknowledges the version before it),
+// stops waiting for a standby that disconnects, and a server that took a
+// shard over answers a push it has already applied without applying it.
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ps/engine.h"
+#include "testing/engine_harness.h"
+#include "wire/messages.h"
+
+namespace pstrain::ps {
+namespace {
+
+using testing::EngineHarness;
+
+std::vector<at::Tensor> Params() {
+  return {torch::zeros({3}).requires_grad_(),
+          torch::zeros({5}).requires_grad_()};
+}
+
+std::vector<at::Tensor> Grads(float value) {
+  return {torch::full({3}, value), torch::full({5}, value)};
+}
+
+JobSpec Spec() {
+  JobSpec s = testing::SgdSpec(Mode::kSync, 2);
+  s.replicas = 2;
+  return s;
+}
+
+// A standby connects as a tool and asks for the first version >= `min`.
+PeerId JoinStandby(EngineHarness& h) {
+  const PeerId standby = h.Accept();
+  EXPECT_TRUE(h.Feed(standby,
+                     wire::Hello{wire::Role::kTool, 0,
+                                 static_cast<uint32_t>(Spec().world_size)},
+                     1)
+                  .ok());
+  return standby;
+}
+
+Status Ask(EngineHarness& h, PeerId standby, uint64_t min, uint64_t id) {
+  return h.Feed(standby, wire::Snapshot{min, true, true}, id);
+}
+
+TEST(StandbyEngineTest, RepliesWaitUntilTheStandbyHoldsTheirVersion) {
+  EngineHarness h(Spec(), Params());
+  const PeerId standby = JoinStandby(h);
+  ASSERT_TRUE(Ask(h, standby, 0, 2).ok());  // its first copy: version 0
+  EXPECT_EQ(h.CountSent(standby, wire::MsgType::kShard), 1);
+  ASSERT_TRUE(Ask(h, standby, 1, 3).ok());  // holds 0, waits for 1
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
+  ASSERT_TRUE(h.Push(b, 0, Grads(3), 11).ok());
+  h.Settle();
+  EXPECT_EQ(h.server().version(), 1u);
+  // Version 1 went to the standby; the workers wait for its ack.
+  EXPECT_EQ(h.CountSent(standby, wire::MsgType::kShard), 2);
+  EXPECT_TRUE(h.ParamsTo(a).empty());
+  EXPECT_TRUE(h.ParamsTo(b).empty());
+  ASSERT_TRUE(Ask(h, standby, 2, 4).ok());  // holds 1
+  h.Settle();
+  ASSERT_EQ(h.ParamsTo(a).size(), 1u);
+  EXPECT_EQ(h.ParamsTo(a)[0].version, 1u);
+  ASSERT_EQ(h.ParamsTo(b).size(), 1u);
+  EXPECT_EQ(h.ParamsTo(b)[0].version, 1u);
+}
+
+TEST(StandbyEngineTest, AStandbyThatDisconnectsIsNoLongerWaitedFor) {
+  EngineHarness h(Spec(), Params());
+  const PeerId standby = JoinStandby(h);
+  ASSERT_TRUE(Ask(h, standby, 0, 2).ok());
+  ASSERT_TRUE(Ask(h, standby, 1, 3).ok());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
+  ASSERT_TRUE(h.Push(b, 0, Grads(3), 11).ok());
+  h.Settle();
+  EXPECT_TRUE(h.ParamsTo(a).empty());
+  h.Close(standby);
+  h.Settle();
+  ASSERT_EQ(h.ParamsTo(a).size(), 1u);
+  EXPECT_EQ(h.ParamsTo(a)[0].version, 1u);
+}
+
+// A standby that took the shard over at version 1: one worker had its
+// reply of version 1 from the dead primary, the other had not and sends
+// its push for version 0 again.
+TEST(StandbyEngineTest, APushForAVersionMadeAlreadyIsAnsweredNotApplied) {
+  EngineHarness h(Spec(), Params());
+  h.server().set_version(1);
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(b, 0, Grads(100), 10).ok());
+  h.Settle();
+  ASSERT_EQ(h.ParamsTo(b).size(), 1u);
+  EXPECT_EQ(h.ParamsTo(b)[0].version, 1u);
+  EXPECT_EQ(h.server().params()[0][0].item<float>(), 0.0f);  // not applied
+  EXPECT_EQ(h.server().pushes(), 0u);
+  ASSERT_TRUE(h.Push(a, 1, Grads(1), 11).ok());
+  ASSERT_TRUE(h.Push(b, 1, Grads(3), 12).ok());
+  h.Settle();
+  EXPECT_EQ(h.server().version(), 2u);
+  EXPECT_FLOAT_EQ(h.server().params()[0][0].item<float>(), -0.5f * 2.0f);
+  EXPECT_EQ(h.ParamsTo(a).back().version, 2u);
+}
+
+TEST(StandbyEngineTest, WithoutReplicasAnOldPushIsStillRefused) {
+  JobSpec spec = Spec();
+  spec.replicas = 1;
+  EngineHarness h(spec, Params());
+  h.server().set_version(1);
+  auto b = h.JoinWorker(2);
+  Status s = h.Push(b, 0, Grads(1), 10);
+  EXPECT_EQ(s.message(), "push for version 0 while the server is at version 1");
+  EXPECT_TRUE(h.ParamsTo(b).empty());
+}
+
+}  // namespace
+}  // namespace pstrain::ps

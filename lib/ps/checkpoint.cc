@@ -106,6 +106,13 @@ Status LoadOptimizerState(
   const std::string path =
       OptimizerStatePath(checkpoint_path, server, num_servers);
   PS_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  return LoadOptimizerStateBytes(bytes, optimizers, path);
+}
+
+Status LoadOptimizerStateBytes(
+    const std::string& bytes,
+    const std::vector<torch::optim::Optimizer*>& optimizers,
+    const std::string& source) {
   try {
     std::istringstream in(bytes);
     torch::serialize::InputArchive archive;
@@ -121,7 +128,7 @@ Status LoadOptimizerState(
     }
   } catch (const std::exception& e) {
     std::string what = e.what();
-    return Corruption(path + ": not this optimizer's state (" +
+    return Corruption(source + ": not this optimizer's state (" +
                       what.substr(0, what.find('\n')) + ")");
   }
   return Status::Ok();

@@ -88,6 +88,14 @@ Status LoadOptimizerState(
     const std::vector<torch::optim::Optimizer*>& optimizers, int server = 0,
     int num_servers = 1);
 
+/// As LoadOptimizerState, from SerializeOptimizerState's `bytes` (a
+/// standby's copy of its primary's state, ps/standby.h). kCorruption naming
+/// `source` when they are not these optimizers' state.
+Status LoadOptimizerStateBytes(
+    const std::string& bytes,
+    const std::vector<torch::optim::Optimizer*>& optimizers,
+    const std::string& source);
+
 /// Copies `tensors` (a checkpoint read from `path`) into `named_params`, by
 /// name, without recording gradients. kInvalidArgument naming `path` and the
 /// parameter when one is missing or has another shape; extra tensors in

@@ -1,5 +1,6 @@
 #include "ps/job_rules.h"
 
+#include <algorithm>
 #include <string>
 
 #include "models/loss.h"
@@ -56,6 +57,16 @@ Status CheckPlacementRules(const JobSpec& s) {
     return InvalidArgument(
         flag +
         "not with --backup_workers, --step_timeout or --reassign_shards");
+  }
+  return Status::Ok();
+}
+
+Status CheckReplicaRules(const JobSpec& s) {
+  if (s.replicas < 1 || s.replicas > std::max(1, s.num_servers)) {
+    return InvalidArgument("--replicas " + std::to_string(s.replicas) +
+                           ": expected 1.." +
+                           std::to_string(std::max(1, s.num_servers)) +
+                           " (at most --num_servers copies of a shard)");
   }
   return Status::Ok();
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Rules of the job spec (ps/job_spec.h) that concern what trains where:
 // the model (a built-in name or a TorchScript file, its hash, --loss) and
-// its placement (--placement). ValidateJobSpec calls them after the other
+// its placement (--placement), and how many copies of each shard
+// the servers keep (--replicas). ValidateJobSpec calls them after the other
 // rules. Free functions; thread-safe.
 
 #include "ps/job_spec.h"
@@ -16,5 +17,10 @@ Status CheckModelRules(const JobSpec& spec);
 /// --placement: worker or server, and what the server's model refuses
 /// ("--placement server: the model lives on one server, not 2").
 Status CheckPlacementRules(const JobSpec& spec);
+
+/// --replicas: at most --num_servers copies of a shard (kInvalidArgument
+/// "--replicas 3: expected 1..2 (at most --num_servers copies of a
+/// shard)").
+Status CheckReplicaRules(const JobSpec& spec);
 
 }  // namespace pstrain::ps

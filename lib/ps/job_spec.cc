@@ -200,6 +200,7 @@ Status CheckRules(const JobSpec& s) {
         "--backup_workers and --step_timeout: only with --mode sync");
   }
   PS_RETURN_IF_ERROR(CheckModelRules(s));
+  PS_RETURN_IF_ERROR(CheckReplicaRules(s));
   PS_RETURN_IF_ERROR(net::ParseTransport(s.transport).status());
   return CheckPlacementRules(s);
 }

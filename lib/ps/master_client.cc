@@ -33,8 +33,9 @@ Status MasterClient::Call(net::FrameBuffers& request, wire::MsgType want) {
                     ", expected " + wire::MsgTypeName(want));
 }
 
-Result<JobSpec> MasterClient::Handshake(int rank, int world_size) {
-  wire::EncodeMeta(wire::Hello{wire::Role::kServer, static_cast<uint32_t>(rank),
+Result<JobSpec> MasterClient::Handshake(int rank, int world_size,
+                                        wire::Role role) {
+  wire::EncodeMeta(wire::Hello{role, static_cast<uint32_t>(rank),
                                static_cast<uint32_t>(world_size)},
                    &meta_);
   net::FrameBuffers& hello = client_.NewRequest();

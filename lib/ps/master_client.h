@@ -16,6 +16,7 @@
 #include "net/client.h"
 #include "ps/job_spec.h"
 #include "util/result.h"
+#include "wire/messages.h"
 
 namespace pstrain::ps {
 
@@ -28,11 +29,14 @@ class MasterClient {
   /// Connects to rank 0, retrying until the timeout (it may start later),
   /// then authenticates when there is a token.
   Status Connect(const std::string& host, int port);
-  /// Hello as server `rank`, then the job spec. Rank 0's errors as sent
-  /// (kIncompatible for a world_size mismatch, kInvalidArgument for a bad
-  /// rank); kInvalidArgument for a job spec that is not valid
+  /// Hello as server `rank` (or, with `role` tool, as a tool of rank 0),
+  /// then the job spec. Rank 0's errors as sent (kIncompatible for a
+  /// world_size mismatch, kInvalidArgument for a bad rank or one that is
+  /// connected already); kInvalidArgument for a job spec that is not valid
   /// (JobSpecFromPeer): the peer is not a pstrain master of this version.
-  Result<JobSpec> Handshake(int rank, int world_size);
+  /// A tool's job spec waits until every server has said where it listens.
+  Result<JobSpec> Handshake(int rank, int world_size,
+                            wire::Role role = wire::Role::kServer);
   /// The job's TorchScript module, whose SHA-256 is `sha256` (the job
   /// spec's model_sha256): ps::FetchModule.
   Result<std::shared_ptr<const std::string>> FetchModule(

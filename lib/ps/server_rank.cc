@@ -1,6 +1,10 @@
 #include "ps/server_rank.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -13,6 +17,7 @@
 #include "models/model_zoo.h"
 #include "ps/checkpoint.h"
 #include "ps/checkpoint_rotation.h"
+#include "ps/final_outcome.h"
 #include "ps/job_data.h"
 #include "ps/job_module.h"
 #include "ps/live_progress.h"
@@ -25,6 +30,7 @@
 #include "ps/service.h"
 #include "ps/shard_plan.h"
 #include "ps/sparse_keys.h"
+#include "ps/standby_host.h"
 #include "ps/tensor_codec.h"
 #include "trace/timeline.h"
 #include "util/check.h"
@@ -33,12 +39,6 @@
 namespace pstrain::ps {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
 
 // Parameters and buffers: what the servers hold and checkpoints keep.
 models::NamedTensors NamedState(models::Model& model) {
@@ -117,6 +117,91 @@ nlohmann::json CheckpointMeta(const JobSpec& spec, uint64_t version) {
           {"dataset", spec.dataset}};
 }
 
+// Serves server `o.rank`'s shard, held in `server`, until the job ends,
+// then hands rank 0 its slices and optimizer state: server s > 0, or a
+// standby that took s over (`stop` set: no listen event, which is the
+// process's own rank's).
+Status ServeShard(const ServerRankOptions& o, MasterClient& master,
+                  const JobSpec& spec, models::Model& model,
+                  const ShardPlan& plan, ParameterServer& server,
+                  report::EventLog* log, TakeoverStop* stop = nullptr) {
+  const bool takeover = stop != nullptr;
+  asio::io_context io;
+  if (stop) {
+    std::lock_guard<std::mutex> lock(stop->mu);
+    if (stop->stopped)
+      return Status::Ok();
+    stop->io = &io;
+  }
+  const ServiceOptions options =
+      ServiceOptionsFor(o, master.local_address(), 0);
+  Service service(&io, spec, Fingerprint(model), &server, log, options);
+  NameKeys(o.timeline, plan, o.rank, Fingerprint(model));
+  PS_RETURN_IF_ERROR(service.Listen());
+  if (o.on_listen)
+    o.on_listen(service.port());
+  const std::string address =
+      options.host + ":" + std::to_string(service.port());
+  PS_RETURN_IF_ERROR(master.AnnounceServer(address));
+  if (takeover) {
+    log->Info("serves rank " + std::to_string(o.rank) + "'s shard at " +
+              address + " from version " + std::to_string(server.version()));
+  } else {
+    log->Emit("listen",
+              WithMetricsPort(o, {{"host", options.host},
+                                  {"port", service.port()},
+                                  {"pid", getpid()},
+                                  {"world_size", spec.world_size},
+                                  {"slices", plan.by_server[o.rank].size()},
+                                  {"bytes", plan.server_bytes[o.rank]}}));
+  }
+  auto feed = StartMetricsFeed(o.metrics, spec, &service, &server);
+  if (feed)
+    service.set_on_version([&feed](uint64_t) { feed->OnVersion(); });
+  PS_RETURN_IF_ERROR(service.Run());
+  if (feed)
+    feed->Publish();
+  if (stop) {
+    std::lock_guard<std::mutex> lock(stop->mu);
+    stop->io = nullptr;
+    if (stop->stopped)
+      return Unavailable("rank 0's run ended first");
+  }
+  PS_ASSIGN_OR_RETURN(std::string state,
+                      SerializeOptimizerState(server.optimizers()));
+  PS_RETURN_IF_ERROR(master.SendShard(
+      server.version(), SliceViews(plan, o.rank, models::StateValues(model)),
+      state));
+  log->Info("sent " + std::to_string(plan.server_bytes[o.rank]) +
+            " bytes of parameters at version " +
+            std::to_string(server.version()) + " to rank 0");
+  return Status::Ok();
+}
+
+// --replicas: this rank's standbys (ps/standby_host.h), each serving, as
+// server `shard`, the shard it takes over.
+std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
+                                          const JobSpec& spec,
+                                          report::EventLog* log) {
+  StandbyOptions follow;
+  follow.master_addr = o.master_addr;
+  follow.master_port = o.master_port;
+  follow.timeout = o.timeout;
+  follow.connection = net::ConnectionOptions{o.max_frame_bytes};
+  follow.auth_token = o.auth_token;
+  auto serve = [o, log](const TakenShard& shard) {
+    ServerRankOptions taken = o;
+    taken.rank = shard.rank;
+    taken.metrics = nullptr;
+    taken.metrics_port = -1;
+    taken.timeline = nullptr;
+    taken.on_listen = nullptr;
+    return ServeShard(taken, *shard.master, *shard.job, *shard.model,
+                      *shard.plan, *shard.server, log, shard.stop);
+  };
+  return std::make_unique<StandbyHost>(o.rank, spec, follow, serve, log);
+}
+
 // Rank s in 1..S-1.
 Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
   MasterClient master(o.timeout, net::ConnectionOptions{o.max_frame_bytes},
@@ -142,112 +227,10 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
   if (!resume.empty())
     PS_RETURN_IF_ERROR(ResumeServer(resume, NamedState(*model), server, o.rank,
                                     spec.num_servers));
-  asio::io_context io;
-  const ServiceOptions options =
-      ServiceOptionsFor(o, master.local_address(), 0);
-  Service service(&io, spec, Fingerprint(*model), &server, log, options);
-  NameKeys(o.timeline, plan, o.rank, Fingerprint(*model));
-  PS_RETURN_IF_ERROR(service.Listen());
-  if (o.on_listen)
-    o.on_listen(service.port());
-  PS_RETURN_IF_ERROR(master.AnnounceServer(options.host + ":" +
-                                           std::to_string(service.port())));
-  log->Emit("listen",
-            WithMetricsPort(o, {{"host", options.host},
-                                {"port", service.port()},
-                                {"world_size", spec.world_size},
-                                {"slices", plan.by_server[o.rank].size()},
-                                {"bytes", plan.server_bytes[o.rank]}}));
-  auto feed = StartMetricsFeed(o.metrics, spec, &service, &server);
-  if (feed)
-    service.set_on_version([&feed](uint64_t) { feed->OnVersion(); });
-  PS_RETURN_IF_ERROR(service.Run());
-  if (feed)
-    feed->Publish();
-  PS_ASSIGN_OR_RETURN(std::string state,
-                      SerializeOptimizerState(server.optimizers()));
-  PS_RETURN_IF_ERROR(master.SendShard(
-      server.version(), SliceViews(plan, o.rank, models::StateValues(*model)),
-      state));
-  log->Info("sent " + std::to_string(plan.server_bytes[o.rank]) +
-            " bytes of parameters at version " +
-            std::to_string(server.version()) + " to rank 0");
-  return Status::Ok();
-}
-
-// What rank 0 saves and reports at the end: the model that reached the
-// target, or the final one, scored with every core.
-struct Outcome {
-  uint64_t version = 0;
-  models::NamedTensors state;
-  std::vector<std::string> optimizer_states;
-  models::EvalResult result;
-  bool target_reached = false;
-  double time_to_target = 0;
-};
-
-Result<Outcome> FinalOutcome(const JobSpec& spec, const Observer& observer,
-                             models::Model& model,
-                             const ParameterServer& server,
-                             const Service& service, const ScoreFn& score,
-                             report::EventLog* log) {
-  Outcome out;
-  if (const auto& t = observer.target()) {
-    out.version = t->version;
-    out.state = t->snapshot->state;
-    out.optimizer_states = t->snapshot->optimizer_states;
-    out.result = t->result;
-    out.target_reached = true;
-    out.time_to_target = Seconds(t->snapshot->made_at - service.started_at());
-    return out;
-  }
-  out.version = server.version();
-  out.state = NamedState(model);
-  PS_ASSIGN_OR_RETURN(std::string own,
-                      SerializeOptimizerState(server.optimizers()));
-  out.optimizer_states.push_back(std::move(own));
-  for (int s = 1; s < spec.num_servers; ++s) {
-    out.optimizer_states.push_back(service.shard_optimizer_state(s));
-  }
-  models::SetComputeThreads(
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  const auto start = Clock::now();
-  PS_ASSIGN_OR_RETURN(out.result, score(out.state));
-  nlohmann::json event = {{"version", out.version},
-                          {"step", out.version},
-                          {"samples", out.result.samples},
-                          {"seconds", Seconds(Clock::now() - start)}};
-  event.update(EvalScores(out.result));
-  log->Emit("eval", event);
-  if (ReachesTarget(spec, out.result)) {
-    out.target_reached = true;
-    out.time_to_target = service.Stats().wall_seconds;
-  }
-  return out;
-}
-
-void AddTargetFields(const JobSpec& spec, const Outcome& out,
-                     const Observer& observer, report::ServerStats* summary,
-                     report::EventLog* log) {
-  if (!HasTarget(spec))
-    return;
-  if (spec.target_accuracy > 0)
-    summary->target_accuracy = spec.target_accuracy;
-  if (spec.target_perplexity > 0)
-    summary->target_perplexity = spec.target_perplexity;
-  summary->target_reached = out.target_reached;
-  if (out.target_reached) {
-    summary->time_to_target_seconds = out.time_to_target;
-    summary->steps_to_target = out.version;
-  } else {
-    const double best = std::max(observer.best_accuracy(), out.result.accuracy);
-    const std::string target =
-        spec.target_accuracy > 0
-            ? "--target_accuracy " + std::to_string(spec.target_accuracy)
-            : "--target_perplexity " + std::to_string(spec.target_perplexity);
-    log->Info(target + " not reached; the best test accuracy was " +
-              std::to_string(best));
-  }
+  // After this rank's own model is made: the standbys' draw from the same
+  // generator, and a standby's first copy overwrites what it drew.
+  auto standbys = HostStandbys(o, spec, log);
+  return ServeShard(o, master, spec, *model, plan, server, log);
 }
 
 Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
@@ -309,6 +292,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
     o.on_listen(service.port());
   log->Emit("listen", WithMetricsPort(o, {{"host", options.host},
                                           {"port", service.port()},
+                                          {"pid", getpid()},
                                           {"world_size", spec.world_size},
                                           {"job", ToJson(spec)}}));
   auto feed = StartMetricsFeed(o.metrics, spec, &service, &server);
@@ -344,6 +328,12 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
     if (live)
       live->OnVersion();
   });
+  // Rank 0's standbys reach it where it listens (--master_port 0: the
+  // kernel picked the port).
+  ServerRankOptions here = o;
+  here.master_addr = options.host;
+  here.master_port = service.port();
+  auto standbys = HostStandbys(here, spec, log);
   Status ran = service.Run();
   if (feed)
     feed->Publish();

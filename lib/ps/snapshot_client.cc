@@ -14,6 +14,7 @@ SnapshotClient::SnapshotClient(int server_rank, int world_size,
     : server_rank_(server_rank),
       world_size_(world_size),
       timeout_(timeout),
+      connect_timeout_(timeout),
       auth_token_(std::move(auth_token)),
       client_(options) {}
 
@@ -21,7 +22,7 @@ Status SnapshotClient::Connect(const std::string& address) {
   std::string host;
   int port = 0;
   PS_RETURN_IF_ERROR(net::SplitAddress(address, &host, &port));
-  PS_RETURN_IF_ERROR(client_.Connect(host, port, timeout_));
+  PS_RETURN_IF_ERROR(client_.Connect(host, port, connect_timeout_));
   if (!auth_token_.empty()) {
     PS_RETURN_IF_ERROR(net::Authenticate(&client_, auth_token_, timeout_));
   }
@@ -41,11 +42,12 @@ Status SnapshotClient::Connect(const std::string& address) {
 
 Result<uint64_t> SnapshotClient::Fetch(uint64_t min_version,
                                        const std::vector<at::Tensor>& slices,
-                                       std::string* optimizer_state) {
+                                       std::string* optimizer_state,
+                                       bool standby) {
   slices_ = &slices;
   optimizer_state_ = optimizer_state;
-  wire::EncodeMeta(wire::Snapshot{min_version, optimizer_state != nullptr},
-                   &meta_);
+  wire::EncodeMeta(
+      wire::Snapshot{min_version, optimizer_state != nullptr, standby}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kSnapshot, 0, meta_);
   wire::MsgType got;

@@ -30,6 +30,10 @@ class SnapshotClient : private net::ReplySink {
   /// kTimeout / kUnavailable when the server cannot be reached; the server's
   /// error as sent.
   Status Connect(const std::string& address);
+  /// How long Connect retries a refused connection (default: the timeout).
+  void set_connect_timeout(std::chrono::milliseconds t) {
+    connect_timeout_ = t;
+  }
   bool connected() const { return client_.connected(); }
 
   /// The server's slices at the first version >= min_version it makes (or
@@ -37,10 +41,15 @@ class SnapshotClient : private net::ReplySink {
   /// tensors of its slices' dtypes and shapes, ps/shard_plan.h order); with
   /// `optimizer_state`, also its optimizer state. Returns the version.
   /// kCorruption for a reply that does not fit; the server's error (e.g.
-  /// kUnavailable when its run ended first).
+  /// kUnavailable when its run ended first). With `standby`, the asker is a
+  /// standby of the server's shard (wire::Snapshot::standby): it holds
+  /// min_version - 1.
   Result<uint64_t> Fetch(uint64_t min_version,
                          const std::vector<at::Tensor>& slices,
-                         std::string* optimizer_state);
+                         std::string* optimizer_state, bool standby = false);
+  /// Whether the last call's error was the server's answer (an error
+  /// frame) rather than a lost or silent connection.
+  bool refused() const { return client_.error_from_peer(); }
 
  private:
   Status OnMeta(const wire::FrameHeader& header, std::string_view meta,
@@ -50,6 +59,7 @@ class SnapshotClient : private net::ReplySink {
   int server_rank_;
   int world_size_;
   std::chrono::milliseconds timeout_;
+  std::chrono::milliseconds connect_timeout_;
   std::string auth_token_;
   net::Client client_;
   const std::vector<at::Tensor>* slices_ = nullptr;  // during Fetch

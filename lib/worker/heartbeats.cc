@@ -1,8 +1,34 @@
 #include "worker/heartbeats.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "worker/progress_board.h"
+#include "worker/ps_client.h"
 
 namespace pstrain::worker {
+
+std::unique_ptr<Heartbeats> Heartbeats::ToServers(
+    std::chrono::milliseconds interval,
+    const std::vector<std::unique_ptr<PsClient>>* clients,
+    const ProgressBoard* progress) {
+  return std::make_unique<Heartbeats>(
+      interval, [clients, progress, told = std::vector<bool>(clients->size())](
+                    bool again) mutable {
+        if (!again)
+          told.assign(told.size(), false);
+        const std::string json = progress->Json();
+        bool all = true;
+        for (size_t s = 0; s < told.size(); ++s) {
+          if (!told[s])
+            told[s] = (*clients)[s]->Heartbeat(s == 0 ? std::string_view(json)
+                                                      : std::string_view());
+          all = all && told[s];
+        }
+        return all;
+      });
+}
 
 Heartbeats::Heartbeats(std::chrono::milliseconds interval,
                        std::function<bool(bool again)> beat,

@@ -9,10 +9,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace pstrain::worker {
+
+class ProgressBoard;
+class PsClient;
 
 class Heartbeats {
  public:
@@ -22,6 +27,18 @@ class Heartbeats {
              std::function<bool(bool again)> beat,
              std::chrono::milliseconds retry = std::chrono::milliseconds(20));
   ~Heartbeats();
+  /// A heartbeat frame to every server of `clients` (by server rank) every
+  /// `interval`, rank 0's carrying `progress`' last figures. A server whose
+  /// connection a call held is told once it is free (the retries). Both
+  /// must outlive the heartbeats, and `clients` not change while they run.
+  /// At most 1 s apart, so that rank 0's live view moves about once a
+  /// second: a heartbeat is tiny (a 36-byte frame, and about 200 bytes of
+  /// progress JSON to rank 0 alone), so the rate costs nothing worth
+  /// counting.
+  static std::unique_ptr<Heartbeats> ToServers(
+      std::chrono::milliseconds interval,
+      const std::vector<std::unique_ptr<PsClient>>* clients,
+      const ProgressBoard* progress);
   Heartbeats(const Heartbeats&) = delete;
   Heartbeats& operator=(const Heartbeats&) = delete;
 

@@ -19,6 +19,25 @@ std::vector<size_t> ResidualSizes(const std::vector<at::Tensor>& grads,
 
 }  // namespace
 
+std::unique_ptr<PushCompressor> PushCompressor::ForSlices(
+    const ps::CompressionSpec& c, std::vector<at::Tensor> grads,
+    const std::vector<bool>& trained, const std::vector<bool>& sparse,
+    uint64_t seed) {
+  if (c.push == wire::Codec::kRaw)
+    return nullptr;
+  std::vector<wire::Codec> codecs(grads.size(), wire::Codec::kRaw);
+  bool any = false;
+  for (size_t j = 0; j < grads.size(); ++j) {
+    if (!sparse[j])
+      codecs[j] = ps::PushCodecOf(c, trained[j], grads[j]);
+    any = any || codecs[j] != wire::Codec::kRaw;
+  }
+  if (!any)
+    return nullptr;
+  return std::make_unique<PushCompressor>(c, std::move(grads),
+                                          std::move(codecs), seed);
+}
+
 PushCompressor::PushCompressor(const ps::CompressionSpec& c,
                                std::vector<at::Tensor> grads,
                                std::vector<wire::Codec> codecs, uint64_t seed)

@@ -9,6 +9,7 @@
 // Compress calls on different keys may run at once; not on one key.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -28,6 +29,15 @@ class PushCompressor {
   /// valid.
   PushCompressor(const ps::CompressionSpec& c, std::vector<at::Tensor> grads,
                  std::vector<wire::Codec> codecs, uint64_t seed);
+  /// The compressor of one server's slices: each slice's codec by the
+  /// server's own rule (ps::PushCodecOf) from its gradient and whether it
+  /// is trained (`trained`, by slice); a row-sparse slice (`sparse`) is
+  /// raw, as its rows are coded by SparseSlot. nullptr when every slice is
+  /// raw.
+  static std::unique_ptr<PushCompressor> ForSlices(
+      const ps::CompressionSpec& c, std::vector<at::Tensor> grads,
+      const std::vector<bool>& trained, const std::vector<bool>& sparse,
+      uint64_t seed);
 
   wire::Codec codec(int key) const { return codecs_[key]; }
   bool compressed(int key) const { return codecs_[key] != wire::Codec::kRaw; }

@@ -153,35 +153,23 @@ void ServerGroup::AttachSlices(PsClient& client, int s) {
   client.SetCompressor(compressors_[s].get());
 }
 
-// The same rule as the server's (ps::PushCodecOf), slice by slice; the
-// rows of a row-sparse slice are not its keys (SparseSlot codes them).
+// The same rule as the server's (ps::PushCodecOf), slice by slice.
 void ServerGroup::MakeCompressor(int s) {
-  compressors_[s].reset();
-  if (compression_.push == wire::Codec::kRaw)
-    return;
   std::vector<at::Tensor> grads = ps::SliceViews(plan_, s, mirror_->grads());
   const auto& mine = plan_.by_server[s];
-  std::vector<wire::Codec> codecs(grads.size(), wire::Codec::kRaw);
-  bool any = false;
+  std::vector<bool> trained(mine.size()), sparse(mine.size(), false);
   for (size_t j = 0; j < mine.size(); ++j) {
     const int key = plan_.slices[mine[j]].key;
-    bool sparse = false;
-    if (!sparse_refs_.empty()) {
-      for (const SparseRef& ref : sparse_refs_[s])
-        sparse = sparse || ref.key == key;
-    }
-    const bool trained = mirror_->model_params()[key].requires_grad();
-    codecs[j] = sparse ? wire::Codec::kRaw
-                       : ps::PushCodecOf(compression_, trained, grads[j]);
-    any = any || codecs[j] != wire::Codec::kRaw;
+    for (const SparseRef& ref :
+         sparse_refs_.empty() ? std::vector<SparseRef>() : sparse_refs_[s])
+      sparse[j] = sparse[j] || ref.key == key;
+    trained[j] = mirror_->model_params()[key].requires_grad();
   }
-  if (!any)
-    return;
   const uint64_t seed = spec_.seed * wire::kSplitMixGamma ^
                         (static_cast<uint64_t>(options_.rank) << 20) ^
                         static_cast<uint64_t>(s);
-  compressors_[s] = std::make_unique<PushCompressor>(
-      compression_, std::move(grads), std::move(codecs), seed);
+  compressors_[s] = PushCompressor::ForSlices(compression_, std::move(grads),
+                                              trained, sparse, seed);
 }
 
 void ServerGroup::Prepare(int model_key) {
@@ -214,6 +202,7 @@ Status ServerGroup::ExchangeWith(int s) {
     return v.status();
   }
   versions_[s] = *v;
+  answered_[s] = true;
   return Status::Ok();
 }
 
@@ -222,6 +211,7 @@ void ServerGroup::Start(Exchange what) {
   for (auto& spans : spans_)
     spans->set_step(step_);
   arrivals_->Begin();
+  answered_.assign(spec_.num_servers, false);
   fanout_->Start();
   exchanging_ = true;
 }
@@ -291,6 +281,14 @@ Status ServerGroup::Reconnect(const Status& why) {
   }
   ++reconnects_;
   StartHeartbeats();
+  resent_ = false;
+  if (Resends(lost)) {
+    PS_RETURN_IF_ERROR(Resend(lost));
+    log_->Info("sent the push for version " + std::to_string(version_ - 1) +
+               " again to the standby that took over; going on from version " +
+               std::to_string(version_));
+    return Status::Ok();
+  }
   if (mirror_ == nullptr) {
     // --placement server: the parameters are the server's alone. In sync
     // the step the server waits for is the one it resumed at, as no step
@@ -301,6 +299,31 @@ Status ServerGroup::Reconnect(const Status& why) {
     PS_RETURN_IF_ERROR(ExchangeAll(Exchange::kPull));
   }
   log_->Info("reconnected; going on from version " + std::to_string(version_));
+  return Status::Ok();
+}
+
+// --replicas: the servers lost are not rank 0, whose reply is in, and a
+// standby took their shards over at the version this step made or the
+// one before. This step's push goes to them again, rather than all being
+// pulled from: the step ends as if no server had died.
+bool ServerGroup::Resends(const std::vector<int>& lost) const {
+  if (spec_.replicas <= 1 || mirror_ == nullptr ||
+      exchange_ != Exchange::kPushPull || !answered_[0])
+    return false;
+  return std::none_of(lost.begin(), lost.end(), [](int s) { return s == 0; });
+}
+
+Status ServerGroup::Resend(const std::vector<int>& lost) {
+  arrivals_->Begin();
+  Status s = Status::Ok();
+  for (int server : lost) {
+    if (!answered_[server] && s.ok())
+      s = ExchangeWith(server);
+  }
+  arrivals_->OpenAll();
+  PS_RETURN_IF_ERROR(s);
+  version_ = versions_[0];
+  resent_ = true;
   return Status::Ok();
 }
 
@@ -327,28 +350,12 @@ Status ServerGroup::JoinAgain(int s) {
   return Status::Ok();
 }
 
-// At most 1 s apart, so that rank 0's live view moves about once a
-// second: a heartbeat is tiny (a 36-byte frame, and about 200 bytes of
-// progress JSON to rank 0 alone), so the rate costs nothing worth counting.
-// A server whose connection a call held is told once it is free
-// (Heartbeats' retries).
+// At most 1 s apart (ToServers).
 void ServerGroup::StartHeartbeats() {
   const double seconds = std::min(spec_.heartbeat, 1.0);
-  heartbeats_ = std::make_unique<Heartbeats>(
+  heartbeats_ = Heartbeats::ToServers(
       std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)),
-      [this, told = std::vector<bool>(clients_.size())](bool again) mutable {
-        if (!again)
-          told.assign(told.size(), false);
-        const std::string progress = progress_.Json();
-        bool all = true;
-        for (size_t s = 0; s < told.size(); ++s) {
-          if (!told[s])
-            told[s] = clients_[s]->Heartbeat(s == 0 ? std::string_view(progress)
-                                                    : std::string_view());
-          all = all && told[s];
-        }
-        return all;
-      });
+      &clients_, &progress_);
 }
 
 void ServerGroup::PublishProgress(const Progress& p, double loss) {

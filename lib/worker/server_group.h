@@ -77,6 +77,10 @@ class ServerGroup {
   /// Returns `why` when none was lost or reconnecting is off, and the error
   /// that ended the attempts otherwise.
   Status Reconnect(const Status& why);
+  /// Whether the last Reconnect sent the failed step's push again to a
+  /// standby that took a lost server's shard over (--replicas): the step
+  /// then ended, and version() is its reply's.
+  bool resent() const { return resent_; }
 
   /// The row-sparse model keys (ps/sparse_keys.h), by model key: from now
   /// on their slices travel as rows in push_pulls. REQUIRES: Attach.
@@ -158,6 +162,8 @@ class ServerGroup {
   void Prepare(int model_key);
   std::vector<int> SliceKeys(int server_rank) const;
   Status ExchangeWith(int server_rank);
+  bool Resends(const std::vector<int>& lost) const;
+  Status Resend(const std::vector<int>& lost);
   Status JoinAgain(int server_rank);
 
   const TrainerOptions& options_;
@@ -170,6 +176,8 @@ class ServerGroup {
   std::unique_ptr<ParamArrivals> arrivals_;         // clients_ report to it
   std::vector<std::unique_ptr<PsClient>> clients_;  // by server rank
   std::vector<uint64_t> versions_;                  // by server rank
+  std::vector<bool> answered_;  // by server rank: this exchange's reply in
+  bool resent_ = false;
   // Task 1 + s: the exchange with server s; task 0, the training thread's,
   // has nothing to do: it computes meanwhile.
   std::unique_ptr<Fanout> fanout_;

@@ -27,6 +27,7 @@
 #include "worker/image_batches.h"
 #include "worker/lm_stream.h"
 #include "worker/progress.h"
+#include "worker/random_state.h"
 #include "worker/server_group.h"
 #include "worker/step_log.h"
 
@@ -52,7 +53,6 @@ class Trainer {
  private:
   Status OpenImages();
   Status OpenText();
-  void SetTotalSteps();
   Status Step(int64_t epoch, int64_t step, double* loss, bool* done);
   Status PlacedStep(const data::Batch& batch, Clock::time_point t0,
                     double* loss, bool* done);
@@ -75,8 +75,8 @@ class Trainer {
   std::unique_ptr<GradStream> stream_;
   std::unique_ptr<DeviceCopies> copies_;  // a model on a GPU
   size_t uploaded_ = 0;  // GPU: keys [0, uploaded_) of the reply went up
-  // Borrows model_, mirror_ and stream_: declared after them, so that it
-  // goes first.
+  RandomState random_;   // before this step's forward
+  // Borrows model_, mirror_, stream_: declared after them, to go first.
   ServerGroup servers_;
   std::exception_ptr backward_error_;
   std::unique_ptr<ImageBatches> images_;  // or, --dataset text:
@@ -131,7 +131,7 @@ Status Trainer::Join() {
   }
   loss_ = ps::LossOf(spec_);
   PS_RETURN_IF_ERROR(servers_.JoinServers(ps::Fingerprint(*model_)));
-  SetTotalSteps();
+  total_steps_ = ps::StepsPerWorker(spec_, per_epoch_);
   // --placement server: batches go to the server's model; ours only
   // checked the data and named the keys.
   if ((placed_ = ps::IsServerPlacement(spec_))) {
@@ -161,10 +161,6 @@ void Trainer::AwaitKeys(size_t n) {
   servers_.arrivals().WaitKeys(n);
   for (; copies_ && uploaded_ < n; ++uploaded_)
     copies_->CopyIn(static_cast<int>(uploaded_));
-}
-
-void Trainer::SetTotalSteps() {
-  total_steps_ = ps::StepsPerWorker(spec_, per_epoch_);
 }
 
 Status Trainer::OpenImages() {
@@ -273,6 +269,8 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   if (placed_)
     return PlacedStep(batch, t0, loss, done);
   int64_t samples = 0, skipped = 0;
+  if (spec_.replicas > 1)
+    random_.Keep();  // a takeover may make us compute this step again
   auto nll = Forward(step, batch, &samples, &skipped);
   const auto t_wait = Clock::now();
   Status last = servers_.Finish();
@@ -281,6 +279,8 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
     // Forward may have read parameters that never came: start again from
     // the server's.
     PS_RETURN_IF_ERROR(servers_.Reconnect(last));
+    if (servers_.resent())
+      random_.Restore();
     return Status::Ok();
   }
   AwaitKeys(mirror_->params().size());  // those forward did not read

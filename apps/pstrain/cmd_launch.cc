@@ -162,8 +162,10 @@ int Launch(LaunchFlags& f) {
   cluster::LaunchOptions o;
   o.prefix_stdout = !f.local.json;  // JSON lines carry their rank already
   for (int r = 0; r < w.num_servers; ++r) {
-    o.children.push_back(
-        {ServeArgs(f, r, threads), "rank " + std::to_string(r)});
+    // --replicas: a server's standby takes its shard over (not rank 0's,
+    // which also holds the job).
+    o.children.push_back({ServeArgs(f, r, threads), "rank " + std::to_string(r),
+                          r > 0 && f.job.spec.replicas > 1});
   }
   for (int r = w.num_servers; r < w.world_size; ++r) {
     o.children.push_back(

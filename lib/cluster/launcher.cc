@@ -329,16 +329,20 @@ void ChildGroup::ReapExited() {
       status = 1 << 8;  // ECHILD: reaped elsewhere, status lost
     if (ExitCode(status) == 0 || first_failure_ != 0)
       continue;
-    first_failure_ = ExitCode(status);
-    const std::string message = "pstrain launch: " + c.spec->label + " " +
-                                Describe(status) + "; stopping the others";
+    const bool survivable = c.spec->survivable;
+    if (!survivable)
+      first_failure_ = ExitCode(status);
+    const std::string message =
+        "pstrain launch: " + c.spec->label + " " + Describe(status) +
+        (survivable ? "; the others go on" : "; stopping the others");
     if (options_.on_line) {
       options_.on_line(children_.size(), true, message);
     } else {
       *options_.err << message << "\n";
       options_.err->flush();
     }
-    BeginTeardown();
+    if (!survivable)
+      BeginTeardown();
   }
 }
 

@@ -19,6 +19,10 @@ struct ChildSpec {
   std::vector<std::string> argv;
   /// Names the child in prefixes and messages, e.g. "rank 1".
   std::string label;
+  /// Its death alone stops nobody: a server whose shard a standby takes
+  /// over (--replicas). Its end is told in one line, and the others go
+  /// on; the group's status is then the others'. Default: false.
+  bool survivable = false;
 };
 
 struct LaunchOptions {
@@ -50,7 +54,9 @@ struct LaunchOptions {
 /// every child's process group (the previous handlers are restored before
 /// returning). When a child exits non-zero or is killed by a signal, the
 /// others get SIGTERM, and SIGKILL after kill_grace_seconds; err gets
-/// "pstrain launch: rank 1 exited with status 3; stopping the others".
+/// "pstrain launch: rank 1 exited with status 3; stopping the others". A
+/// survivable child's failure only says "pstrain launch: rank 1 was killed
+/// by signal 9; the others go on".
 /// Returns the first failing child's exit status (128 + signal number when
 /// killed by a signal), or 0 when all exit 0. Returns kIOError when a child
 /// cannot be started (e.g. no such executable; those already started are

@@ -118,6 +118,18 @@ TEST_F(LauncherTest, FailingChildStopsTheOthers) {
       << err_.str();
 }
 
+TEST_F(LauncherTest, ASurvivableChildsDeathStopsNobody) {
+  ChildSpec dies = Sh("rank 1", "kill -KILL $$");
+  dies.survivable = true;
+  options_.children = {Sh("rank 0", "sleep 0.5; echo finished"), dies};
+  EXPECT_EQ(Run(), 0);
+  EXPECT_NE(out_.str().find("finished"), std::string::npos) << out_.str();
+  EXPECT_NE(err_.str().find("pstrain launch: rank 1 was killed by signal 9; "
+                            "the others go on\n"),
+            std::string::npos)
+      << err_.str();
+}
+
 TEST_F(LauncherTest, ChildIgnoringSigtermIsKilledAfterGrace) {
   char dir_template[] = "/tmp/launcher_test.XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);

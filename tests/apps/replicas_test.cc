@@ -1,0 +1,194 @@
+// --replicas: each server's shard has a standby on the next server, which
+// takes the shard over when the server is killed, and the run goes on
+// without a restart: under `launch`, with the final parameters of a run
+// that lost no server. A chain with no survivor ends the job with one
+// line; a bad --replicas exits 2.
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "job_test.h"
+#include "testing/idx_files.h"
+
+namespace pstrain::testing {
+namespace {
+
+using data::testing::ScratchDir;
+
+constexpr int kSteps = 60;
+constexpr double kDeadAfter = 3;
+
+// `pstrain launch` of 3 servers with --replicas 2 and 2 workers, without
+// the binary's path.
+std::vector<std::string> LaunchArgs(const ScratchDir& dir,
+                                    const std::string& checkpoint,
+                                    double dead_after = kDeadAfter,
+                                    int steps = kSteps) {
+  return {"launch",
+          "--world_size",
+          "5",
+          "--num_servers",
+          "3",
+          "--replicas",
+          "2",
+          "--model",
+          "net",
+          "--batch_size",
+          "8",
+          "--epochs",
+          "2",
+          "--max_steps",
+          std::to_string(steps),
+          "--seed",
+          "3",
+          "--dead_after",
+          std::to_string(dead_after),
+          "--heartbeat",
+          "0.5",
+          "--log_interval",
+          "1",
+          "--master_port",
+          "0",
+          "--data_dir",
+          dir.path(),
+          "--json",
+          "--checkpoint",
+          dir.File(checkpoint)};
+}
+
+std::vector<std::string> WithBin(std::vector<std::string> args) {
+  args.insert(args.begin(), PstrainBin());
+  return args;
+}
+
+// The events named `name` in `out` so far, in order.
+std::vector<nlohmann::json> EventsSoFar(const std::string& out,
+                                        const std::string& name) {
+  std::vector<nlohmann::json> events;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    auto e = nlohmann::json::parse(line, nullptr, false);
+    if (e.is_object() && e.value("event", "") == name)
+      events.push_back(std::move(e));
+  }
+  return events;
+}
+
+// Waits until some worker has logged step `step`, and returns the pid
+// server `rank` announced; -1 when either does not come within a minute.
+int WaitForStep(const Process& launch, int rank, int step) {
+  for (int i = 0; i < 3000; ++i) {
+    int pid = -1, reached = -1;
+    for (const auto& e : EventsSoFar(launch.OutSoFar(), "listen")) {
+      if (e["rank"] == rank && e.contains("pid"))
+        pid = e["pid"];
+    }
+    for (const auto& e : EventsSoFar(launch.OutSoFar(), "step"))
+      reached = std::max(reached, e["step"].get<int>());
+    if (pid > 0 && reached >= step)
+      return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+// The longest time between two step events of one worker: a stall.
+double LongestStall(const std::string& out) {
+  std::map<int, double> last;
+  double longest = 0;
+  for (const auto& e : EventsSoFar(out, "step")) {
+    const int rank = e["rank"];
+    const double t = e["time"];
+    if (last.count(rank))
+      longest = std::max(longest, t - last[rank]);
+    last[rank] = t;
+  }
+  return longest;
+}
+
+class ReplicasTest : public ::testing::TestWithParam<int> {};
+
+// Server GetParam() (1: its standby is on rank 2; 2: on rank 0) is killed
+// with SIGKILL at a random step.
+TEST_P(ReplicasTest, SyncRunOutlivesAKilledServerAsIfNoneDied) {
+  const int victim = GetParam();
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  auto whole = RunPstrain(LaunchArgs(dir, "whole.pt"), 180);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+
+  std::mt19937 random(std::random_device{}());
+  const int step = std::uniform_int_distribution<int>(3, kSteps - 10)(random);
+  SCOPED_TRACE("server " + std::to_string(victim) + " killed at step " +
+               std::to_string(step));
+  Process launch(WithBin(LaunchArgs(dir, "killed.pt")));
+  const int pid = WaitForStep(launch, victim, step);
+  ASSERT_GT(pid, 0) << launch.OutSoFar();
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  auto r = launch.Wait(180);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("pstrain launch: rank " + std::to_string(victim) +
+                       " was killed by signal 9; the others go on"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("standby of rank " + std::to_string(victim) +
+                       ": took its shard over at version"),
+            std::string::npos)
+      << r.err;
+  const auto summary = FindEvent(r.out, "summary");
+  EXPECT_EQ(summary["steps"], kSteps) << summary;
+  EXPECT_EQ(summary["workers_lost"], 0) << summary;
+  EXPECT_LT(MaxAbsDiff(dir.File("whole.pt"), dir.File("killed.pt")), 1e-6);
+  EXPECT_EQ(summary["test_accuracy"],
+            FindEvent(whole.out, "summary")["test_accuracy"]);
+  EXPECT_LE(LongestStall(r.out), 2 * kDeadAfter);
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, ReplicasTest, ::testing::Values(1, 2),
+                         [](const auto& info) {
+                           return "rank_" + std::to_string(info.param);
+                         });
+
+// Rank 1 and its standby's rank 2 both die: shard 1 has no copy left, and
+// rank 0 ends the job in one line naming it.
+TEST(ReplicasChainTest, AShardWithNoSurvivorEndsTheJobNamingIt) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  Process launch(WithBin(LaunchArgs(dir, "lost.pt", 1, 100000)));
+  const int one = WaitForStep(launch, 1, 3);
+  const int two = WaitForStep(launch, 2, 3);
+  ASSERT_GT(one, 0);
+  ASSERT_GT(two, 0);
+  ASSERT_EQ(kill(two, SIGKILL), 0);
+  ASSERT_EQ(kill(one, SIGKILL), 0);
+  auto r = launch.Wait(120);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("is lost: rank "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(server) died and no standby took it over"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(ReplicasChainTest, MoreReplicasThanServersExits2) {
+  auto r = RunPstrain(
+      {"launch", "--world_size", "4", "--num_servers", "2", "--replicas", "3"},
+      30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--replicas 3: expected 1..2 (at most --num_servers "
+                       "copies of a shard)"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace pstrain::testing

@@ -234,8 +234,9 @@ class Engine {
   Status PlanShard(Peer& peer, std::string_view meta, ReadPlan* plan);
   Status OnShard(Peer& peer, uint64_t id);
   Status OnSnapshot(Peer& peer, uint64_t id, std::string_view meta);
+  // A standby's reply also carries the snapshot's applied pushes.
   void ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
-                     std::shared_ptr<const Snapshot> snapshot);
+                     bool standby, std::shared_ptr<const Snapshot> snapshot);
   bool VersionComplete() const;
   void TakeDueSnapshots();
   void AbandonSnapshots();
@@ -310,6 +311,7 @@ class Engine {
   std::chrono::milliseconds TakeoverWait() const;
   // Every version a reply would carry is held by this shard's standbys.
   bool Replicated() const { return server_->version() <= standbys_.held(); }
+  bool IsDuplicate(const WorkerPeer& peer) const;
   void LoseWorker(WorkerPeer& peer, const Status& why);
   void LeaveQuorum(int w);
   void RemoveWorker(int w);

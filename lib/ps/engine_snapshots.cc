@@ -60,10 +60,12 @@ Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
     standbys_.Asked(to, msg.min_version);
     ReleaseReplies();  // those that waited for this version's copy
   }
+  const bool standby = msg.standby;
   RequestSnapshot(
       msg.min_version, with_optimizer_state,
-      [this, to, id, with_optimizer_state](std::shared_ptr<const Snapshot> s) {
-        ReplySnapshot(to, id, with_optimizer_state, std::move(s));
+      [this, to, id, with_optimizer_state,
+       standby](std::shared_ptr<const Snapshot> s) {
+        ReplySnapshot(to, id, with_optimizer_state, standby, std::move(s));
       },
       now_);
   return Status::Ok();
@@ -71,6 +73,7 @@ Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
 
 // A shard from the snapshot's own copies: nothing here waits for a step.
 void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
+                           bool standby,
                            std::shared_ptr<const Snapshot> snapshot) {
   Peer* found = peers_.Find(to);
   ToolPeer* peer = found ? AsTool(*found) : nullptr;
@@ -93,6 +96,11 @@ void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
         DescribeBytes(static_cast<uint32_t>(snapshot->params.size()),
                       snapshot->optimizer_state.size()));
   }
+  const uint64_t applied_bytes = snapshot->applied.size() * sizeof(int64_t);
+  if (standby) {
+    msg.params.push_back(
+        DescribeBytes(static_cast<uint32_t>(msg.params.size()), applied_bytes));
+  }
   wire::EncodeMeta(msg, &peer->meta);
   OutFrame frame;
   frame.type = wire::MsgType::kShard;
@@ -104,6 +112,8 @@ void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
     frame.data.push_back(
         {snapshot->optimizer_state.data(), snapshot->optimizer_state.size()});
   }
+  if (standby)
+    frame.data.push_back({snapshot->applied.data(), applied_bytes});
   peer->snapshot = std::move(snapshot);  // its bytes are borrowed until written
   outbox_->Send(to, frame);
 }

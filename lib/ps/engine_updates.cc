@@ -46,8 +46,7 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
   static const std::vector<wire::RowRequest> kNone;
   PS_RETURN_IF_ERROR(
       CheckRows(rows, push_pull ? peer.push.requests : kNone, what));
-  peer.duplicate = spec_.replicas > 1 && !rule_->traits().applies_each_push &&
-                   peer.pushed_version() < server_->version();
+  peer.duplicate = spec_.replicas > 1 && IsDuplicate(peer);
   if (!peer.duplicate)
     PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, peer.pushed_version()));
   peer.refused_key = -1;
@@ -68,6 +67,19 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
     server_->set_step_order(formats_.order);
   }
   return Status::Ok();
+}
+
+// --replicas: a push whose effect this server has already, which a worker
+// sends again to the standby that took its server's shard over. Sync: a
+// push for a version made already; async, ssp: one naming a version no
+// newer than the last push applied from this worker (a worker's pushes
+// name growing versions).
+bool Engine::IsDuplicate(const WorkerPeer& peer) const {
+  const uint64_t version = peer.pushed_version();
+  if (!rule_->traits().applies_each_push)
+    return version < server_->version();
+  const int64_t last = server_->applied()[peer.worker];
+  return last >= 0 && static_cast<int64_t>(version) <= last;
 }
 
 // A push names every key once, in any order: a worker sends its gradients
@@ -250,16 +262,16 @@ Status Engine::AwaitVersion(WorkerPeer& peer, uint64_t id, uint64_t min_version,
 }
 
 Status Engine::OnPush(WorkerPeer& peer, uint64_t id) {
-  ssp_.NotePush(peer.worker);
   peer.reading_push = false;
   if (std::exchange(peer.duplicate, false)) {
     outbox_->Info("rank " + std::to_string(peer.rank) +
                   " sent its push for version " +
                   std::to_string(peer.pushed_version()) +
-                  " again; that step is made already: dropped");
+                  " again; it is applied already: dropped");
     AnswerPush(peer, id);
     return Status::Ok();
   }
+  ssp_.NotePush(peer.worker);
   if (fence_.Holds({WriteFence::Work::Kind::kPush, -1, 0, peer.id, id}))
     return Status::Ok();
   auto stepped = Step(peer, peer.pushed_version());

@@ -101,6 +101,7 @@ ParameterServer::ParameterServer(const JobSpec& spec,
   }
   live_.assign(num_workers_, true);
   live_count_ = needed_ = num_workers_;
+  applied_.assign(num_workers_, -1);
 }
 
 ParameterServer::~ParameterServer() = default;
@@ -152,6 +153,7 @@ Result<bool> ParameterServer::Push(int w, uint64_t version) {
     // A push from the future (a confused peer) counts as fresh.
     const uint64_t staleness = version_ > version ? version_ - version : 0;
     ++staleness_histogram_[std::min<uint64_t>(staleness, kMaxStaleness)];
+    applied_[w] = static_cast<int64_t>(version);
     for (size_t k = 0; k < params_.size(); ++k) {
       if (!is_buffer_[k] && !is_row_sparse(static_cast<int>(k)))
         params_[k].mutable_grad() = grad_buffers_[w][k];
@@ -256,6 +258,13 @@ const at::Tensor& ParameterServer::SentParam(int w, int key) const {
 
 uint64_t ParameterServer::delay_compensation_bytes_per_worker() const {
   return async_->delay_compensation_bytes_per_worker();
+}
+
+void ParameterServer::set_applied(std::vector<int64_t> applied) {
+  PS_CHECK(applied.size() == applied_.size())
+      << applied.size() << " applied pushes for " << applied_.size()
+      << " workers";
+  applied_ = std::move(applied);
 }
 
 void ParameterServer::set_version(uint64_t version) {

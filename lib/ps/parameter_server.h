@@ -235,6 +235,13 @@ class ParameterServer {
   std::vector<int> MissingPushes() const;
   /// Pushes applied or accumulated so far.
   uint64_t pushes() const { return pushes_; }
+  /// Async, ssp: by worker, the version the last push applied from it was
+  /// computed on, or -1 (a worker's pushes name growing versions, so a
+  /// push naming one of these or less was applied already: a standby that
+  /// took the shard over drops it, ps/standby.h). Sync: all -1.
+  const std::vector<int64_t>& applied() const { return applied_; }
+  /// A standby's copy of its primary's applied(). REQUIRES: one per worker.
+  void set_applied(std::vector<int64_t> applied);
 
   /// The Engine is sending worker `w` the parameters as they are now (a
   /// reply of parameters). With --delay_compensation, its next push's
@@ -347,6 +354,7 @@ class ParameterServer {
   Discards discards_;
   uint64_t version_ = 0;
   uint64_t pushes_ = 0;
+  std::vector<int64_t> applied_;  // by worker: see applied()
 };
 
 }  // namespace pstrain::ps

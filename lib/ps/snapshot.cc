@@ -16,6 +16,7 @@ Result<std::shared_ptr<const Snapshot>> TakeSnapshot(
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->version = server.version();
   snapshot->made_at = now;
+  snapshot->applied = server.applied();
   snapshot->params.reserve(server.params().size());
   for (const at::Tensor& p : server.params()) {
     snapshot->params.push_back(p.detach().clone(at::MemoryFormat::Contiguous));

@@ -27,6 +27,9 @@ struct Snapshot {
   /// SerializeOptimizerState of the server's optimizers (checkpoint.h);
   /// empty unless asked for.
   std::string optimizer_state;
+  /// ParameterServer::applied(): what a standby needs to drop the pushes
+  /// it has the effect of already.
+  std::vector<int64_t> applied;
   /// When the version was made (taken).
   std::chrono::steady_clock::time_point made_at;
 };

@@ -43,9 +43,11 @@ Status SnapshotClient::Connect(const std::string& address) {
 Result<uint64_t> SnapshotClient::Fetch(uint64_t min_version,
                                        const std::vector<at::Tensor>& slices,
                                        std::string* optimizer_state,
-                                       bool standby) {
+                                       std::vector<int64_t>* applied) {
   slices_ = &slices;
   optimizer_state_ = optimizer_state;
+  applied_ = applied;
+  const bool standby = applied != nullptr;
   wire::EncodeMeta(
       wire::Snapshot{min_version, optimizer_state != nullptr, standby}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
@@ -54,6 +56,7 @@ Result<uint64_t> SnapshotClient::Fetch(uint64_t min_version,
   Status s = client_.Call(req, this, 2 * timeout_, &got);
   slices_ = nullptr;
   optimizer_state_ = nullptr;
+  applied_ = nullptr;
   if (!s.ok() && !client_.error_from_peer()) {
     return s.WithContext("waiting for rank " + std::to_string(server_rank_) +
                          " (server) to answer snapshot");
@@ -72,7 +75,7 @@ Status SnapshotClient::OnMeta(const wire::FrameHeader& header,
   wire::Shard shard;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &shard));
   const size_t n = slices_->size();
-  const size_t want = n + (optimizer_state_ ? 1 : 0);
+  const size_t want = n + (optimizer_state_ ? 1 : 0) + (applied_ ? 1 : 0);
   if (shard.params.size() != want) {
     return Corruption("shard carries " + std::to_string(shard.params.size()) +
                       " tensors, expected " + std::to_string(want));
@@ -87,6 +90,17 @@ Status SnapshotClient::OnMeta(const wire::FrameHeader& header,
         CheckBytesDesc(shard.params[n], static_cast<uint32_t>(n), "shard"));
     optimizer_state_->resize(shard.params[n].nbytes);
     dst->emplace_back(optimizer_state_->data(), optimizer_state_->size());
+  }
+  if (applied_) {
+    const wire::TensorDesc& d = shard.params.back();
+    const uint32_t index = static_cast<uint32_t>(shard.params.size() - 1);
+    PS_RETURN_IF_ERROR(CheckBytesDesc(d, index, "shard"));
+    if (d.nbytes % sizeof(int64_t) != 0) {
+      return Corruption("shard: applied pushes of " + std::to_string(d.nbytes) +
+                        " bytes, not a whole number of int64");
+    }
+    applied_->resize(d.nbytes / sizeof(int64_t));
+    dst->emplace_back(applied_->data(), d.nbytes);
   }
   version_ = shard.version;
   return Status::Ok();

@@ -41,12 +41,14 @@ class SnapshotClient : private net::ReplySink {
   /// tensors of its slices' dtypes and shapes, ps/shard_plan.h order); with
   /// `optimizer_state`, also its optimizer state. Returns the version.
   /// kCorruption for a reply that does not fit; the server's error (e.g.
-  /// kUnavailable when its run ended first). With `standby`, the asker is a
-  /// standby of the server's shard (wire::Snapshot::standby): it holds
-  /// min_version - 1.
+  /// kUnavailable when its run ended first). With `applied`, the asker is
+  /// a standby of the server's shard (wire::Snapshot::standby: it holds
+  /// min_version - 1), and *applied becomes the server's
+  /// ParameterServer::applied() at that version.
   Result<uint64_t> Fetch(uint64_t min_version,
                          const std::vector<at::Tensor>& slices,
-                         std::string* optimizer_state, bool standby = false);
+                         std::string* optimizer_state,
+                         std::vector<int64_t>* applied = nullptr);
   /// Whether the last call's error was the server's answer (an error
   /// frame) rather than a lost or silent connection.
   bool refused() const { return client_.error_from_peer(); }
@@ -64,6 +66,7 @@ class SnapshotClient : private net::ReplySink {
   net::Client client_;
   const std::vector<at::Tensor>* slices_ = nullptr;  // during Fetch
   std::string* optimizer_state_ = nullptr;           // during Fetch
+  std::vector<int64_t>* applied_ = nullptr;          // during Fetch
   uint64_t version_ = 0;
   std::string meta_;
 };

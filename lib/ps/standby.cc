@@ -46,17 +46,25 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
   if (!primary.Connect(address).ok())
     return false;
   std::string state;
+  std::vector<int64_t> applied;
   // The first copy is of the version the primary holds now, whatever it
   // is; each later one is of the version after the one held.
   uint64_t next =
       server.pushes() == 0 && server.version() == 0 ? 0 : server.version() + 1;
   for (;;) {
-    auto version = primary.Fetch(next, server.params(), &state, true);
+    auto version = primary.Fetch(next, server.params(), &state, &applied);
     if (!version.ok())
       return primary.refused();
     PS_RETURN_IF_ERROR(LoadOptimizerStateBytes(
         state, server.optimizers(),
         "rank " + std::to_string(o.shard) + "'s optimizer state"));
+    if (applied.size() != server.applied().size()) {
+      return Corruption("rank " + std::to_string(o.shard) + " sent " +
+                        std::to_string(applied.size()) +
+                        " workers' applied pushes, expected " +
+                        std::to_string(server.applied().size()));
+    }
+    server.set_applied(applied);
     server.set_version(*version);
     next = *version + 1;
   }

@@ -105,6 +105,51 @@ TEST(StandbyEngineTest, APushForAVersionMadeAlreadyIsAnsweredNotApplied) {
   EXPECT_EQ(h.ParamsTo(a).back().version, 2u);
 }
 
+// Async: the standby's copy named the last push applied from each worker;
+// one that names that version or an older one is answered, not applied.
+TEST(StandbyEngineTest, AnAsyncPushAppliedAlreadyIsAnsweredNotApplied) {
+  JobSpec spec = Spec();
+  spec.mode = Mode::kAsync;
+  EngineHarness h(spec, Params());
+  h.server().set_applied({4, -1});
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 4, Grads(100), 10).ok());
+  h.Settle();
+  EXPECT_EQ(h.server().pushes(), 0u);
+  EXPECT_EQ(h.server().params()[0][0].item<float>(), 0.0f);
+  ASSERT_EQ(h.ParamsTo(a).size(), 1u);
+  ASSERT_TRUE(h.Push(b, 0, Grads(1), 11).ok());  // b has none applied
+  ASSERT_TRUE(h.Push(a, 5, Grads(1), 12).ok());
+  h.Settle();
+  EXPECT_EQ(h.server().pushes(), 2u);
+  EXPECT_EQ(h.server().applied(), (std::vector<int64_t>{5, 0}));
+}
+
+// A standby's copy carries, after the optimizer state, each worker's last
+// applied push.
+TEST(StandbyEngineTest, AStandbysCopyCarriesTheAppliedPushes) {
+  JobSpec spec = Spec();
+  spec.mode = Mode::kAsync;
+  EngineHarness h(spec, Params());
+  h.server().set_applied({7, -1});
+  const PeerId standby = JoinStandby(h);
+  ASSERT_TRUE(Ask(h, standby, 0, 2).ok());
+  const testing::FakeOutbox::Sent* shard = nullptr;
+  for (const auto& sent : h.outbox().sent) {
+    if (sent.peer == standby && sent.type == wire::MsgType::kShard)
+      shard = &sent;
+  }
+  ASSERT_NE(shard, nullptr);
+  wire::Shard msg;
+  ASSERT_TRUE(wire::DecodeMeta(shard->meta, &msg).ok());
+  ASSERT_EQ(msg.params.size(), 4u);  // 2 keys, optimizer state, applied
+  EXPECT_EQ(msg.params[3].nbytes, 16u);
+  ASSERT_EQ(shard->data.size(), 4u);
+  const auto* applied = static_cast<const int64_t*>(shard->data[3].data);
+  EXPECT_EQ(applied[0], 7);
+  EXPECT_EQ(applied[1], -1);
+}
+
 TEST(StandbyEngineTest, WithoutReplicasAnOldPushIsStillRefused) {
   JobSpec spec = Spec();
   spec.replicas = 1;

@@ -86,6 +86,11 @@ FrameBuffers& Client::NewRequest() {
 Status Client::Call(FrameBuffers& request, ReplySink* sink,
                     std::chrono::milliseconds timeout,
                     wire::MsgType* reply_type) {
+  PS_RETURN_IF_ERROR(Start(request, sink));
+  return Await(timeout, reply_type);
+}
+
+Status Client::Start(FrameBuffers& request, ReplySink* sink) {
   if (!connected()) {
     return closed_ && !close_status_.ok()
                ? close_status_
@@ -99,6 +104,15 @@ Status Client::Call(FrameBuffers& request, ReplySink* sink,
   reply_done_ = false;
   error_from_peer_ = false;
   conn_->Send(request);
+  // What is ready now, without waiting: the write, as far as the socket
+  // takes it (and whatever of a reply is in already).
+  io_.restart();
+  io_.poll();
+  return Status::Ok();
+}
+
+Status Client::Await(std::chrono::milliseconds timeout,
+                     wire::MsgType* reply_type) {
   io_.restart();
   const auto deadline = Clock::now() + timeout;
   while (!reply_done_ && !closed_) {

@@ -61,6 +61,14 @@ class Client : private Connection::Handler {
   /// kUnavailable when the peer closed.
   Status Call(FrameBuffers& request, ReplySink* sink,
               std::chrono::milliseconds timeout, wire::MsgType* reply_type);
+  /// Call in two halves: Start sends `request` (what the socket takes at
+  /// once leaves then, the rest in Await) and runs what is ready without
+  /// waiting, which may read a reply already in; Await waits for the reply,
+  /// as Call does. Between them the caller works while the peer answers,
+  /// so `sink`'s buffers must be free from Start on. REQUIRES: Await after
+  /// each Start.
+  Status Start(FrameBuffers& request, ReplySink* sink);
+  Status Await(std::chrono::milliseconds timeout, wire::MsgType* reply_type);
 
   /// Lets gated requests (FrameBuffers::SetGate) of this client wait on
   /// `gate`, which must outlive the Client or the next WatchGate; a Call

@@ -44,6 +44,14 @@ Result<uint64_t> SnapshotClient::Fetch(uint64_t min_version,
                                        const std::vector<at::Tensor>& slices,
                                        std::string* optimizer_state,
                                        std::vector<int64_t>* applied) {
+  PS_RETURN_IF_ERROR(Ask(min_version, slices, optimizer_state, applied));
+  return Answer();
+}
+
+Status SnapshotClient::Ask(uint64_t min_version,
+                           const std::vector<at::Tensor>& slices,
+                           std::string* optimizer_state,
+                           std::vector<int64_t>* applied) {
   slices_ = &slices;
   optimizer_state_ = optimizer_state;
   applied_ = applied;
@@ -52,8 +60,12 @@ Result<uint64_t> SnapshotClient::Fetch(uint64_t min_version,
       wire::Snapshot{min_version, optimizer_state != nullptr, standby}, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kSnapshot, 0, meta_);
+  return client_.Start(req, this);
+}
+
+Result<uint64_t> SnapshotClient::Answer() {
   wire::MsgType got;
-  Status s = client_.Call(req, this, 2 * timeout_, &got);
+  Status s = client_.Await(2 * timeout_, &got);
   slices_ = nullptr;
   optimizer_state_ = nullptr;
   applied_ = nullptr;

@@ -49,6 +49,14 @@ class SnapshotClient : private net::ReplySink {
                          const std::vector<at::Tensor>& slices,
                          std::string* optimizer_state,
                          std::vector<int64_t>* applied = nullptr);
+  /// Fetch in two halves: Ask sends the request, Answer waits for its
+  /// reply, whose data lands in the tensors and strings Ask was given from
+  /// Ask on. A standby asks for the next version, which acknowledges the
+  /// one it has, before it loads that one (ps/standby.h).
+  Status Ask(uint64_t min_version, const std::vector<at::Tensor>& slices,
+             std::string* optimizer_state,
+             std::vector<int64_t>* applied = nullptr);
+  Result<uint64_t> Answer();
   /// Whether the last call's error was the server's answer (an error
   /// frame) rather than a lost or silent connection.
   bool refused() const { return client_.error_from_peer(); }

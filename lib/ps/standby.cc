@@ -4,6 +4,8 @@
 #include <optional>
 #include <thread>
 
+#include <ATen/core/grad_mode.h>
+
 #include "ps/checkpoint.h"
 #include "ps/snapshot_client.h"
 
@@ -45,28 +47,46 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
   primary.set_connect_timeout(kConnectTimeout);
   if (!primary.Connect(address).ok())
     return false;
+  // A copy lands here whole before it becomes the shard's: a primary that
+  // dies mid-copy leaves the standby at the version before.
+  std::vector<at::Tensor> staging;
+  for (const at::Tensor& p : server.params())
+    staging.push_back(p.detach().clone());
   std::string state;
   std::vector<int64_t> applied;
   // The first copy is of the version the primary holds now, whatever it
-  // is; each later one is of the version after the one held.
+  // is; each later one is of the version after the one held. The request
+  // for the next version acknowledges this one as soon as its bytes are
+  // in: loading them is this process's own work, off the primary's path.
   uint64_t next =
       server.pushes() == 0 && server.version() == 0 ? 0 : server.version() + 1;
+  if (!primary.Ask(next, staging, &state, &applied).ok())
+    return false;
   for (;;) {
-    auto version = primary.Fetch(next, server.params(), &state, &applied);
+    auto version = primary.Answer();
     if (!version.ok())
       return primary.refused();
-    PS_RETURN_IF_ERROR(LoadOptimizerStateBytes(
-        state, server.optimizers(),
-        "rank " + std::to_string(o.shard) + "'s optimizer state"));
     if (applied.size() != server.applied().size()) {
       return Corruption("rank " + std::to_string(o.shard) + " sent " +
                         std::to_string(applied.size()) +
                         " workers' applied pushes, expected " +
                         std::to_string(server.applied().size()));
     }
-    server.set_applied(applied);
+    {
+      at::NoGradGuard no_grad;
+      for (size_t k = 0; k < staging.size(); ++k)
+        server.params()[k].detach().copy_(staging[k]);
+    }
+    std::string loading;
+    loading.swap(state);  // the next reply may land in `state` from Ask on
+    std::vector<int64_t> loaded = applied;
+    if (!primary.Ask(*version + 1, staging, &state, &applied).ok())
+      return false;
+    PS_RETURN_IF_ERROR(LoadOptimizerStateBytes(
+        loading, server.optimizers(),
+        "rank " + std::to_string(o.shard) + "'s optimizer state"));
+    server.set_applied(std::move(loaded));
     server.set_version(*version);
-    next = *version + 1;
   }
 }
 

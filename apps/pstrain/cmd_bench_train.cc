@@ -56,6 +56,8 @@ std::string RowName(const bench::TrainBenchOptions& o, const json& r) {
     name += " " + r.value("placement", "");
   if (o.transports.size() > 1 && name.rfind("single", 0))
     name += " " + r.value("transport", "");
+  if (o.replicas.size() > 1 && name.rfind("single", 0))
+    name += " replicas " + std::to_string(r.value("replicas", 0));
   return name;
 }
 
@@ -174,6 +176,16 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "tcp", "shm"}));
+  sub->add_option("--replicas", o.replicas,
+                  "sync, async: launch's --replicas (at most --num_servers); "
+                  "1,2: each")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--num_servers", o.num_servers,
+                  "Servers of sync and async (ranks 0..num_servers-1)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 63));
   sub->add_option("--modes", o.modes, "Rows: single, sync, async")
       ->delimiter(',')
       ->capture_default_str()
@@ -194,7 +206,8 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
                   "cuda:i")
       ->capture_default_str();
   sub->add_option("--world_size", o.world_size,
-                  "Processes of sync and async: 1 server + workers")
+                  "Processes of sync and async: --num_servers servers + "
+                  "workers")
       ->capture_default_str()
       ->check(CLI::Range(2, 64));
   sub->add_option("--single_batch_size", o.single_batch_size,
@@ -219,8 +232,8 @@ void AddTrainFlags(CLI::App* sub, TrainFlags* f) {
 }  // namespace
 
 const std::set<std::string> kBenchTrainOwnFields = {
-    "model",  "placement",   "mode",     "max_steps",
-    "epochs", "slice_bytes", "transport"};
+    "model",  "placement",   "mode",      "max_steps",
+    "epochs", "slice_bytes", "transport", "replicas"};
 
 CheckedCommand SetupBenchTrainChecked(CLI::App* sub) {
   auto f = std::make_shared<TrainFlags>();

@@ -27,18 +27,19 @@ using nlohmann::json;
 // sync's, whose computation it is).
 ps::JobSpec RunJob(const TrainBenchOptions& o, const std::string& model,
                    const std::string& placement, const std::string& mode,
-                   const std::string& transport) {
+                   const std::string& transport, int replicas) {
   ps::JobSpec job = o.job;
   job.model = model;
   job.placement = placement;
   job.transport = transport;
+  job.replicas = replicas;
   job.mode = mode == "async" ? ps::Mode::kAsync : ps::Mode::kSync;
   // epochs = steps: every epoch has at least one step, so max_steps ends
   // the run even when the data set is small.
   job.max_steps = o.steps;
   job.epochs = o.steps;
   job.world_size = o.world_size;
-  job.num_servers = 1;
+  job.num_servers = o.num_servers;
   return job;
 }
 
@@ -47,9 +48,11 @@ Status ValidateJobs(const TrainBenchOptions& o) {
   for (const std::string& model : o.models) {
     for (const std::string& placement : o.placements) {
       for (const std::string& transport : o.transports) {
-        for (const std::string& mode : o.modes)
-          PS_RETURN_IF_ERROR(ps::ValidateJobSpec(
-              RunJob(o, model, placement, mode, transport)));
+        for (int replicas : o.replicas) {
+          for (const std::string& mode : o.modes)
+            PS_RETURN_IF_ERROR(ps::ValidateJobSpec(
+                RunJob(o, model, placement, mode, transport, replicas)));
+        }
       }
     }
   }
@@ -76,10 +79,13 @@ Status ValidateTrainBench(const TrainBenchOptions& o) {
     }
   }
   if (o.modes.empty() || o.models.empty() || o.placements.empty() ||
-      o.transports.empty())
-    return InvalidArgument("no mode, model, placement or transport to run");
-  if (o.world_size < 2)
-    return InvalidArgument("world_size must be >= 2");
+      o.transports.empty() || o.replicas.empty())
+    return InvalidArgument(
+        "no mode, model, placement, transport or replicas to run");
+  if (o.num_servers < 1)
+    return InvalidArgument("num_servers must be >= 1");
+  if (o.world_size < o.num_servers + 1)
+    return InvalidArgument("world_size must be >= num_servers + 1");
   if (o.steps < 1)
     return InvalidArgument("steps must be >= 1");
   if (o.seeds < 1)
@@ -105,6 +111,8 @@ json RowBase(const TrainBenchOptions& o, const ps::JobSpec& job,
           {"model", job.model},
           {"placement", mode == "single" ? "none" : job.placement},
           {"transport", mode == "single" ? "none" : job.transport},
+          {"num_servers", mode == "single" ? 0 : job.num_servers},
+          {"replicas", mode == "single" ? 0 : job.replicas},
           {"device", o.device},
           {"dataset", job.dataset},
           {"batch_size", job.batch_size},
@@ -170,6 +178,7 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
   std::vector<std::string> a = {
       o.pstrain_exe,   "launch",
       "--world_size",  std::to_string(o.world_size),
+      "--num_servers", std::to_string(o.num_servers),
       "--master_addr", "127.0.0.1",
       "--master_port", "0",
       "--timeout",     ps::ExactText(o.timeout_seconds),
@@ -258,7 +267,7 @@ json LaunchRow(const TrainBenchOptions& o, const ps::JobSpec& job,
   const json& s = out.server;
   json row = RowBase(o, job, mode);
   row["processes"] = o.world_size;
-  row["workers"] = o.world_size - 1;
+  row["workers"] = o.world_size - o.num_servers;
   row["threads_per_process"] = cluster::ThreadsPerProcess(o.world_size);
   row["compression"] = job.compression;
   row["pull_compression"] = job.pull_compression;
@@ -281,6 +290,8 @@ json LaunchRow(const TrainBenchOptions& o, const ps::JobSpec& job,
   row["peak_rss_bytes"] = {{"server", s.value("peak_rss_bytes", json())},
                            {"worker", MaxOf(out.workers, "peak_rss_bytes")}};
   SetWire(&row, out.workers, steps);
+  // --replicas: rank 0's shard to its standbys; each server sends its own.
+  row["standby_bytes_per_step_rank0"] = s.value("standby_bytes", 0.0) / steps;
   row["test_accuracy"] = s.value("test_accuracy", 0.0);
   row["test_loss"] = s.value("test_loss", 0.0);
   if (s.contains("test_perplexity"))
@@ -336,7 +347,7 @@ void SetSpeedups(json* rows) {
 // turn.
 Result<json> RunModel(const TrainBenchOptions& o, const std::string& model,
                       const std::string& placement,
-                      const std::string& transport,
+                      const std::string& transport, int replicas,
                       const std::vector<std::string>& modes,
                       const std::string& scratch) {
   json rows = json::array();
@@ -348,13 +359,14 @@ Result<json> RunModel(const TrainBenchOptions& o, const std::string& model,
                   << " samples"
                   << (mode == "single"
                           ? std::string(", one process")
-                          : ", " + std::to_string(o.world_size - 1) +
+                          : ", " +
+                                std::to_string(o.world_size - o.num_servers) +
                                 " workers")
                   << std::endl;
     }
     std::vector<json> runs;
     for (int i = 0; i < o.seeds; ++i) {
-      ps::JobSpec job = RunJob(o, model, placement, mode, transport);
+      ps::JobSpec job = RunJob(o, model, placement, mode, transport, replicas);
       job.seed = o.job.seed + static_cast<uint64_t>(i);
       PS_ASSIGN_OR_RETURN(json row, mode == "single"
                                         ? RunSingle(o, job)
@@ -378,13 +390,15 @@ Result<json> RunTrainBench(const TrainBenchOptions& o) {
     std::vector<std::string> modes = o.modes;
     for (const std::string& placement : o.placements) {
       for (const std::string& transport : o.transports) {
-        PS_ASSIGN_OR_RETURN(
-            json placed,
-            RunModel(o, model, placement, transport, modes, dir->path()));
-        model_rows.insert(model_rows.end(), placed.begin(), placed.end());
-        // single has no placement or transport: once per model
-        modes.erase(std::remove(modes.begin(), modes.end(), "single"),
-                    modes.end());
+        for (int replicas : o.replicas) {
+          PS_ASSIGN_OR_RETURN(json placed,
+                              RunModel(o, model, placement, transport, replicas,
+                                       modes, dir->path()));
+          model_rows.insert(model_rows.end(), placed.begin(), placed.end());
+          // single has no placement, transport or replicas: once per model
+          modes.erase(std::remove(modes.begin(), modes.end(), "single"),
+                      modes.end());
+        }
       }
     }
     SetSpeedups(&model_rows);  // over the model's single row

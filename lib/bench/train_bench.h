@@ -45,9 +45,14 @@ struct TrainBenchOptions {
   std::vector<std::string> modes = {"single", "sync", "async"};
   /// sync, async: launch's --transport values, each run in turn.
   std::vector<std::string> transports = {"auto"};
-  /// Processes of a sync/async run: one server and world_size-1 workers.
-  /// REQUIRES: >= 2. Default: 3.
+  /// sync, async: launch's --replicas values, each run in turn (each at
+  /// most num_servers). Default: {1}.
+  std::vector<int> replicas = {1};
+  /// Processes of a sync/async run: num_servers servers and the rest
+  /// workers. REQUIRES: >= num_servers + 1. Default: 3.
   int world_size = 3;
+  /// Servers of a sync/async run. REQUIRES: >= 1. Default: 1.
+  int num_servers = 1;
   /// Steps per worker (and of the single process). Default: 200.
   int64_t steps = 200;
   /// Runs of each mode, with seeds job.seed, job.seed + 1, ...; each row is

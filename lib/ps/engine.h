@@ -369,6 +369,7 @@ class Engine {
   std::function<void(int, std::string_view)> on_progress_;
   wire::Heartbeat heartbeat_;  // reused: its json keeps its capacity
   uint64_t refused_pushes_ = 0;
+  uint64_t standby_bytes_ = 0;  // copies sent to standbys
   bool stop_training_ = false;
   bool stopping_ = false;
   Status failure_;

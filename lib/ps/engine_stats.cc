@@ -65,6 +65,7 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
   s.timed_out_steps = deadline_.timed_out();
   s.max_clock_gap = ssp_.max_clock_gap();
   s.refused_pushes = refused_pushes_;
+  s.standby_bytes = standby_bytes_;
   s.discarded_steps = server_->discarded_steps();
   if (rule_->traits().applies_each_push)
     s.staleness_histogram = StalenessHistogram(server_->staleness_histogram());

@@ -34,6 +34,7 @@ nlohmann::json ToJson(const ServerStats& s) {
                       {"timed_out_steps", s.timed_out_steps},
                       {"max_clock_gap", s.max_clock_gap},
                       {"refused_pushes", s.refused_pushes},
+                      {"standby_bytes", s.standby_bytes},
                       {"discarded_steps", s.discarded_steps},
                       {"staleness_histogram", s.staleness_histogram},
                       {"test_accuracy", s.test_accuracy},

@@ -46,6 +46,8 @@ struct ServerStats {
   uint64_t max_clock_gap = 0;
   /// Pushes refused for a non-finite gradient.
   uint64_t refused_pushes = 0;
+  /// --replicas: bytes of the copies this server sent its standbys.
+  uint64_t standby_bytes = 0;
   /// Steps whose result was not finite and was discarded.
   uint64_t discarded_steps = 0;
   /// async/ssp pushes by staleness, "0", "1", ...; empty buckets left out.

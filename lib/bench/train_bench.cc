@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "bench/launch_output.h"
 #include "bench/scratch_dir.h"
 #include "bench/seed_runs.h"
 #include "cluster/launcher.h"
@@ -190,41 +191,6 @@ std::vector<std::string> LaunchArgs(const TrainBenchOptions& o,
   if (!o.data_dir.empty())
     a.insert(a.end(), {"--data_dir", o.data_dir});
   return a;
-}
-
-// The summaries and the error a launch printed as JSON Lines.
-struct LaunchOutput {
-  json server;                // the server's summary; null if none
-  std::vector<json> workers;  // each worker's summary
-  std::string error;          // the first error event's message
-};
-
-LaunchOutput ParseLaunchOutput(const std::string& out) {
-  LaunchOutput r;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      continue;
-    std::string event = j.value("event", ""), role = j.value("role", "");
-    if (event == "summary" && role == "server")
-      r.server = j;
-    if (event == "summary" && role == "worker")
-      r.workers.push_back(j);
-    if (event == "error" && r.error.empty())
-      r.error = j.value("message", "");
-  }
-  return r;
-}
-
-// The last non-empty line of `text`.
-std::string LastLine(const std::string& text) {
-  size_t end = text.find_last_not_of("\n");
-  if (end == std::string::npos)
-    return "";
-  size_t begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - begin);
 }
 
 double Mean(const std::vector<json>& workers, const char* field) {

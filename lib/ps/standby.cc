@@ -66,6 +66,12 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
     auto version = primary.Answer();
     if (!version.ok())
       return primary.refused();
+    if (*version < server.version()) {  // versions only grow
+      return Corruption("rank " + std::to_string(o.shard) + " sent version " +
+                        std::to_string(*version) + ", older than the " +
+                        std::to_string(server.version()) +
+                        " its standby holds");
+    }
     if (applied.size() != server.applied().size()) {
       return Corruption("rank " + std::to_string(o.shard) + " sent " +
                         std::to_string(applied.size()) +

@@ -163,3 +163,84 @@ TEST(StandbyEngineTest, WithoutReplicasAnOldPushIsStillRefused) {
 
 }  // namespace
 }  // namespace pstrain::ps
+
+namespace pstrain::ps {
+namespace {
+
+// Rank 0 of 3 servers with --replicas 2: server 1 is lost and a standby
+// takes its shard over, as rank 1, once rank 0 has seen the old one go.
+class TakeoverTest : public ::testing::Test {
+ protected:
+  TakeoverTest() : h_(SpecOf(), Params()) {
+    std::vector<wire::KeySpec> keys = {{"a", wire::DType::kFloat32, {3}},
+                                       {"b", wire::DType::kFloat32, {5}}};
+    plan_ = *PlanShards(keys, 3, 1 << 20);
+    h_.engine().ExpectServers(&plan_, Params());
+  }
+  static JobSpec SpecOf() {
+    JobSpec s = Spec();
+    s.num_servers = 3;
+    s.world_size = 5;
+    s.dead_after = 2;
+    s.heartbeat = 1;
+    return s;
+  }
+  PeerId Server(int rank, uint64_t id, Status* said) {
+    const PeerId p = h_.Accept();
+    *said = h_.Feed(
+        p, wire::Hello{wire::Role::kServer, static_cast<uint32_t>(rank), 5},
+        id);
+    return p;
+  }
+  EngineHarness h_;
+  ShardPlan plan_;
+};
+
+TEST_F(TakeoverTest, OnlyOneRankServesAShardAndAStandbyMayTakeOver) {
+  Status said;
+  const PeerId one = Server(1, 1, &said);
+  ASSERT_TRUE(said.ok());
+  ASSERT_TRUE(h_.Feed(one, wire::ServerInfo{"h:1"}, 2).ok());
+  const PeerId two = Server(2, 3, &said);
+  ASSERT_TRUE(h_.Feed(two, wire::ServerInfo{"h:2"}, 4).ok());
+  // A standby claiming rank 1 while rank 1 is connected: refused.
+  const PeerId claim = Server(1, 5, &said);
+  EXPECT_EQ(h_.CountSent(claim, wire::MsgType::kHello), 0);
+  const auto refused = h_.ClosedFor(claim);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->why.message().rfind("rank 1 is already connected", 0), 0u)
+      << refused->why.message();
+  h_.Close(one);
+  EXPECT_FALSE(h_.engine().stopping());  // waits for a standby
+  EXPECT_EQ(h_.engine().server_address(1), "");
+  const PeerId standby = Server(1, 6, &said);
+  ASSERT_EQ(h_.CountSent(standby, wire::MsgType::kHello), 1);
+  ASSERT_TRUE(h_.Feed(standby, wire::ServerInfo{"h:9"}, 7).ok());
+  EXPECT_EQ(h_.engine().server_address(1), "h:9");
+  for (int i = 0; i < 40; ++i)  // 8 s, past twice --dead_after
+    h_.Tick();
+  EXPECT_FALSE(h_.engine().stopping());
+}
+
+TEST_F(TakeoverTest, AShardNobodyTakesOverEndsTheJobNamingIt) {
+  Status said;
+  const PeerId one = Server(1, 1, &said);
+  ASSERT_TRUE(h_.Feed(one, wire::ServerInfo{"h:1"}, 2).ok());
+  const PeerId two = Server(2, 3, &said);
+  ASSERT_TRUE(h_.Feed(two, wire::ServerInfo{"h:2"}, 4).ok());
+  h_.Close(one);
+  for (int i = 0; i < 19; ++i)  // 3.8 s: within twice --dead_after
+    h_.Tick();
+  EXPECT_FALSE(h_.engine().stopping());
+  for (int i = 0; i < 2; ++i)
+    h_.Tick();
+  ASSERT_TRUE(h_.engine().stopping());
+  const auto closed = h_.ClosedFor(two);
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_EQ(closed->why.message(),
+            "shard 1 is lost: rank 1 (server) died and no standby took it "
+            "over within 4 s (--replicas 2)");
+}
+
+}  // namespace
+}  // namespace pstrain::ps

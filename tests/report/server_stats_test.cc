@@ -53,7 +53,7 @@ TEST(ServerStatsTest, EveryFieldIsDocumented) {
   s.target_perplexity = 100;
   s.test_perplexity = 120;
   const auto j = ToJson(s);
-  EXPECT_EQ(j.size(), 32u);
+  EXPECT_EQ(j.size(), 33u);
   for (const auto& item : j.items()) {
     EXPECT_NE(server.find("| `" + item.key() + "` |"), std::string::npos)
         << item.key();

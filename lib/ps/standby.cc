@@ -112,14 +112,22 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
                                  JobSpec* job, report::EventLog* log) {
   const std::string name = "standby of rank " + std::to_string(o.shard);
   std::optional<Clock::time_point> lost_since;
+  std::string address;
   for (;;) {
-    auto address = PrimaryAddress(o, spec);
-    if (!address.ok()) {
-      log->Info(name + ": rank 0 is gone (" + address.status().message() +
-                "); the standby ends");
-      return StandbyEnd::kPrimaryEnded;
+    // Asked once, and again only when rank 0 has seen another server take
+    // the shard (--replicas above 2): while it has lost the primary, rank
+    // 0 answers no one where the servers listen.
+    if (address.empty() ||
+        (lost_since && Clock::now() - *lost_since > kConnectTimeout)) {
+      auto asked = PrimaryAddress(o, spec);
+      if (!asked.ok()) {
+        log->Info(name + ": rank 0 is gone (" + asked.status().message() +
+                  "); the standby ends");
+        return StandbyEnd::kPrimaryEnded;
+      }
+      address = *asked;
     }
-    PS_ASSIGN_OR_RETURN(const bool ended, Copy(o, spec, *address, server));
+    PS_ASSIGN_OR_RETURN(const bool ended, Copy(o, spec, address, server));
     if (ended)
       return StandbyEnd::kPrimaryEnded;
     // The primary is gone, or unreachable: ask rank 0 for its shard.

@@ -157,6 +157,8 @@ class PsClient : private net::ReplySink {
   bool lost() const {
     return !client_.connected() && !client_.error_from_peer();
   }
+  /// Whether the connection is up.
+  bool connected() const { return client_.connected(); }
 
   /// The address of this end of the connection ("" when not connected).
   std::string local_address() const { return client_.local_address(); }

@@ -332,9 +332,9 @@ Status ServerGroup::Resend(const std::vector<int>& lost) {
 // joined again first when it was lost as well).
 Status ServerGroup::JoinAgain(int s) {
   if (s > 0) {
-    // Rank 0 may be gone too, though no call has found it out yet: a failed
-    // GetJob does, and the next try joins it again first.
-    if (clients_[0]->lost())
+    // Rank 0 may be gone too, though no call has found it out yet (a failed
+    // GetJob does), or have ended the run with an error: join it again.
+    if (!clients_[0]->connected())
       PS_RETURN_IF_ERROR(JoinAgain(0));
     PS_ASSIGN_OR_RETURN(ps::JobSpec job, clients_[0]->GetJob());
     if (job.server_addrs.size() == spec_.server_addrs.size()) {

@@ -176,7 +176,8 @@ class ServerGroup {
   std::unique_ptr<ParamArrivals> arrivals_;         // clients_ report to it
   std::vector<std::unique_ptr<PsClient>> clients_;  // by server rank
   std::vector<uint64_t> versions_;                  // by server rank
-  std::vector<bool> answered_;  // by server rank: this exchange's reply in
+  std::vector<char> answered_;  // by server rank: this exchange's reply in
+                                // (char: each set by its own thread)
   bool resent_ = false;
   // Task 1 + s: the exchange with server s; task 0, the training thread's,
   // has nothing to do: it computes meanwhile.

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <map>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,29 +70,16 @@ std::vector<std::string> WithBin(std::vector<std::string> args) {
   return args;
 }
 
-// The events named `name` in `out` so far, in order.
-std::vector<nlohmann::json> EventsSoFar(const std::string& out,
-                                        const std::string& name) {
-  std::vector<nlohmann::json> events;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    auto e = nlohmann::json::parse(line, nullptr, false);
-    if (e.is_object() && e.value("event", "") == name)
-      events.push_back(std::move(e));
-  }
-  return events;
-}
-
 // Waits until some worker has logged step `step`, and returns the pid
 // server `rank` announced; -1 when either does not come within a minute.
 int WaitForStep(const Process& launch, int rank, int step) {
   for (int i = 0; i < 3000; ++i) {
     int pid = -1, reached = -1;
-    for (const auto& e : EventsSoFar(launch.OutSoFar(), "listen")) {
+    for (const auto& e : FindEvents(launch.OutSoFar(), "listen")) {
       if (e["rank"] == rank && e.contains("pid"))
         pid = e["pid"];
     }
-    for (const auto& e : EventsSoFar(launch.OutSoFar(), "step"))
+    for (const auto& e : FindEvents(launch.OutSoFar(), "step"))
       reached = std::max(reached, e["step"].get<int>());
     if (pid > 0 && reached >= step)
       return pid;
@@ -106,7 +92,7 @@ int WaitForStep(const Process& launch, int rank, int step) {
 double LongestStall(const std::string& out) {
   std::map<int, double> last;
   double longest = 0;
-  for (const auto& e : EventsSoFar(out, "step")) {
+  for (const auto& e : FindEvents(out, "step")) {
     const int rank = e["rank"];
     const double t = e["time"];
     if (last.count(rank))

@@ -58,8 +58,7 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
   // is; each later one is of the version after the one held. The request
   // for the next version acknowledges this one as soon as its bytes are
   // in: loading them is this process's own work, off the primary's path.
-  uint64_t next =
-      server.pushes() == 0 && server.version() == 0 ? 0 : server.version() + 1;
+  const uint64_t next = server.version() == 0 ? 0 : server.version() + 1;
   if (!primary.Ask(next, staging, &state, &applied).ok())
     return false;
   for (;;) {

@@ -157,11 +157,12 @@ void ServerGroup::AttachSlices(PsClient& client, int s) {
 void ServerGroup::MakeCompressor(int s) {
   std::vector<at::Tensor> grads = ps::SliceViews(plan_, s, mirror_->grads());
   const auto& mine = plan_.by_server[s];
+  const std::vector<SparseRef> none;
+  const auto& refs = sparse_refs_.empty() ? none : sparse_refs_[s];
   std::vector<bool> trained(mine.size()), sparse(mine.size(), false);
   for (size_t j = 0; j < mine.size(); ++j) {
     const int key = plan_.slices[mine[j]].key;
-    for (const SparseRef& ref :
-         sparse_refs_.empty() ? std::vector<SparseRef>() : sparse_refs_[s])
+    for (const SparseRef& ref : refs)
       sparse[j] = sparse[j] || ref.key == key;
     trained[j] = mirror_->model_params()[key].requires_grad();
   }
@@ -350,7 +351,6 @@ Status ServerGroup::JoinAgain(int s) {
   return Status::Ok();
 }
 
-// At most 1 s apart (ToServers).
 void ServerGroup::StartHeartbeats() {
   const double seconds = std::min(spec_.heartbeat, 1.0);
   heartbeats_ = Heartbeats::ToServers(

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include <asio/steady_timer.hpp>
 #include <openssl/rand.h>
@@ -24,7 +26,9 @@ namespace {
 
 constexpr size_t kCookieBytes =
     wire::kShmCookieChars;  // hex of 16 random bytes
-constexpr int kFds = 3;     // the segment, the server's bell, the worker's bell
+// The segment, then the server's data and room doorbells, then the
+// worker's.
+constexpr int kFds = 5;
 // A handover socket that says nothing for this long is closed.
 constexpr std::chrono::seconds kHandoverTimeout{5};
 
@@ -68,7 +72,47 @@ void CloseAll(int* fds, int n) {
   }
 }
 
+// Whether `fd` is an eventfd: its /proc link names the anonymous inode.
+bool IsEventFd(int fd) {
+  char link[64];
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(path.c_str(), link, sizeof(link) - 1);
+  return n > 0 && std::string_view(link, static_cast<size_t>(n)) ==
+                      "anon_inode:[eventfd]";
+}
+
 }  // namespace
+
+// Each doorbell is rung in turn, and only it may then be readable: two
+// descriptors of one eventfd share one inode with every other eventfd, so
+// fstat cannot tell them apart.
+Status CheckDoorbells(const int* bells, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (!IsEventFd(bells[i]))
+      return InvalidArgument("a handover's doorbell " + std::to_string(i) +
+                             " is not an eventfd");
+  }
+  uint64_t count;
+  for (int i = 0; i < n; ++i) {
+    if (::read(bells[i], &count, sizeof(count)) > 0)
+      return InvalidArgument("a handover's doorbell " + std::to_string(i) +
+                             " rang before the handover");
+  }
+  const uint64_t one = 1;
+  for (int i = 0; i < n; ++i) {
+    if (::write(bells[i], &one, sizeof(one)) !=
+        static_cast<ssize_t>(sizeof(one)))
+      return InvalidArgument("a handover's doorbell cannot be rung");
+    for (int j = 0; j < n; ++j) {
+      if (j != i && ::read(bells[j], &count, sizeof(count)) > 0)
+        return InvalidArgument("a handover's doorbells " + std::to_string(i) +
+                               " and " + std::to_string(j) +
+                               " are one eventfd, expected distinct ones");
+    }
+    (void)!::read(bells[i], &count, sizeof(count));
+  }
+  return Status::Ok();
+}
 
 ShmAcceptor::ShmAcceptor(asio::io_context* io, ShmStreamOptions options)
     : io_(io), options_(options) {}
@@ -143,7 +187,7 @@ void ShmAcceptor::Accept() {
       });
 }
 
-// One message: the cookie, with the three descriptors. A socket that sends
+// One message: the cookie, with the five descriptors. A socket that sends
 // nothing in kHandoverTimeout is closed.
 void ShmAcceptor::Receive(
     std::shared_ptr<asio::posix::stream_descriptor> peer) {
@@ -169,7 +213,7 @@ void ShmAcceptor::Receive(
         msg.msg_controllen = sizeof(control);
         const ssize_t n = ::recvmsg(peer->native_handle(), &msg,
                                     MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        int fds[kFds] = {-1, -1, -1};
+        int fds[kFds] = {-1, -1, -1, -1, -1};
         int got = 0;
         for (cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; c != nullptr;
              c = CMSG_NXTHDR(&msg, c)) {
@@ -190,7 +234,7 @@ void ShmAcceptor::Receive(
         if (n != static_cast<ssize_t>(kCookieBytes) || got != kFds ||
             (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
           s = InvalidArgument(
-              "a handover is a 32-digit cookie and 3 descriptors");
+              "a handover is a 32-digit cookie and 5 descriptors");
         } else {
           s = Handover(peer->native_handle(), fds,
                        std::string(cookie, kCookieBytes));
@@ -211,8 +255,7 @@ void ShmAcceptor::Receive(
 }
 
 // Takes the descriptors it keeps out of fds[] (set to -1).
-Status ShmAcceptor::Handover(int socket, int fds[3],
-                             const std::string& cookie) {
+Status ShmAcceptor::Handover(int socket, int* fds, const std::string& cookie) {
   ucred cred{};
   socklen_t len = sizeof(cred);
   if (::getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
@@ -230,10 +273,12 @@ Status ShmAcceptor::Handover(int socket, int fds[3],
     return Unavailable("a handover for a connection that is gone");
   }
   PS_ASSIGN_OR_RETURN(ShmSegment segment, ShmSegment::Attach(fds[0]));
-  auto stream = std::make_unique<ShmStream>(*io_, std::move(segment),
-                                            /*server_end=*/true, fds[1], fds[2],
-                                            options_);
-  fds[1] = fds[2] = -1;  // the stream's now
+  PS_RETURN_IF_ERROR(CheckDoorbells(fds + 1, kFds - 1));
+  auto stream = std::make_unique<ShmStream>(
+      *io_, std::move(segment), /*server_end=*/true, ShmBells{fds[1], fds[2]},
+      ShmBells{fds[3], fds[4]}, options_);
+  for (int i = 1; i < kFds; ++i)
+    fds[i] = -1;  // the stream's now
   return conn->UseShm(std::move(stream));
 }
 
@@ -244,24 +289,28 @@ Result<std::unique_ptr<ShmStream>> ConnectShm(asio::io_context& io,
                                               uint64_t ring_bytes,
                                               ShmStreamOptions options) {
   PS_ASSIGN_OR_RETURN(ShmSegment segment, ShmSegment::Create(ring_bytes));
-  int bells[2] = {::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC),
-                  ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+  // The server's data and room doorbells, then ours.
+  int bells[4];
+  for (int& b : bells)
+    b = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   const int sock = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   auto fail = [&](Status s) {
-    CloseAll(bells, 2);
+    CloseAll(bells, 4);
     if (sock >= 0)
       ::close(sock);
     return s;
   };
-  if (bells[0] < 0 || bells[1] < 0)
-    return fail(Errno("eventfd"));
+  for (int b : bells) {
+    if (b < 0)
+      return fail(Errno("eventfd"));
+  }
   if (sock < 0)
     return fail(Errno("socket"));
   sockaddr_un addr;
   const socklen_t len = AbstractAddress(socket_name, &addr);
   if (::connect(sock, reinterpret_cast<sockaddr*>(&addr), len) != 0)
     return fail(Errno("connect to @" + socket_name));
-  const int fds[kFds] = {segment.fd(), bells[0], bells[1]};
+  const int fds[kFds] = {segment.fd(), bells[0], bells[1], bells[2], bells[3]};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(fds))] = {};
   iovec iov{const_cast<char*>(cookie.data()), cookie.size()};
   msghdr msg{};
@@ -288,10 +337,9 @@ Result<std::unique_ptr<ShmStream>> ConnectShm(asio::io_context& io,
     return fail(Unavailable("shared memory: the server refused the handover"));
   ::close(sock);
   segment.CloseFd();
-  // bells[0] is the server's: ours to ring; bells[1] is ours to sleep on.
-  return std::make_unique<ShmStream>(io, std::move(segment),
-                                     /*server_end=*/false, bells[1], bells[0],
-                                     options);
+  return std::make_unique<ShmStream>(
+      io, std::move(segment), /*server_end=*/false,
+      ShmBells{bells[2], bells[3]}, ShmBells{bells[0], bells[1]}, options);
 }
 
 Status OfferShm(Client* client, std::chrono::milliseconds timeout,

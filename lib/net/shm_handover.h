@@ -8,12 +8,14 @@
 //     shm_ticket: the name of its handover socket (a Unix socket in the
 //     abstract namespace: no file, gone with the process) and a one-time
 //     cookie of 16 random bytes tied to that connection; else a reason.
-//  2. The worker creates the segment (net/shm_segment.h) and two doorbells
-//     and sends the cookie with the three descriptors over that socket
-//     (SCM_RIGHTS, one SOCK_SEQPACKET message).
+//  2. The worker creates the segment (net/shm_segment.h) and four
+//     doorbells (each end's "data" and "room", net/shm_stream.h) and sends
+//     the cookie with the five descriptors over that socket (SCM_RIGHTS,
+//     one SOCK_SEQPACKET message).
 //  3. The server takes the cookie back (once; a cookie it did not give, or
 //     gave to a connection that is gone, is refused), checks the peer's
-//     uid and the segment, moves that connection onto the rings, and
+//     uid, the segment and that the doorbells are four distinct eventfds,
+//     moves that connection onto the rings, and
 //     answers one byte: 1, or 0 with the worker staying on TCP.
 //
 // So a process that never proved the token never gets a cookie, and one
@@ -74,7 +76,8 @@ class ShmAcceptor {
   };
   void Accept();
   void Receive(std::shared_ptr<asio::posix::stream_descriptor> peer);
-  Status Handover(int socket, int fds[3], const std::string& cookie);
+  // fds: the segment and the four doorbells, as the handover sent them.
+  Status Handover(int socket, int* fds, const std::string& cookie);
 
   asio::io_context* io_;
   ShmStreamOptions options_;
@@ -85,6 +88,12 @@ class ShmAcceptor {
   uint64_t refused_ = 0;
   std::string last_refusal_;
 };
+
+/// Step 3's check of the doorbells a handover brought: each of the `n`
+/// descriptors at `bells` is an eventfd that has not rung, and no two are
+/// the same eventfd (one purpose's drain would take the other's ring).
+/// kInvalidArgument naming the first that is not. Rings and drains each.
+Status CheckDoorbells(const int* bells, int n);
 
 /// The worker's half of steps 2 and 3: creates a segment with rings of
 /// `ring_bytes`, hands it to the server's socket `socket_name` with

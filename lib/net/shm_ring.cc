@@ -16,7 +16,10 @@ ShmRing::ShmRing(ShmRingControl* control, uint8_t* data, uint64_t capacity)
 }
 
 Result<uint64_t> ShmRing::Readable() const {
-  const uint64_t head = control_->head.load(std::memory_order_acquire);
+  // seq_cst, not acquire: after ConsumerWaits this is the look that must
+  // see a write whose producer then missed our flag (the Dekker pattern
+  // needs both of each side's accesses sequentially consistent).
+  const uint64_t head = control_->head.load();
   const uint64_t avail = head - tail_;
   if (avail > capacity_) {
     return Corruption("shared-memory ring: the peer claims " +
@@ -27,7 +30,8 @@ Result<uint64_t> ShmRing::Readable() const {
 }
 
 Result<uint64_t> ShmRing::Writable() const {
-  const uint64_t tail = control_->tail.load(std::memory_order_acquire);
+  // seq_cst, as in Readable.
+  const uint64_t tail = control_->tail.load();
   const uint64_t used = head_ - tail;
   if (used > capacity_) {
     return Corruption("shared-memory ring: the peer read to " +

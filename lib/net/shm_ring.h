@@ -11,9 +11,13 @@
 // Sleeping and waking (the Dekker pattern on two flags): an end about to
 // sleep sets its waiting flag, then looks at the ring once more; the other
 // end publishes its position, then reads the flag and, when set, clears it
-// and rings the sleeper's doorbell (net/shm_stream.h). Both sides use
-// sequentially consistent operations, so one of the two always sees the
-// other. Not thread-safe: one thread per end.
+// and rings the sleeper's doorbell (net/shm_stream.h). All four accesses
+// (the flag's store and the position's load on one side, the position's
+// store and the flag's load on the other) are sequentially consistent, so
+// they fall in one total order and one of the two sides always sees the
+// other. An acquire load after the flag's store would not do: C++ does not
+// order a store before a later load of another variable unless both are
+// seq_cst. Not thread-safe: one thread per end.
 
 #include <atomic>
 #include <cstddef>
@@ -60,8 +64,8 @@ class ShmRing {
   /// Bytes the producer could write now, or kCorruption as Write.
   Result<uint64_t> Writable() const;
 
-  /// The consumer is going to sleep: sets its flag; then the caller must
-  /// check Readable() again before sleeping.
+  /// The consumer is going to sleep: sets its flag (seq_cst); then the
+  /// caller must check Readable() (a seq_cst load) again before sleeping.
   void ConsumerWaits() { control_->consumer_waiting.store(1); }
   /// The producer is going to sleep, as ConsumerWaits.
   void ProducerWaits() { control_->producer_waiting.store(1); }

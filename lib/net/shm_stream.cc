@@ -5,22 +5,26 @@
 namespace pstrain::net {
 
 ShmStream::ShmStream(asio::io_context& io, ShmSegment segment, bool server_end,
-                     int bell, int peer_bell, ShmStreamOptions options)
+                     ShmBells own, ShmBells peer, ShmStreamOptions options)
     : io_(&io),
       segment_(std::move(segment)),
       rx_(segment_.Ring(server_end ? ShmDirection::kToServer
                                    : ShmDirection::kToClient)),
       tx_(segment_.Ring(server_end ? ShmDirection::kToClient
                                    : ShmDirection::kToServer)),
-      bell_(io, bell),
-      peer_bell_(peer_bell),
+      data_bell_(io, own.data),
+      room_bell_(io, own.room),
+      peer_(peer),
       options_(options) {}
 
 ShmStream::~ShmStream() {
   std::error_code ignored;
-  bell_.close(ignored);
-  if (peer_bell_ >= 0)
-    ::close(peer_bell_);
+  data_bell_.close(ignored);
+  room_bell_.close(ignored);
+  for (int fd : {peer_.data, peer_.room}) {
+    if (fd >= 0)
+      ::close(fd);
+  }
 }
 
 size_t ShmStream::Move(ShmRing* ring, void* dst, const void* src, size_t size,
@@ -33,8 +37,10 @@ size_t ShmStream::Move(ShmRing* ring, void* dst, const void* src, size_t size,
     a->ec = asio::error::invalid_argument;
     return 0;
   }
+  // A write that the sleeping peer's read waits for rings its data bell;
+  // a read that frees room for its sleeping write rings its room bell.
   if (wake)
-    RingPeer();
+    Ring(dst != nullptr ? peer_.room : peer_.data);
   return *n;
 }
 
@@ -53,15 +59,21 @@ void ShmStream::End(bool read, Attempt* a) {
     a->would_block = true;
 }
 
-void ShmStream::RingPeer() {
+void ShmStream::Ring(int bell) {
   const uint64_t one = 1;
   // EAGAIN (the counter is full) still leaves the peer woken.
-  (void)!::write(peer_bell_, &one, sizeof(one));
+  (void)!::write(bell, &one, sizeof(one));
 }
 
-void ShmStream::DrainBell() {
+void ShmStream::DrainBell(bool read) {
   uint64_t count;
-  (void)!::read(bell_.native_handle(), &count, sizeof(count));
+  (void)!::read(Bell(read).native_handle(), &count, sizeof(count));
+}
+
+void ShmStream::CancelWaits() {
+  std::error_code ignored;
+  data_bell_.cancel(ignored);
+  room_bell_.cancel(ignored);
 }
 
 Status ShmStream::WriteNow(std::string_view bytes) {
@@ -79,8 +91,7 @@ Status ShmStream::WriteNow(std::string_view bytes) {
 
 void ShmStream::PeerGone() {
   peer_gone_ = true;
-  std::error_code ignored;
-  bell_.cancel(ignored);  // sleepers look again, and find the end
+  CancelWaits();  // sleepers look again, and find the end
 }
 
 void ShmStream::Close() {
@@ -88,9 +99,11 @@ void ShmStream::Close() {
     return;
   closed_ = true;
   tx_.Close();
-  RingPeer();
-  std::error_code ignored;
-  bell_.cancel(ignored);
+  // The peer's read may sleep for data that will not come, its write for
+  // room that our reads will no longer make.
+  Ring(peer_.data);
+  Ring(peer_.room);
+  CancelWaits();
 }
 
 }  // namespace pstrain::net

@@ -4,11 +4,18 @@
 // asio::async_write, and the Connection above them, work on it as on a TCP
 // socket. Bytes go through the segment's two rings (net/shm_ring.h, one a
 // direction); a side that finds nothing to read (or no room to write)
-// yields its core for up to `spin` while it looks again, then sleeps on its
+// yields its core for up to `spin` while it looks again, then sleeps on a
 // doorbell, an eventfd in the io_context's epoll set, which the peer rings
 // only when our waiting flag is up. So an idle peer costs no CPU, a busy
 // exchange costs no system call, and the spin never holds a core that a
 // runnable compute thread wants (it yields between looks).
+//
+// Each end has two doorbells, one per purpose: "data", rung by the peer's
+// write, on which our read sleeps, and "room", rung by the peer's read, on
+// which our write sleeps. Each operation waits on and drains only its own:
+// with one doorbell for both, a read that woke drained a ring meant for a
+// write sleeping beside it, and the write slept on with room in its ring
+// (share/doc/design.md, "Transports").
 //
 // The end of the peer is learnt by the Connection's lifeline (the TCP
 // socket the connection began on, which the kernel closes when the peer
@@ -40,6 +47,14 @@
 
 namespace pstrain::net {
 
+/// One end's two doorbells, eventfd descriptors (-1: none).
+struct ShmBells {
+  /// Rung by the peer's write when this end's read sleeps.
+  int data = -1;
+  /// Rung by the peer's read when this end's write sleeps for room.
+  int room = -1;
+};
+
 struct ShmStreamOptions {
   /// How long a side that would wait keeps looking (yielding its core
   /// between looks) before it sleeps on its doorbell. A few round trips of
@@ -56,11 +71,11 @@ class ShmStream {
  public:
   using executor_type = asio::io_context::executor_type;
 
-  /// `server_end`: which of the segment's rings is ours to read. `bell`:
-  /// our doorbell (an eventfd), `peer_bell`: the peer's; the stream owns
-  /// and closes both descriptors.
-  ShmStream(asio::io_context& io, ShmSegment segment, bool server_end, int bell,
-            int peer_bell, ShmStreamOptions options = {});
+  /// `server_end`: which of the segment's rings is ours to read. `own`:
+  /// our doorbells (eventfds), `peer`: the peer's; the stream owns and
+  /// closes all four descriptors.
+  ShmStream(asio::io_context& io, ShmSegment segment, bool server_end,
+            ShmBells own, ShmBells peer, ShmStreamOptions options = {});
   ~ShmStream();
   ShmStream(const ShmStream&) = delete;
   ShmStream& operator=(const ShmStream&) = delete;
@@ -139,7 +154,9 @@ class ShmStream {
       if (state == State::kWaiting) {
         if (ec && (stream->closed_ || ec != asio::error::operation_aborted))
           return self.complete(ec, 0);
-        stream->DrainBell();
+        // Drained before the look, so that a ring after it wakes the
+        // next sleep rather than being lost.
+        stream->DrainBell(kRead);
       }
       result = stream->Try<kRead>(buffers);
       if (result.would_block && state == State::kSpinning && !stream->closed_) {
@@ -167,8 +184,8 @@ class ShmStream {
         result = stream->Try<kRead>(buffers);
         if (result.would_block) {
           state = State::kWaiting;
-          stream->bell_.async_wait(asio::posix::descriptor_base::wait_read,
-                                   std::move(self));
+          stream->Bell(kRead).async_wait(
+              asio::posix::descriptor_base::wait_read, std::move(self));
           return;
         }
       }
@@ -191,7 +208,7 @@ class ShmStream {
   }
 
   template <bool kRead, typename Buffers>
-  Attempt Try(const Buffers& buffers) {
+  Attempt Try(const Buffers& buffers, bool at_end = false) {
     Attempt a;
     // As on a socket, an operation on no bytes completes at once.
     if (asio::buffer_size(buffers) == 0)
@@ -209,28 +226,39 @@ class ShmStream {
       if (a.ec || n < it->size())
         break;
     }
-    if (a.ec)
+    if (a.ec || a.bytes > 0)
       return a;
-    if (a.bytes == 0)
-      End(kRead, &a);
+    End(kRead, &a);
+    if constexpr (kRead) {
+      // The peer may have written its last bytes and closed between our
+      // look at the ring and our look at its end: look once more.
+      if (a.ec == asio::error::eof && !at_end)
+        return Try<kRead>(buffers, /*at_end=*/true);
+    }
     return a;
   }
 
   // Copies between one buffer and a ring (dst set: a read); rings the
-  // peer when its flag asked for it.
+  // peer's doorbell of that purpose when its flag asked for it.
   size_t Move(ShmRing* ring, void* dst, const void* src, size_t size,
               Attempt* a);
   // Nothing moved: at the end (EOF, broken pipe), or wait.
   void End(bool read, Attempt* a);
-  void RingPeer();
-  void DrainBell();
+  static void Ring(int bell);
+  // The doorbell a read (or a write) sleeps on.
+  asio::posix::stream_descriptor& Bell(bool read) {
+    return read ? data_bell_ : room_bell_;
+  }
+  void DrainBell(bool read);
+  void CancelWaits();
 
   asio::io_context* io_;
   ShmSegment segment_;
   ShmRing rx_;
   ShmRing tx_;
-  asio::posix::stream_descriptor bell_;
-  int peer_bell_;
+  asio::posix::stream_descriptor data_bell_;
+  asio::posix::stream_descriptor room_bell_;
+  ShmBells peer_;
   ShmStreamOptions options_;
   bool peer_gone_ = false;
   bool closed_ = false;

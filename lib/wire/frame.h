@@ -30,7 +30,7 @@ namespace pstrain::wire {
 inline constexpr uint32_t kMagic = 0x52545350;  // "PSTR" in little-endian
 // 6: get_module and module; 7: push_batch and batch_done (--placement
 // server); 8: heartbeat carries the worker's progress (str json).
-inline constexpr uint16_t kWireVersion = 8;
+inline constexpr uint16_t kWireVersion = 9;
 inline constexpr size_t kFrameHeaderBytes = 28;
 inline constexpr size_t kMetaLenBytes = 4;
 /// Default cap on body_len: 4 GiB, so that one large embedding slice fits.

@@ -329,13 +329,14 @@ void Run(const uint8_t* data, size_t size) {
   Script script(data, size);
 
   asio::io_context io;
-  const int bell = EventFd();  // the reader's: the peer rings it
+  const int bell = EventFd();  // the reader's data bell: the peer rings it
   net::ShmStreamOptions options;
   // A spin waits for another thread; here the peer runs only between
   // polls, so it would only slow every input down.
   options.spin = std::chrono::microseconds(0);
-  ShmStream stream(io, std::move(*segment), /*server_end=*/true, bell,
-                   EventFd(), options);
+  ShmStream stream(io, std::move(*segment), /*server_end=*/true,
+                   net::ShmBells{bell, EventFd()},
+                   net::ShmBells{EventFd(), EventFd()}, options);
   Reader reader(&stream);
   reader.Start();
 

@@ -3,6 +3,7 @@
 // and the handover and frames end to end between a real Client and a
 // server on loopback, moved onto shared memory.
 
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -323,6 +324,41 @@ TEST(ShmTransportTest, ACookieTheServerDidNotGiveIsRefused) {
   EXPECT_NE(server.acceptor().last_refusal().find("did not give"),
             std::string::npos);
   EXPECT_EQ(MappedSegments(), before);  // nothing attached, nothing left
+}
+
+TEST(ShmHandoverTest, DoorbellsMustBeDistinctEventfdsThatHaveNotRung) {
+  int bells[4];
+  for (int& b : bells)
+    b = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  EXPECT_TRUE(CheckDoorbells(bells, 4).ok());
+  // Each is left as it came: silent.
+  uint64_t count;
+  for (int b : bells)
+    EXPECT_LT(::read(b, &count, sizeof(count)), 0);
+
+  // The server's room bell a second descriptor of its data bell.
+  int same[4] = {bells[0], ::dup(bells[0]), bells[2], bells[3]};
+  Status s = CheckDoorbells(same, 4);
+  EXPECT_EQ(s.ToString(),
+            "invalid argument: a handover's doorbells 0 and 1 are one "
+            "eventfd, expected distinct ones");
+  ::close(same[1]);
+
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  int not_bell[4] = {bells[0], bells[1], pipe_fds[0], bells[3]};
+  EXPECT_EQ(CheckDoorbells(not_bell, 4).ToString(),
+            "invalid argument: a handover's doorbell 2 is not an eventfd");
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+
+  const uint64_t one = 1;
+  ASSERT_EQ(::write(bells[3], &one, sizeof(one)), 8);
+  EXPECT_EQ(CheckDoorbells(bells, 4).ToString(),
+            "invalid argument: a handover's doorbell 3 rang before the "
+            "handover");
+  for (int b : bells)
+    ::close(b);
 }
 
 TEST(ShmTransportTest, GarbageInTheRingIsAFrameErrorAndTheServerGoesOn) {

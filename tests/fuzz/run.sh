@@ -10,11 +10,34 @@
 # then record what each input comes to with update_outcomes.sh.
 # libFuzzer's log (fuzz-0.log) and any finding (crash-*, leak-*, oom-*,
 # timeout-*) are written into BUILD_DIR; the script then exits non-zero.
+# TARGET shm_stream_test is no fuzzer: the shared-memory stream's wake-up
+# tests, built and run under ASan and UBSan in BUILD_DIR, then under TSan
+# in BUILD_DIR-tsan, each repeated for about SECONDS (default 600).
 set -eu
 seconds="${1:-600}"
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${2:-$src/build-fuzz}"
 target="${3:-wire_fuzzer}"
+if [ "$target" = shm_stream_test ]; then
+  for sanitizers in address,undefined thread; do
+    dir="$build"
+    [ "$sanitizers" = thread ] && dir="$build-tsan"
+    CC=clang CXX=clang++ cmake -S "$src" -B "$dir" -DPSTRAIN_FUZZ=ON \
+      -DPSTRAIN_FUZZ_SANITIZERS="$sanitizers" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build "$dir" --target shm_stream_test -j2 >/dev/null
+    echo "shm_stream_test under $sanitizers for ${seconds} s:"
+    end=$(( $(date +%s) + seconds / 2 ))
+    runs=0
+    while [ "$(date +%s)" -lt "$end" ] || [ "$runs" -eq 0 ]; do
+      TSAN_OPTIONS=halt_on_error=1 "$dir/bin/shm_stream_test" >"$dir/shm_stream_test.log" 2>&1 ||
+        { cat "$dir/shm_stream_test.log"; exit 1; }
+      runs=$((runs + 1))
+    done
+    echo "  $runs runs of $(grep -c '^\[       OK' "$dir/shm_stream_test.log") tests, every one passed"
+  done
+  exit 0
+fi
 CC=clang CXX=clang++ cmake -S "$src" -B "$build" -DPSTRAIN_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" --target "$target" -j2 >/dev/null

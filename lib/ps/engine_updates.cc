@@ -58,13 +58,17 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
   peer.push_id = header.request_id;
   peer.reading_push = push_pull;
   peer.replied_ahead = false;
-  if (push_pull && server_->steps_ahead() && server_->version_whole() &&
-      !key_steps_.ahead) {
-    // The first push of a step sets its order.
-    formats_.order.clear();
-    for (const auto& d : grads)
-      formats_.order.push_back(static_cast<int>(d.key));
-    server_->set_step_order(formats_.order);
+  if (push_pull && server_->steps_ahead()) {
+    // The first push of a step sets its order; later ones are answered
+    // at once when the step is already under way.
+    if (server_->version_whole() && !key_steps_.ahead) {
+      formats_.order.clear();
+      for (const auto& d : grads)
+        formats_.order.push_back(static_cast<int>(d.key));
+      server_->set_step_order(formats_.order);
+    } else if (key_steps_.ahead) {
+      SendParams(peer, peer.push_id, true);
+    }
   }
   return Status::Ok();
 }
@@ -180,6 +184,8 @@ void Engine::AddRecord(WorkerPeer& peer, int key, uint64_t nbytes) {
   if (!s.ok()) {
     peer.refused_key = key;
     peer.refused_why = s.message();
+    if (server_->steps_ahead())
+      server_->DiscardStep();  // as for a NaN piece (OnPiece)
     return;
   }
   rule_->AddRecord(peer.worker, key, codec, formats_.compression.params,
@@ -204,6 +210,12 @@ void Engine::OnPiece(PeerId id, size_t index) {
   if (!AllFinite(data, piece.bytes,
                  server_->params()[piece.key].scalar_type())) {
     peer->refused_key = piece.key;
+    // The step is skipped from this piece on, not from the end of its
+    // push: until then another worker's piece could still make a key
+    // final, and StepAhead would step it (and start the step's replies)
+    // in a step already known to be skipped.
+    if (server_->steps_ahead())
+      server_->DiscardStep();
     return;
   }
   rule_->AddPiece(peer->worker, piece.key, piece.offset, piece.bytes);

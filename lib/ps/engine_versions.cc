@@ -113,12 +113,12 @@ bool Engine::StartStepAhead() {
     WorkerPeer* p = members_.peer(w);
     if (!p)
       continue;
-    // A worker's reply starts once its own push is in: writing both ways
-    // at once over shared memory stalled a job (see the issue note).
     if (p->held.waiting && !p->held.ssp && p->held.min_version <= next) {
       p->held.waiting = false;
       p->waiting_seconds += Seconds(p->held.since);
       SendParams(*p, p->held.id, true);
+    } else if (p->reading_push && p->push_is_push_pull && !p->replied_ahead) {
+      SendParams(*p, p->push_id, true);
     }
   }
   return true;

@@ -223,7 +223,9 @@ class ParameterServer {
   /// were added: a float sum cannot be taken apart exactly. The refused push
   /// still counts (call Push), so the step closes and the version advances
   /// with the parameters and optimizer state unchanged, the way torch.amp's
-  /// GradScaler skips a step whose gradients are not finite.
+  /// GradScaler skips a step whose gradients are not finite. With
+  /// steps_ahead() it is called as soon as the refused piece is read, so
+  /// that no key is stepped ahead after it (ReadyAhead).
   void DiscardStep() { discards_.pending = true; }
   /// Sync steps that ended without an optimizer step (DiscardStep).
   uint64_t discarded_steps() const { return discards_.count; }

@@ -159,6 +159,9 @@ class PsClient : private net::ReplySink {
   }
   /// Whether the connection is up.
   bool connected() const { return client_.connected(); }
+  /// Whether the last call ended with an error the server sent (it refused
+  /// the request, or ended the run).
+  bool refused() const { return client_.error_from_peer(); }
 
   /// The address of this end of the connection ("" when not connected).
   std::string local_address() const { return client_.local_address(); }

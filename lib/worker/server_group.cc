@@ -11,6 +11,7 @@
 #include "ps/job_module.h"
 #include "ps/tensor_codec.h"
 #include "util/check.h"
+#include "worker/lost_servers.h"
 
 namespace pstrain::worker {
 
@@ -248,12 +249,10 @@ Status ServerGroup::ExchangeAll(Exchange what) {
 // exponential backoff until --reconnect_timeout, then pull its parameters
 // and version and go on from there.
 Status ServerGroup::Reconnect(const Status& why) {
-  std::vector<int> lost;
-  for (int s = 0; s < spec_.num_servers; ++s) {
-    if (clients_[s]->lost())
-      lost.push_back(s);
-  }
-  if (lost.empty() || options_.reconnect_timeout.count() <= 0)
+  if (options_.reconnect_timeout.count() <= 0)
+    return why;
+  const std::vector<int> lost = LostServers(clients_, why);
+  if (lost.empty())
     return why;
   StopHeartbeats();  // it walks clients_, which changes here
   const auto deadline = Clock::now() + options_.reconnect_timeout;

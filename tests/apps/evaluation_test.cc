@@ -192,7 +192,11 @@ TEST(SeveralServersTest, SurviveAKillOfBothServersWithResumeAuto) {
                World(port, dir))));
   }
   ASSERT_TRUE(rank0->WaitForErr("rank 4 joined", 60));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Killed once a periodic checkpoint is complete (every server's part
+  // written), however slow the machine is today: a fixed wait may end
+  // before the first one, and the servers would then start afresh.
+  ASSERT_FALSE(WaitForCheckpoint(dir.File("m.pt"), 60).second.empty())
+      << rank0->OutSoFar();
   // Rank 1 first: the workers see it go before rank 0 goes too, and rank 0
   // may end first on its own (exit 1: a server lost before it sent its
   // slices fails the run), telling the workers so.

@@ -115,7 +115,12 @@ TEST(MembershipTest, KilledWorkerOverSharedMemoryLeavesNoSegment) {
                        {}));
   const std::string port = std::to_string(serve.ListenPort(30));
   auto workers = StartWorkers(port, dir, 10);
-  ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
+  // Every rank's join, not only the last started one's: the three start
+  // together and join in whatever order they get the CPU. A worker
+  // registers only after its handover was answered, and the server maps
+  // the segment before it answers, so each "joined" is one segment mapped.
+  for (int r = 1; r <= 3; ++r)
+    ASSERT_TRUE(serve.WaitForErr("rank " + std::to_string(r) + " joined", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   EXPECT_EQ(MappedShmSegments(serve.pid()), 3);
   workers[2]->Signal(SIGKILL);

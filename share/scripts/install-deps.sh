@@ -22,7 +22,7 @@ if [ "${1:-}" = "--test" ]; then
   # iproute2: ip and tc build the hosts joined by shaped links that the
   # across-hosts tests run on (bench/hosts.sh).
   packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev clang-format
-    python3-torchvision python3-pil chromium iproute2"
+    python3-torchvision python3-pil chromium iproute2 prometheus"
 fi
 missing=""
 for p in $packages; do

@@ -58,17 +58,13 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
   peer.push_id = header.request_id;
   peer.reading_push = push_pull;
   peer.replied_ahead = false;
-  if (push_pull && server_->steps_ahead()) {
-    // The first push of a step sets its order; later ones are answered
-    // at once when the step is already under way.
-    if (server_->version_whole() && !key_steps_.ahead) {
-      formats_.order.clear();
-      for (const auto& d : grads)
-        formats_.order.push_back(static_cast<int>(d.key));
-      server_->set_step_order(formats_.order);
-    } else if (key_steps_.ahead) {
-      SendParams(peer, peer.push_id, true);
-    }
+  if (push_pull && server_->steps_ahead() && server_->version_whole() &&
+      !key_steps_.ahead) {
+    // The first push of a step sets its order.
+    formats_.order.clear();
+    for (const auto& d : grads)
+      formats_.order.push_back(static_cast<int>(d.key));
+    server_->set_step_order(formats_.order);
   }
   return Status::Ok();
 }

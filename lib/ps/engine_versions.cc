@@ -113,12 +113,16 @@ bool Engine::StartStepAhead() {
     WorkerPeer* p = members_.peer(w);
     if (!p)
       continue;
+    // A worker's reply starts once its own push is in. Meanwhile the
+    // replies of those whose pushes are in have the link (or the cores)
+    // to themselves and end sooner, so their next step starts sooner;
+    // started at once, every reply shares the rate and all end late.
+    // Two hosts at 1 Gbit/s, Net, sync: 546 samples/s against 514
+    // (share/doc/benchmarks.md, "Across hosts").
     if (p->held.waiting && !p->held.ssp && p->held.min_version <= next) {
       p->held.waiting = false;
       p->waiting_seconds += Seconds(p->held.since);
       SendParams(*p, p->held.id, true);
-    } else if (p->reading_push && p->push_is_push_pull && !p->replied_ahead) {
-      SendParams(*p, p->push_id, true);
     }
   }
   return true;

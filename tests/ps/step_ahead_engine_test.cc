@@ -51,7 +51,7 @@ std::vector<wire::Params> Replies(EngineHarness& h, PeerId peer) {
   return out;
 }
 
-TEST(StepAheadTest, AKeyIsSteppedAndTheRepliesStartBeforeTheStepCloses) {
+TEST(StepAheadTest, AKeyIsSteppedAndAWholePushsReplyStartsBeforeTheStepCloses) {
   EngineHarness h(Spec(), Params());
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
   ASSERT_TRUE(h.Push(a, 0, Grads(1.0f), 10, true, -1, kBackward).ok());
@@ -64,9 +64,11 @@ TEST(StepAheadTest, AKeyIsSteppedAndTheRepliesStartBeforeTheStepCloses) {
   EXPECT_FALSE(order.stepped(1));
   EXPECT_FLOAT_EQ(h.server().params()[2][0].item<float>(), -0.5f * 2.0f);
   EXPECT_FLOAT_EQ(h.server().params()[1][0].item<float>(), 0.0f);
-  // Both replies are out, as of version 1, keys in the pushes' order,
-  // each key's bytes waiting on its place in that order.
-  for (PeerId peer : {a, b}) {
+  // a's reply is out, as of version 1, keys in the pushes' order, each
+  // key's bytes waiting on its place in that order; b's waits for its own
+  // push, so that a's has the link to itself meanwhile.
+  EXPECT_TRUE(Replies(h, b).empty());
+  for (PeerId peer : {a}) {
     auto replies = Replies(h, peer);
     ASSERT_EQ(replies.size(), 1u) << peer;
     EXPECT_EQ(replies[0].version, 1u);

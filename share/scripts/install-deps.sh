@@ -20,7 +20,8 @@ if [ "${1:-}" = "--test" ]; then
   # with torchvision's. chromium: headless, it runs the report's and the
   # dashboard's JavaScript and a test reads back what the charts drew.
   # iproute2: ip and tc build the hosts joined by shaped links that the
-  # across-hosts tests run on (bench/hosts.sh).
+  # across-hosts tests run on (bench/hosts.sh). prometheus: a test scrapes
+  # a running job's metrics with the real server.
   packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev clang-format
     python3-torchvision python3-pil chromium iproute2 prometheus"
 fi

@@ -49,7 +49,9 @@ if(PSTRAIN_TORCH_PCH)
   target_precompile_headers(pstrain_torch_pch PRIVATE <torch/torch.h>)
   # The same header for the tests, built with their flags: GCC takes a
   # precompiled header only under the optimization it was made with.
-  add_library(pstrain_test_pch OBJECT ${CMAKE_CURRENT_LIST_DIR}/torch_pch.cc)
+  # Built only for the tests that reuse it, not by a build of the binary.
+  add_library(pstrain_test_pch OBJECT EXCLUDE_FROM_ALL
+              ${CMAKE_CURRENT_LIST_DIR}/torch_pch.cc)
   target_link_libraries(pstrain_test_pch PRIVATE torch_lib)
   target_compile_options(pstrain_test_pch PRIVATE ${PSTRAIN_TEST_OPTIMIZATION})
   target_precompile_headers(pstrain_test_pch PRIVATE <torch/torch.h>)

@@ -50,7 +50,8 @@ int StatusOf(int port, const std::string& request) {
   return reply.size() > 12 ? std::stoi(reply.substr(9, 3)) : 0;
 }
 
-// Sends each bad request of the issue to `port`; all get HTTP errors.
+// Sends `port` what a dashboard must survive (an unknown page, a POST, an
+// oversized body, a thousand idle connections); each gets an HTTP error.
 void SendBadRequests(int port) {
   EXPECT_EQ(HttpGet("127.0.0.1", port, "/no/such/page").status, 404);
   EXPECT_EQ(StatusOf(port,

@@ -10,7 +10,7 @@ namespace {
 
 // Flag bits this build understands: none yet. A peer that sets a bit we do
 // not know means something we cannot honour, so it is refused, not ignored.
-constexpr uint32_t kKnownFlags = 0;
+constexpr uint32_t kKnownFlags = kFrameTagged;
 
 std::string Hex32(uint32_t v) {
   char buf[16];
@@ -121,7 +121,8 @@ Status DecodeFrameHeader(const char* in, uint64_t max_frame_bytes,
   const uint32_t flags = DecodeFixed32(in + 8);
   if ((flags & ~kKnownFlags) != 0) {
     return HeaderError("flags " + Hex32(flags) + " has unknown bits " +
-                       Hex32(flags & ~kKnownFlags) + ", expected 0");
+                       Hex32(flags & ~kKnownFlags) + ", expected only " +
+                       Hex32(kKnownFlags));
   }
   const uint64_t body_len = DecodeFixed64(in + 12);
   if (body_len < kMetaLenBytes) {

@@ -9,14 +9,17 @@
 //   0  u32 magic       kMagic, the bytes "PSTR"
 //   4  u16 version     kWireVersion
 //   6  u16 type        MsgType
-//   8  u32 flags       0; unknown bits are refused
+//   8  u32 flags       kFrameTagged or 0; unknown bits are refused
 //  12  u64 body_len    bytes after the header, <= max_frame_bytes
 //  20  u64 request_id  chosen by the requester, echoed in the reply
 //
 // Body:
 //   u32 meta_len, meta (message fields and tensor descriptors, see
 //   messages.h), then the raw tensor bytes of every descriptor in order.
-//   body_len == 4 + meta_len + sum(desc.nbytes) exactly.
+//   body_len == 4 + meta_len + sum(desc.nbytes) exactly. A tagged frame
+//   (push, push_pull and params only) sends each descriptor's bytes once, in
+//   any order, after its u32 index among the meta's descriptors (tensors, then
+//   rows): body_len == 4 + meta_len + sum(4 + desc.nbytes).
 
 #include <cstddef>
 #include <cstdint>
@@ -31,10 +34,20 @@ inline constexpr uint32_t kMagic = 0x52545350;  // "PSTR" in little-endian
 // 6: get_module and module; 7: push_batch and batch_done (--placement
 // server); 8: heartbeat carries the worker's progress (str json); 9: params
 // in the step's order, snapshot's standby bit, the shared-memory handover's
-// four doorbells.
-inline constexpr uint16_t kWireVersion = 9;
+// four doorbells; 10: tagged pushes (kFrameTagged).
+inline constexpr uint16_t kWireVersion = 10;
 inline constexpr size_t kFrameHeaderBytes = 28;
 inline constexpr size_t kMetaLenBytes = 4;
+/// Flag bit: the data section is tagged, each descriptor's bytes after its
+/// u32 index, in whatever order the sender chose, so that a push can send
+/// the gradient the next forward needs first, whenever backward makes it
+/// (P3: Jayarajan et al., "Priority-based Parameter Propagation for
+/// Distributed DNN Training", SysML 2019, section 3), and the server the
+/// parameters it has stepped while others are still arriving. Push,
+/// push_pull and params only.
+inline constexpr uint32_t kFrameTagged = 1u << 0;
+/// Bytes of a tag: the u32 index of the descriptor whose bytes follow.
+inline constexpr size_t kTagBytes = 4;
 /// Default cap on body_len: 4 GiB, so that one large embedding slice fits.
 inline constexpr uint64_t kDefaultMaxFrameBytes = uint64_t{1} << 32;
 /// Cap on meta_len (descriptors and cold-path JSON; never tensor data).

@@ -17,10 +17,12 @@ namespace {
 
 // Checks a frame of a `Struct` message, whose table row says `kData`.
 template <typename Struct, DataSection kData>
-Status ValidateAs(MsgType type, std::string_view meta, uint64_t data_bytes) {
+Status ValidateAs(MsgType type, std::string_view meta, uint64_t data_bytes,
+                  bool tagged) {
   if constexpr (kData == DataSection::kTensors) {
-    return internal::ValidateTensorMeta(meta, type, data_bytes);
+    return internal::ValidateTensorMeta(meta, type, data_bytes, tagged);
   } else {
+    (void)tagged;  // only push and push_pull may be tagged: ValidateFrame
     if (data_bytes != 0) {
       return Corruption(std::string(MsgTypeName(type)) + ": data section is " +
                         std::to_string(data_bytes) + " bytes, expected 0");
@@ -61,7 +63,7 @@ Status DataBytes(const std::vector<TensorDesc>& descs,
 }
 
 void EncodeFramePrefix(MsgType type, uint64_t request_id, std::string_view meta,
-                       uint64_t data_bytes, std::string* out) {
+                       uint64_t data_bytes, std::string* out, uint32_t flags) {
   PS_CHECK(meta.size() <= kMaxMetaBytes)
       << "meta of " << meta.size() << " bytes";
   PS_CHECK(data_bytes <=
@@ -69,6 +71,7 @@ void EncodeFramePrefix(MsgType type, uint64_t request_id, std::string_view meta,
       << "body_len overflows u64";
   FrameHeader header;
   header.type = type;
+  header.flags = flags;
   header.body_len = kMetaLenBytes + meta.size() + data_bytes;
   header.request_id = request_id;
   out->clear();
@@ -93,10 +96,18 @@ Status CheckBodyLength(const FrameHeader& header, uint64_t meta_len,
 Status ValidateFrame(const FrameHeader& header, std::string_view meta,
                      uint64_t data_bytes) {
   PS_RETURN_IF_ERROR(CheckBodyLength(header, meta.size(), data_bytes));
+  const bool tagged = (header.flags & kFrameTagged) != 0;
+  if (tagged && header.type != MsgType::kPush &&
+      header.type != MsgType::kPushPull && header.type != MsgType::kParams) {
+    return Corruption(std::string(MsgTypeName(header.type)) +
+                      ": flags has the tagged bit, which only push, "
+                      "push_pull and params may carry");
+  }
   switch (header.type) {
-#define PSTRAIN_WIRE_CASE(value, Enum, name, Struct, Data) \
-  case MsgType::Enum:                                      \
-    return ValidateAs<Struct, DataSection::Data>(header.type, meta, data_bytes);
+#define PSTRAIN_WIRE_CASE(value, Enum, name, Struct, Data)          \
+  case MsgType::Enum:                                               \
+    return ValidateAs<Struct, DataSection::Data>(header.type, meta, \
+                                                 data_bytes, tagged);
     PSTRAIN_WIRE_MESSAGES(PSTRAIN_WIRE_CASE)
 #undef PSTRAIN_WIRE_CASE
   }

@@ -318,11 +318,13 @@ Status DataBytes(const std::vector<TensorDesc>& descs, uint64_t* total);
 Status DataBytes(const std::vector<TensorDesc>& descs,
                  const std::vector<SparseRows>& rows, uint64_t* total);
 
-/// Writes header, u32 meta_len and meta into *out (cleared first), ready to
-/// be followed on the socket by `data_bytes` of tensor data.
+/// Writes header (with `flags`), u32 meta_len and meta into *out (cleared
+/// first), ready to be followed on the socket by `data_bytes` of tensor
+/// data (tags included in a tagged frame).
 /// REQUIRES: meta.size() <= kMaxMetaBytes.
 void EncodeFramePrefix(MsgType type, uint64_t request_id, std::string_view meta,
-                       uint64_t data_bytes, std::string* out);
+                       uint64_t data_bytes, std::string* out,
+                       uint32_t flags = 0);
 
 /// Checks that a header's body_len equals 4 + meta_len + data_bytes and that
 /// meta_len <= kMaxMetaBytes; kCorruption naming both numbers otherwise.
@@ -331,7 +333,10 @@ Status CheckBodyLength(const FrameHeader& header, uint64_t meta_len,
 
 /// Checks body_len (CheckBodyLength), decodes `meta` as the message
 /// `header.type` says, and checks that the data section is exactly as long
-/// as its descriptors say (empty for DataSection::kNone). Allocates nothing
+/// as its descriptors say (empty for DataSection::kNone; each descriptor's
+/// bytes plus kTagBytes in a tagged push or params, which no other message
+/// may be:
+/// frame.h's kFrameTagged). Allocates nothing
 /// for the hot-path messages (pull, push, push_pull, params, shard, ack,
 /// heartbeat, push_batch, batch_done); returns kCorruption naming the
 /// message and field. Every frame passes it before its data is read

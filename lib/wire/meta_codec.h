@@ -30,10 +30,11 @@ Status CheckDims(const int64_t* dims, size_t ndim);
 Status CheckMetaLength(const FrameHeader& header, uint64_t meta_len);
 /// ValidateFrame for a DataSection::kTensors message (tensor_messages.cc):
 /// walks `meta`'s descriptors, checked as DecodeMeta checks them, without
-/// storing them, and refuses unless their nbytes add up to `data_bytes`.
-/// Allocates nothing unless it fails, but for a module (its sha256).
+/// storing them, and refuses unless their nbytes add up to `data_bytes`
+/// (`tagged`: each plus kTagBytes, frame.h's kFrameTagged). Allocates
+/// nothing unless it fails, but for a module (its sha256).
 Status ValidateTensorMeta(std::string_view meta, MsgType type,
-                          uint64_t data_bytes);
+                          uint64_t data_bytes, bool tagged);
 /// ValidateTensorMeta for module (module_messages.cc): decodes `meta` as
 /// DecodeMeta(ModuleMsg) does and refuses unless its descriptor's nbytes
 /// is `data_bytes`.

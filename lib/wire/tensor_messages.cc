@@ -246,7 +246,7 @@ namespace internal {
 // Walks the descriptors without storing them, so validating a hot-path
 // frame allocates nothing.
 Status ValidateTensorMeta(std::string_view meta, MsgType type,
-                          uint64_t data_bytes) {
+                          uint64_t data_bytes, bool tagged) {
   if (type == MsgType::kModule)
     return ValidateModuleMeta(meta, data_bytes);
   if (type == MsgType::kPushBatch)
@@ -255,31 +255,33 @@ Status ValidateTensorMeta(std::string_view meta, MsgType type,
   // refused at once.
   class SumSink : public TensorMetaSink {
    public:
-    explicit SumSink(uint64_t left) : left_(left) {}
+    SumSink(uint64_t left, uint64_t tag) : left_(left), tag_(tag) {}
     Status Dense(const TensorDesc& d) override { return Take(d); }
     Status Rows(uint32_t, const TensorDesc& d) override { return Take(d); }
     uint64_t left() const { return left_; }
 
    private:
     Status Take(const TensorDesc& d) {
-      if (d.nbytes > left_) {
+      if (tag_ > left_ || d.nbytes > left_ - tag_) {
         return Corruption("nbytes " + std::to_string(d.nbytes) +
-                          " exceeds the " + std::to_string(left_) +
-                          " data bytes left");
+                          (tag_ ? " and its tag exceed" : " exceeds") +
+                          " the " + std::to_string(left_) + " data bytes left");
       }
-      left_ -= d.nbytes;
+      left_ -= tag_ + d.nbytes;
       return Status::Ok();
     }
     uint64_t left_;
+    const uint64_t tag_;
   };
   uint64_t version = 0;
-  SumSink sink(data_bytes);
+  SumSink sink(data_bytes, tagged ? kTagBytes : 0);
   PS_RETURN_IF_ERROR(ReadTensorMeta(meta, type, &version, sink));
   const uint64_t left = sink.left();
   if (left == 0)
     return Status::Ok();
   return Corruption(std::string(MsgTypeName(type)) + ": data section is " +
-                    std::to_string(data_bytes) + " bytes, descriptors say " +
+                    std::to_string(data_bytes) + " bytes, descriptors" +
+                    (tagged ? " and their tags" : "") + " say " +
                     std::to_string(data_bytes - left));
 }
 

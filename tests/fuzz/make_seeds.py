@@ -22,9 +22,9 @@ def wire_version():
 VERSION = wire_version()
 
 
-def frame(mtype, meta, data=b"", request_id=7):
+def frame(mtype, meta, data=b"", request_id=7, flags=0):
     body = struct.pack("<I", len(meta)) + meta + data
-    return struct.pack("<IHHIQQ", MAGIC, VERSION, mtype, 0, len(body),
+    return struct.pack("<IHHIQQ", MAGIC, VERSION, mtype, flags, len(body),
                        request_id) + body
 
 
@@ -67,6 +67,19 @@ def tensors(mtype, version, shapes, tail=b""):
         datas.append(d)
     meta = struct.pack("<QI", version, len(shapes)) + b"".join(metas) + tail
     return frame(mtype, meta, b"".join(datas))
+
+
+def tagged(mtype, version, shapes, order, tail=b""):
+    """A tagged push (flag bit 0): each descriptor's bytes after its u32
+    index, descriptors in `order`."""
+    metas, datas = [], []
+    for key, dims in enumerate(shapes):
+        m, d = desc(key, dims)
+        metas.append(m)
+        datas.append(d)
+    meta = struct.pack("<QI", version, len(shapes)) + b"".join(metas) + tail
+    data = b"".join(struct.pack("<I", i) + datas[i] for i in order)
+    return frame(mtype, meta, data, flags=1)
 
 
 def ids(values):
@@ -143,6 +156,9 @@ def main(out):
         "params": tensors(9, 4, [[4], []], b"\0" * 4 + members),
         "done": frame(10, s(b'{"steps":5}')),
         "push": tensors(11, 1, [[1, 2, 1]], b"\0" * 8),
+        "push_pull-tagged": tagged(8, 2, [[2, 3], [3], [1]], [2, 0, 1],
+                                   b"\0" * 8),
+        "push-tagged": tagged(11, 1, [[1, 2, 1], [2]], [1, 0], b"\0" * 8),
         "auth_hello": frame(12, s(nonce)),
         "challenge": frame(13, s(nonce) + s(proof)),
         "auth": frame(14, s(proof)),

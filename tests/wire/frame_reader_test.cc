@@ -214,21 +214,21 @@ TEST(FrameReaderTest, EmptyFrameCompletesWithoutMoreInput) {
   EXPECT_TRUE(reader.data().empty());
 }
 
-// The hello of a version-8 build (the example in wire-format.md, byte for
-// byte): refused at its header, in one line naming both versions, before
-// anything of its body is read.
-TEST(FrameReaderTest, AVersion8HelloIsRefusedNamingBothVersions) {
-  const std::string hello8 = {
-      0x50, 0x53, 0x54, 0x52, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+// The hello of a version-9 build (the example in wire-format.md, byte for
+// byte, but its version): refused at its header, in one line naming both
+// versions, before anything of its body is read.
+TEST(FrameReaderTest, AVersion9HelloIsRefusedNamingBothVersions) {
+  const std::string hello9 = {
+      0x50, 0x53, 0x54, 0x52, 0x09, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
       0x00, 0x0d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0b, 0x0a,
       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x01,
       0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00};
   FrameReader reader(kDefaultMaxFrameBytes);
-  std::string_view in = hello8;
+  std::string_view in = hello9;
   ASSERT_EQ(reader.Feed(&in), State::kError);
   EXPECT_EQ(reader.status().ToString(),
-            "incompatible: protocol version 8, this build speaks 9");
-  EXPECT_EQ(in.size(), hello8.size() - kFrameHeaderBytes);
+            "incompatible: protocol version 9, this build speaks 10");
+  EXPECT_EQ(in.size(), hello9.size() - kFrameHeaderBytes);
 }
 
 TEST(FrameReaderTest, RejectsBadHeaderFields) {
@@ -237,9 +237,9 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   ExpectError(f, StatusCode::kCorruption,
               "frame header: magic is 0x52545300, expected 0x52545350");
   f = SampleFrame();
-  f[4] = 10;
+  f[4] = 11;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 10, this build speaks 9");
+              "protocol version 11, this build speaks 10");
   f = SampleFrame();
   f[6] = 25;
   ExpectError(f, StatusCode::kCorruption,

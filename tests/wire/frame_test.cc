@@ -56,7 +56,7 @@ TEST(FrameTest, HeaderGoldenBytes) {
   h.request_id = 0x1122334455667788ull;
   const std::string expected = Bytes({
       0x50, 0x53, 0x54, 0x52,                          // magic "PSTR"
-      0x09, 0x00,                                      // version 9
+      0x0a, 0x00,                                      // version 10
       0x08, 0x00,                                      // type push_pull
       0x00, 0x00, 0x00, 0x00,                          // flags
       0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // body_len
@@ -99,13 +99,13 @@ TEST(FrameTest, RejectsWrongMagic) {
 }
 
 TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
-  for (uint16_t v : {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 0xFFFF}) {
+  for (uint16_t v : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.version = v;
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kIncompatible);
     EXPECT_EQ(s.message(), "protocol version " + std::to_string(v) +
-                               ", this build speaks 9");
+                               ", this build speaks 10");
   }
 }
 
@@ -121,7 +121,7 @@ TEST(FrameTest, RejectsUnknownType) {
 }
 
 TEST(FrameTest, RejectsEveryUnknownFlagBit) {
-  for (int bit = 0; bit < 32; ++bit) {
+  for (int bit = 1; bit < 32; ++bit) {  // bit 0 is kFrameTagged
     FrameHeader h = ValidHeader();
     h.flags = uint32_t{1} << bit;
     Status s = Decode(Encode(h));
@@ -132,8 +132,13 @@ TEST(FrameTest, RejectsEveryUnknownFlagBit) {
   FrameHeader h = ValidHeader();
   h.flags = 0x5;
   EXPECT_EQ(Decode(Encode(h)).message(),
-            "frame header: flags 0x00000005 has unknown bits 0x00000005, "
-            "expected 0");
+            "frame header: flags 0x00000005 has unknown bits 0x00000004, "
+            "expected only 0x00000001");
+  h.flags = kFrameTagged;
+  FrameHeader out;
+  ASSERT_TRUE(
+      DecodeFrameHeader(Encode(h).data(), kDefaultMaxFrameBytes, &out).ok());
+  EXPECT_EQ(out.flags, kFrameTagged);
 }
 
 TEST(FrameTest, RejectsOversizeBody) {
@@ -171,7 +176,7 @@ TEST(FrameTest, RejectsBodyTooShortForMetaLen) {
 
 TEST(FrameTest, LeavesOutputAloneOnError) {
   FrameHeader h = ValidHeader();
-  h.flags = 1;
+  h.flags = 2;
   FrameHeader out;
   out.request_id = 99;
   EXPECT_FALSE(

@@ -1,5 +1,6 @@
 #include "net/client.h"
 
+#include <numeric>
 #include <thread>
 
 #include <asio/bind_allocator.hpp>
@@ -70,6 +71,11 @@ Status Client::Connect(const std::string& host, int port,
   return Timeout("no server at " + host + ":" + std::to_string(port) +
                  " within " + std::to_string(timeout.count() / 1000) + " s (" +
                  last_error + ")");
+}
+
+void Client::SetSendWindow(uint64_t bytes) {
+  if (conn_)
+    conn_->SetSendWindow(bytes);
 }
 
 Status Client::UseShm(std::unique_ptr<ShmStream> stream) {
@@ -163,6 +169,13 @@ Status Client::OnMeta(Connection& conn, const wire::FrameHeader& header,
   PS_RETURN_IF_ERROR(sink_->OnMeta(header, meta, data_bytes, dst));
   if (sink_->piecewise())
     conn.ReadPieceByPiece();
+  if ((header.flags & wire::kFrameTagged) != 0) {
+    // A sink that says nothing reads one buffer per descriptor.
+    tag_groups_.resize(dst->size());
+    std::iota(tag_groups_.begin(), tag_groups_.end(), size_t{0});
+    const std::vector<size_t>* groups = sink_->groups();
+    conn.ReadTagged(groups != nullptr ? *groups : tag_groups_);
+  }
   return Status::Ok();
 }
 

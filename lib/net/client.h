@@ -35,6 +35,9 @@ class ReplySink {
   virtual bool piecewise() const { return false; }
   /// Buffer `index` of *dst is in (piecewise sinks only).
   virtual void OnPiece(size_t index) { (void)index; }
+  /// A tagged reply (wire::kFrameTagged): by descriptor, its first buffer
+  /// in *dst (Connection::ReadTagged); nullptr: one buffer each.
+  virtual const std::vector<size_t>* groups() const { return nullptr; }
 };
 
 class Client : private Connection::Handler {
@@ -74,6 +77,10 @@ class Client : private Connection::Handler {
   /// `gate`, which must outlive the Client or the next WatchGate; a Call
   /// then writes such a request as the gate opens. nullptr: none.
   void WatchGate(SendGate* gate);
+
+  /// Connection::SetSendWindow (bytes) on this client's connection; does
+  /// nothing when not connected.
+  void SetSendWindow(uint64_t bytes);
 
   std::string_view reply_meta() const { return reply_meta_; }
   /// Whether the last Call's error is one the peer sent (an error frame),
@@ -118,6 +125,7 @@ class Client : private Connection::Handler {
   bool error_from_peer_ = false;
   wire::MsgType reply_type_ = wire::MsgType::kAck;
   std::string reply_meta_;
+  std::vector<size_t> tag_groups_;  // one buffer per descriptor
   Status close_status_;
   bool closed_ = false;
   SendGate* gate_ = nullptr;

@@ -39,15 +39,6 @@ void Connection::WriteAll(const Buffers& buffers, Fn fn) {
        : asio::async_write(socket_, buffers, OnWrite(std::move(fn)));
 }
 
-Status FromAsioError(const std::error_code& ec, const std::string& what) {
-  if (ec == asio::error::eof || ec == asio::error::connection_reset ||
-      ec == asio::error::connection_refused ||
-      ec == asio::error::connection_aborted || ec == asio::error::broken_pipe) {
-    return Unavailable(what + ": " + ec.message());
-  }
-  return IOError(what + ": " + ec.message());
-}
-
 Status Connection::WriteNow(std::string_view bytes) {
   if (shm_) {
     PS_RETURN_IF_ERROR(shm_->WriteNow(bytes));
@@ -196,43 +187,48 @@ void Connection::OnMetaRead(const std::error_code& ec) {
   const wire::FrameHeader& header = parser_.header();
   const uint64_t data_bytes = parser_.data_bytes();
   data_dst_.clear();
-  piecewise_ = false;
+  reads_.Reset();
   Status s = parser_.Meta(meta_);
   if (s.ok())
     s = handler_->OnMeta(*this, header, meta_, data_bytes, &data_dst_);
-  if (s.ok()) {
-    uint64_t total = 0;
-    for (const auto& b : data_dst_)
-      total += b.size();
-    if (total != data_bytes) {
-      s = Corruption("frame data is " + std::to_string(data_bytes) +
-                     " bytes, the buffers for it " + std::to_string(total));
-    }
-  }
+  if (s.ok())
+    s = reads_.Start(header, data_bytes, data_dst_);
   if (!s.ok())
     return Fail(s, header.request_id, true);
-  if (data_bytes == 0)
-    return OnDataRead({});
-  if (piecewise_)
-    return ReadPiece(0);
-  ReadAll(BufferView<asio::mutable_buffer>(data_dst_),
-          [self = shared_from_this()](const std::error_code& ec, size_t) {
-            self->OnDataRead(ec);
-          });
+  ReadData();
 }
 
-void Connection::ReadPiece(size_t index) {
-  if (index == data_dst_.size())
+void Connection::ReadData() {
+  const DataReads::Step step = reads_.Next();
+  if (step.kind == DataReads::Step::kDone)
     return OnDataRead({});
-  ReadAll(data_dst_[index], [self = shared_from_this(), index](
-                                const std::error_code& ec, size_t) {
-    if (self->closed_)
-      return;
-    if (ec)
-      return self->Fail(self->ReadError(ec), 0, false);
-    self->handler_->OnPiece(*self, index);
-    self->ReadPiece(index + 1);
-  });
+  if (step.kind == DataReads::Step::kTag) {
+    return ReadAll(
+        asio::buffer(reads_.tag(), wire::kTagBytes),
+        [self = shared_from_this()](const std::error_code& ec, size_t) {
+          if (self->closed_)
+            return;
+          if (ec)
+            return self->Fail(self->ReadError(ec), 0, false);
+          const wire::FrameHeader& header = self->parser_.header();
+          Status s = self->reads_.Take(wire::MsgTypeName(header.type));
+          if (!s.ok())
+            return self->Fail(s, header.request_id, true);
+          self->ReadData();
+        });
+  }
+  ReadAll(BufferView<asio::mutable_buffer>(data_dst_.data() + step.begin,
+                                           data_dst_.data() + step.end),
+          [self = shared_from_this(), step](const std::error_code& ec, size_t) {
+            if (self->closed_)
+              return;
+            if (ec)
+              return self->Fail(self->ReadError(ec), 0, false);
+            if (self->reads_.piecewise())
+              self->handler_->OnPiece(*self, step.begin);
+            self->reads_.Done(step);
+            self->ReadData();
+          });
 }
 
 void Connection::OnDataRead(const std::error_code& ec) {
@@ -277,52 +273,48 @@ void Connection::WriteNext() {
   writing_ = true;
   writing_since_ = std::chrono::steady_clock::now();
   FrameBuffers* frame = write_queue_.front();
-  const auto& buffers = frame->Finish();
-  if (frame->gate() != nullptr) {
-    gated_next_ = 0;
-    return WriteGated();
-  }
-  WriteAll(
-      BufferView<asio::const_buffer>(buffers),
-      [self = shared_from_this(), frame](const std::error_code& ec, size_t n) {
-        self->bytes_written_ += n;
-        self->FrameWritten(frame, ec);
-      });
+  frame->Finish();
+  gated_.Start(*frame);
+  WriteGated();
 }
 
-// Writes the buffers of the front frame whose marks are open, then the
-// next ones as the gate opens; while none is, no write is in flight and the
-// time is ours, not a stalled peer's.
 void Connection::WriteGated() {
   FrameBuffers* frame = write_queue_.front();
-  const SendGate& gate = *frame->gate();
-  if (gate.aborted()) {
+  if (frame->gate() != nullptr && frame->gate()->aborted()) {
     writing_ = false;  // nothing in flight: Finish releases the frame
     return Fail(IOError("the data of a " +
                         std::string(wire::MsgTypeName(frame->type())) + " to " +
                         remote_ + " was never produced"),
                 0, false);
   }
-  const auto& buffers = frame->Finish();
-  const uint32_t open = gate.open();
-  size_t end = gated_next_;
-  while (end < buffers.size() && frame->mark(end) <= open)
-    ++end;
-  if (end == gated_next_) {
+  if (!gated_.at_group() || !send_window_ || shm_)
+    return WriteOpen(frame);
+  socket_.async_wait(
+      asio::ip::tcp::socket::wait_write,
+      OnWrite([self = shared_from_this(), frame](const std::error_code& ec) {
+        if (ec || self->closed_)
+          return self->FrameWritten(frame, ec);  // closed: released
+        self->WriteOpen(frame);
+      }));
+}
+
+void Connection::WriteOpen(FrameBuffers* frame) {
+  const GatedWrites::Range r = gated_.Next(*frame);
+  if (r.empty()) {
     waiting_for_gate_ = true;
     writing_since_ = {};
     return;
   }
-  WriteAll(BufferView<asio::const_buffer>(buffers.data() + gated_next_,
-                                          buffers.data() + end),
-           [self = shared_from_this(), frame, end](const std::error_code& ec,
-                                                   size_t n) {
+  const auto& buffers = frame->buffers();
+  WriteAll(BufferView<asio::const_buffer>(buffers.data() + r.begin,
+                                          buffers.data() + r.end),
+           [self = shared_from_this(), frame, r](const std::error_code& ec,
+                                                 size_t n) {
              self->bytes_written_ += n;
-             frame->Wrote(self->gated_next_, ec ? self->gated_next_ : end);
-             if (!ec && !self->closed_ && end < frame->Finish().size()) {
-               self->gated_next_ = end;
+             frame->Wrote(r.begin, ec ? r.begin : r.end);
+             self->gated_.Wrote(r);
+             if (!ec && !self->closed_ && !self->gated_.done())
                return self->WriteGated();
-             }
              self->FrameWritten(frame, ec);
            });
 }

@@ -24,9 +24,13 @@
 #include <asio/bind_allocator.hpp>
 #include <asio/ip/tcp.hpp>
 
+#include "net/asio_status.h"
+#include "net/data_reads.h"
 #include "net/frame_buffers.h"
+#include "net/gated_writes.h"
 #include "net/handler_memory.h"
 #include "net/shm_stream.h"
+#include "net/transport.h"
 #include "util/status.h"
 #include "wire/frame.h"
 #include "wire/frame_parser.h"
@@ -59,7 +63,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     /// the connection is closed.
     /// Calling conn.ReadPieceByPiece() here makes the connection read one
     /// buffer at a time and call OnPiece after each, so that buffers may
-    /// share memory (a bounded chunk reused for a large tensor).
+    /// share memory (a bounded chunk reused for a large tensor). A tagged
+    /// frame (wire::kFrameTagged; `data_bytes` counts its tags) is read
+    /// only once its descriptors' buffers are named by conn.ReadTagged:
+    /// its descriptors then come in whatever order the sender chose.
     virtual Status OnMeta(Connection& conn, const wire::FrameHeader& header,
                           std::string_view meta, uint64_t data_bytes,
                           std::vector<asio::mutable_buffer>* dst) = 0;
@@ -102,7 +109,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Sends an error frame answering `request_id`, then closes.
   void SendErrorAndClose(uint64_t request_id, const Status& status);
   /// See Handler::OnMeta; applies to the frame being read.
-  void ReadPieceByPiece() { piecewise_ = true; }
+  void ReadPieceByPiece() { reads_.ReadPieceByPiece(); }
+  /// See Handler::OnMeta: descriptor i of a tagged frame's meta (tensors,
+  /// then rows) is read into buffers [first[i], first[i + 1]) of *dst (the
+  /// last to the end); `first` ascends. Applies to the frame being read.
+  void ReadTagged(const std::vector<size_t>& first) { reads_.Name(first); }
   /// Writes `bytes` (a small frame) at once with one send() on the socket,
   /// from any thread, while no Send of this Connection is in flight and no
   /// other thread runs its io_context (the caller ensures both). A system
@@ -115,6 +126,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// for the handover's answer before it sends again).
   Status UseShm(std::unique_ptr<ShmStream> stream);
   bool on_shm() const { return shm_ != nullptr; }
+  /// Over TCP, from now on: a tagged frame's next group is chosen only
+  /// once fewer than `bytes` of what was written are still unsent in the
+  /// kernel (TCP_NOTSENT_LOWAT), so that a group that becomes ready
+  /// overtakes all but about that many bytes; bytes on the wire are not
+  /// bounded, so the link's rate is not. 0: chosen as soon as the last is
+  /// written. Errors are ignored (no window then).
+  void SetSendWindow(uint64_t bytes) {
+    send_window_ = SetNotSentLowat(socket_.native_handle(), bytes);
+  }
   /// Closes now; OnClose runs with an ok Status unless already closed.
   void Close();
   /// Closes now without telling the peer (it may not be listening);
@@ -149,7 +169,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnHead(const std::error_code& ec);
   void OnMetaRead(const std::error_code& ec);
   void OnDataRead(const std::error_code& ec);
-  void ReadPiece(size_t index);
+  void ReadData();
   /// Binds `fn` to this connection's read (or write) handler memory.
   template <typename Fn>
   auto OnRead(Fn fn) {
@@ -170,7 +190,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A TCP read completed after the move to shared memory: the lifeline.
   void OnLifeline(const std::error_code& ec, size_t n);
   void WriteNext();
+  // Writes what GatedWrites lets go of the front frame (all of an ungated
+  // one), then the rest as the gate opens; while none is, no write is in
+  // flight and the time is ours, not a stalled peer's. A write completes
+  // once the kernel has taken its bytes: with a send window, a tagged
+  // frame's next group is chosen only once the kernel has sent all but the
+  // window of them.
   void WriteGated();
+  void WriteOpen(FrameBuffers* frame);
   void FrameWritten(FrameBuffers* frame, const std::error_code& ec);
   void Fail(const Status& status, uint64_t request_id, bool tell_peer);
   void Finish(const Status& why);
@@ -184,13 +211,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   wire::FrameParser parser_;  // checks every frame; holds its header
   std::string meta_;
   std::vector<asio::mutable_buffer> data_dst_;
+  DataReads reads_;                // the data section of the frame being read
   std::deque<FrameBuffers> pool_;  // stable addresses
   std::vector<FrameBuffers*> free_;
   std::deque<FrameBuffers*> write_queue_;
   bool writing_ = false;
-  size_t gated_next_ = 0;  // next buffer of the gated frame at the front
+  GatedWrites gated_;              // the gated frame at the front
+  bool send_window_ = false;       // SetSendWindow
   bool waiting_for_gate_ = false;  // it waits for its gate, no write in flight
-  bool piecewise_ = false;
   bool close_after_write_ = false;
   bool closed_ = false;
   Status pending_failure_;
@@ -204,9 +232,5 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::chrono::steady_clock::time_point reading_since_{};
   std::chrono::steady_clock::time_point writing_since_{};
 };
-
-/// Converts an Asio error to a Status: kUnavailable for a peer that went
-/// away (EOF, reset, refused), kIOError otherwise; `what` names the action.
-Status FromAsioError(const std::error_code& ec, const std::string& what);
 
 }  // namespace pstrain::net

@@ -4,6 +4,26 @@
 
 namespace pstrain::net {
 
+void SendGate::SetMarks(uint32_t marks) {
+  marks_ = marks;
+  one_.reset(new std::atomic<bool>[marks]);
+  for (uint32_t i = 0; i < marks_; ++i)
+    one_[i].store(false);
+}
+
+void SendGate::Reset() {
+  open_.store(0);
+  aborted_.store(false);
+  for (uint32_t i = 0; i < marks_; ++i)
+    one_[i].store(false);
+}
+
+void SendGate::Open(uint32_t mark) {
+  if (mark == 0 || mark > marks_ || one_[mark - 1].exchange(true))
+    return;
+  WakeAll();
+}
+
 void SendGate::OpenTo(uint32_t mark) {
   uint32_t seen = open_.load();
   while (seen < mark && !open_.compare_exchange_weak(seen, mark)) {

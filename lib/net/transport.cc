@@ -1,9 +1,14 @@
 #include "net/transport.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <string>
 
 namespace pstrain::net {
@@ -38,6 +43,13 @@ std::string HostIdentity() {
     return "";
   return boot + "/net:" + std::to_string(ns.st_ino) +
          "/uid:" + std::to_string(::getuid());
+}
+
+bool SetNotSentLowat(int fd, uint64_t bytes) {
+  const int lowat = static_cast<int>(
+      std::min<uint64_t>(bytes, std::numeric_limits<int>::max()));
+  return bytes > 0 && ::setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
+                                   sizeof(lowat)) == 0;
 }
 
 }  // namespace pstrain::net

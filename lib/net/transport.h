@@ -7,6 +7,7 @@
 // table, auth, codecs) is the same on both (share/doc/design.md,
 // "Transports").
 
+#include <cstdint>
 #include <string>
 
 #include "util/result.h"
@@ -31,5 +32,10 @@ Result<Transport> ParseTransport(const std::string& text);
 /// across) and the user id. "" when /proc cannot say, which matches
 /// nothing.
 std::string HostIdentity();
+
+/// TCP_NOTSENT_LOWAT of socket `fd`, `bytes` clamped to what an int
+/// holds: the socket reports itself writable only while fewer bytes are
+/// unsent. False, with nothing set, for 0 bytes or when the kernel refuses.
+bool SetNotSentLowat(int fd, uint64_t bytes);
 
 }  // namespace pstrain::net

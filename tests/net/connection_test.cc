@@ -33,14 +33,31 @@ class Recorder : public Connection::Handler {
     ++headers;
     return Status::Ok();
   }
-  Status OnMeta(Connection&, const wire::FrameHeader&, std::string_view,
-                uint64_t data_bytes,
+  // A tagged push: each descriptor's bytes into a buffer of its own,
+  // given to the connection as a group.
+  Status OnMeta(Connection& c, const wire::FrameHeader& header,
+                std::string_view meta, uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override {
     ++metas;
-    data_.resize(data_bytes);
-    dst->emplace_back(data_.data(), data_.size());
+    if ((header.flags & wire::kFrameTagged) == 0 || !read_tagged) {
+      data_.resize(data_bytes);
+      dst->emplace_back(data_.data(), data_.size());
+      return Status::Ok();
+    }
+    wire::Push push;
+    PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &push));
+    descs.assign(push.grads.size(), std::string());
+    std::vector<size_t> first;
+    for (size_t i = 0; i < push.grads.size(); ++i) {
+      descs[i].resize(push.grads[i].nbytes);
+      first.push_back(dst->size());
+      dst->emplace_back(descs[i].data(), descs[i].size());
+    }
+    c.ReadPieceByPiece();
+    c.ReadTagged(first);
     return Status::Ok();
   }
+  void OnPiece(Connection&, size_t index) override { pieces.push_back(index); }
   void OnFrame(Connection& c, const wire::FrameHeader& h,
                std::string_view) override {
     ++frames;
@@ -54,6 +71,10 @@ class Recorder : public Connection::Handler {
 
   std::atomic<int> headers{0}, metas{0}, frames{0};
   std::promise<Status> closed;
+  bool read_tagged = true;
+  // A tagged push's, on the connection's thread; read once acked.
+  std::vector<std::string> descs;
+  std::vector<size_t> pieces;
 
  private:
   std::string data_;
@@ -119,6 +140,26 @@ std::vector<Reply> Exchange(const Server& server, const std::string& bytes,
     }
   }
   return replies;
+}
+
+// A tagged push of three uint8 tensors of 3, 1 and 2 bytes; its data
+// section `data`, tags included.
+std::string TaggedPush(uint64_t request_id, const std::string& data) {
+  wire::Push push{
+      4,
+      {Desc(0, wire::DType::kUInt8, {3}), Desc(1, wire::DType::kUInt8, {1}),
+       Desc(2, wire::DType::kUInt8, {2})}};
+  std::string meta, frame;
+  wire::EncodeMeta(push, &meta);
+  wire::EncodeFramePrefix(wire::MsgType::kPush, request_id, meta, data.size(),
+                          &frame, wire::kFrameTagged);
+  return frame + data;
+}
+
+std::string Tag(uint32_t index) {
+  std::string tag(wire::kTagBytes, '\0');
+  wire::EncodeFixed32(tag.data(), index);
+  return tag;
 }
 
 template <typename Msg>
@@ -196,6 +237,45 @@ TEST(ConnectionTest, RefusesDataTheDescriptorsDoNotAccountFor) {
   wire::EncodeFramePrefix(wire::MsgType::kPull, 8, meta, 2, &frame);
   ExpectRefused(frame + "dd", 8, "pull: data section is 2 bytes, expected 0", 1,
                 0);
+}
+
+}  // namespace
+}  // namespace pstrain::net
+
+namespace pstrain::net {
+namespace {
+
+TEST(ConnectionTest, ATaggedPushLandsEachDescriptorWhereItsTagSays) {
+  Server server;
+  const std::string data = Tag(2) + "ef" + Tag(0) + "abc" + Tag(1) + "d";
+  const std::vector<Reply> replies = Exchange(server, TaggedPush(9, data), 1);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].header.type, wire::MsgType::kAck);
+  EXPECT_EQ(server.recorder.descs,
+            (std::vector<std::string>{"abc", "d", "ef"}));
+  EXPECT_EQ(server.recorder.pieces, (std::vector<size_t>{2, 0, 1}));
+}
+
+TEST(ConnectionTest, RefusesATagThatNamesNoDescriptorOrComesTwice) {
+  ExpectRefused(TaggedPush(7, Tag(3) + "abc" + Tag(1) + "d" + Tag(2) + "ef"), 7,
+                "push: tag 3 names no descriptor, expected below 3", 1, 1);
+  ExpectRefused(TaggedPush(8, Tag(1) + "d" + Tag(1) + "d" + Tag(2) + "efgh"), 8,
+                "push: tag 1 comes twice, expected each descriptor once", 1, 1);
+}
+
+TEST(ConnectionTest, RefusesTaggedDataWithoutItsTagsOrOnAnotherMessage) {
+  ExpectRefused(TaggedPush(7, "abcdef"), 7,
+                "push: tensor 0: nbytes 3 and its tag exceed the 6 data "
+                "bytes left",
+                1, 0);
+  std::string meta, frame;
+  wire::EncodeMeta(wire::Pull{1}, &meta);
+  wire::EncodeFramePrefix(wire::MsgType::kPull, 8, meta, 0, &frame,
+                          wire::kFrameTagged);
+  ExpectRefused(frame, 8,
+                "pull: flags has the tagged bit, which only push, "
+                "push_pull and params may carry",
+                1, 0);
 }
 
 }  // namespace

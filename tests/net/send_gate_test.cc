@@ -80,20 +80,25 @@ class PieceServer : public Connection::Handler {
   const SendGate* watched = nullptr;
   // The gate's open mark when piece i arrived.
   std::atomic<uint32_t> open_at_piece[kPieces] = {};
+  std::atomic<int> last_piece{-1};
 
-  Status OnMeta(Connection& c, const wire::FrameHeader&, std::string_view,
+  Status OnMeta(Connection& c, const wire::FrameHeader& h, std::string_view,
                 uint64_t bytes,
                 std::vector<asio::mutable_buffer>* dst) override {
-    if (bytes != data_.size())
+    const bool tagged = (h.flags & wire::kFrameTagged) != 0;
+    if (bytes != data_.size() + (tagged ? kPieces * wire::kTagBytes : 0))
       return Corruption("unexpected size");
     for (int i = 0; i < kPieces; ++i)
       dst->emplace_back(&data_[i * kPiece], kPiece);
     c.ReadPieceByPiece();
+    if (tagged)
+      c.ReadTagged({0, 1, 2});
     return Status::Ok();
   }
   void OnPiece(Connection&, size_t index) override {
     if (watched != nullptr && index < kPieces)
       open_at_piece[index] = watched->open();
+    last_piece = static_cast<int>(index);
     pieces.Add();
   }
   void OnFrame(Connection& c, const wire::FrameHeader& h,
@@ -116,7 +121,7 @@ class PieceServer : public Connection::Handler {
 struct GatedCall {
   std::string data = std::string(kPieces * kPiece, '\0');
   Client client;
-  SendGate gate;
+  SendGate gate{kPieces};
 
   std::string meta;  // a push of kPieces uint8 tensors of kPiece bytes
 
@@ -137,15 +142,19 @@ struct GatedCall {
     EXPECT_TRUE(client.Connect("127.0.0.1", port, milliseconds(2000)).ok());
     client.WatchGate(&gate);
   }
-  // Sends the three pieces gated on marks 1, 2, 3, on a thread of its own.
-  std::future<Status> Start() {
+  // Sends the three pieces gated on marks 1, 2, 3, on a thread of its own;
+  // `tagged`: each after its tag, in the order their marks open.
+  std::future<Status> Start(bool tagged = false) {
     gate.Reset();
-    return std::async(std::launch::async, [this] {
+    return std::async(std::launch::async, [this, tagged] {
       FrameBuffers& f = client.NewRequest();
       f.Reset(wire::MsgType::kPush, 0, meta);
       f.SetGate(&gate);
-      for (int i = 0; i < kPieces; ++i)
+      for (int i = 0; i < kPieces; ++i) {
+        if (tagged)
+          f.AddTag(static_cast<uint32_t>(i));
         f.AddData(&data[i * kPiece], kPiece, i + 1);
+      }
       wire::MsgType reply;
       Status s = client.Call(f, nullptr, milliseconds(10000), &reply);
       if (s.ok() && reply != wire::MsgType::kAck)
@@ -176,6 +185,31 @@ TEST(SendGateTest, EachPieceLeavesOnlyOnceItsMarkIsOpen) {
       EXPECT_GE(server.open_at_piece[i].load(), static_cast<uint32_t>(i + 1))
           << "round " << round << ": piece " << i << " left before its mark";
     }
+    EXPECT_EQ(server.frames.load(), round + 1);
+    EXPECT_EQ(server.data(), call.data);
+  }
+}
+
+// A tagged push: a mark opened alone sends its piece at once, ahead of the
+// pieces before it, which wait for their own marks.
+TEST(SendGateTest, ATaggedPushSendsEachPieceOnceItsOwnMarkOpens) {
+  PieceServer server;
+  GatedCall call(server.port());
+  server.watched = &call.gate;
+  for (int round = 0; round < 2; ++round) {
+    server.pieces.store(0);
+    auto done = call.Start(true);
+    const int order[kPieces] = {2, 0, 1};
+    for (int n = 0; n < kPieces; ++n) {
+      call.gate.Open(static_cast<uint32_t>(order[n] + 1));
+      ASSERT_TRUE(server.pieces.WaitFor(n + 1)) << "piece " << order[n];
+      EXPECT_EQ(server.last_piece.load(), order[n]) << "round " << round;
+      EXPECT_EQ(server.open_at_piece[order[n]].load(), 0u)
+          << "the prefix stayed closed";
+    }
+    ASSERT_EQ(done.wait_for(std::chrono::seconds(10)),
+              std::future_status::ready);
+    EXPECT_TRUE(done.get().ok());
     EXPECT_EQ(server.frames.load(), round + 1);
     EXPECT_EQ(server.data(), call.data);
   }

@@ -28,6 +28,7 @@ Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
   // See OnNewVersion. A standby copies whole versions, so with --replicas
   // no key may leave before its version is whole and copied.
   server_->set_step_by_key(spec.replicas <= 1);
+  key_steps_.gate.SetMarks(static_cast<uint32_t>(server_->num_keys()));
   key_steps_.gate.OpenTo(net::SendGate::kAll);
 }
 
@@ -310,6 +311,7 @@ void Engine::Reply(Peer& peer, wire::MsgType type, uint64_t id) {
   out_.meta = peer.meta;
   out_.data.clear();
   out_.gate = nullptr;
+  out_.tagged = false;
   outbox_->Send(peer.id, out_);
 }
 

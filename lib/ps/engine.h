@@ -86,6 +86,9 @@ struct ReadPlan {
   /// Read one buffer at a time and call Engine::OnPiece after each (the
   /// buffers may share memory).
   bool piece_by_piece = false;
+  /// A push's: by descriptor (tensors, then rows), the index of its first
+  /// buffer, for a tagged push (net::Connection::ReadTagged).
+  std::vector<size_t> groups;
 };
 
 struct Peer;
@@ -290,7 +293,7 @@ class Engine {
   void SendParams(WorkerPeer& peer, uint64_t id, bool ahead = false);
   // Sends out_'s data with peer.meta as a params frame answering `id`,
   // waiting on the key gate, and tells the WriteFence.
-  void SendParamsFrame(WorkerPeer& peer, uint64_t id);
+  void SendParamsFrame(WorkerPeer& peer, uint64_t id, bool tagged);
   void OnNewVersion();
   void StepNextKey();
   // Streaming sync: steps `key` before its step closes once every
@@ -299,6 +302,7 @@ class Engine {
   void StepAhead(int key);
   void StepKeysAhead();
   bool StartStepAhead();
+  void OpenKeyMark(int key);
   void OpenKeyGate();
   void VersionWhole();
   void ResumeParamWrites();

@@ -132,6 +132,7 @@ void Engine::PlanRows(WorkerPeer& peer,
   for (const auto& r : rows) {
     const int k = static_cast<int>(r.rows.key);
     const at::Tensor& buffer = server_->RowsBuffer(peer.worker, k, r.ids);
+    plan->groups.push_back(plan->buffers.size());
     if (r.rows.nbytes == 0) {
       rule_->AddRows(peer.worker, k);
       continue;
@@ -223,7 +224,7 @@ void Engine::SendRows(WorkerPeer& peer, uint64_t id) {
     out_.data.push_back({record.data(), d.nbytes, 0});
   }
   wire::EncodeMeta(m, &peer.meta);
-  SendParamsFrame(peer, id);
+  SendParamsFrame(peer, id, false);
 }
 
 }  // namespace pstrain::ps

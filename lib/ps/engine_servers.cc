@@ -54,6 +54,7 @@ Status Engine::OnGetModule(Peer& peer, uint64_t id) {
   out_.meta = peer.meta;
   out_.data = {DataSpan{spec_.module->data(), spec_.module->size()}};
   out_.gate = nullptr;
+  out_.tagged = false;
   outbox_->Send(peer.id, out_);
   return Status::Ok();
 }

@@ -142,6 +142,7 @@ void Engine::PlanPieces(WorkerPeer& peer,
     peer.record.resize(largest);  // once per peer
   for (const auto& desc : grads) {
     const int k = static_cast<int>(desc.key);
+    plan->groups.push_back(plan->buffers.size());
     if (formats_.push[k] != wire::Codec::kRaw) {
       PlanRecord(peer, desc, plan);
       continue;

@@ -45,6 +45,7 @@ void Engine::StepNextKey() {
                     static_cast<int64_t>(server_->version())});
     // Replies queued before this step point at the key's record.
     formats_.pull.Encode(key, server_->params()[key], server_->version());
+    OpenKeyMark(key);
     OpenKeyGate();
     key_steps_.posted = true;  // between two keys the writes go on
     outbox_->Post();
@@ -73,6 +74,17 @@ void Engine::OpenKeyGate() {
   ResumeParamWrites();
 }
 
+// --priority: a tagged reply sends each key as soon as it is stepped,
+// ahead of earlier keys still waiting, but for the last key of the order
+// while the step is stepped ahead of its close (OpenKeyGate).
+void Engine::OpenKeyMark(int key) {
+  const uint32_t mark = server_->step_order().Mark(key);
+  if (!spec_.priority ||
+      (key_steps_.ahead && mark >= static_cast<uint32_t>(server_->num_keys())))
+    return;
+  key_steps_.gate.Open(mark);
+}
+
 // Streaming sync: key `key` is stepped as soon as every member's pieces of
 // it are in, before the step closes, so that its parameters leave while
 // later keys are still arriving: a step costs about the longer of the push
@@ -89,6 +101,7 @@ void Engine::StepAhead(int key) {
   outbox_->Trace(
       {"update", TraceMark::kEngine, key, static_cast<int64_t>(next)});
   formats_.pull.Encode(key, server_->params()[key], next);
+  OpenKeyMark(key);
   OpenKeyGate();
 }
 
@@ -249,14 +262,15 @@ void Engine::SendParams(WorkerPeer& peer, uint64_t id, bool ahead) {
     out_.data.push_back({data, nbytes, order.Mark(k)});
   }
   wire::EncodeMeta(formats_.params_msg, &peer.meta);
-  SendParamsFrame(peer, id);
+  SendParamsFrame(peer, id, spec_.priority);
 }
 
-void Engine::SendParamsFrame(WorkerPeer& peer, uint64_t id) {
+void Engine::SendParamsFrame(WorkerPeer& peer, uint64_t id, bool tagged) {
   out_.type = wire::MsgType::kParams;
   out_.request_id = id;
   out_.meta = peer.meta;
   out_.gate = &key_steps_.gate;
+  out_.tagged = tagged;
   fence_.Sent(peer.id);
   outbox_->Send(peer.id, out_);
 }

@@ -50,6 +50,9 @@ struct OutFrame {
   std::vector<DataSpan> data;
   /// Non-null: the data waits on this gate's marks (net/send_gate.h).
   net::SendGate* gate = nullptr;
+  /// Each span is a descriptor's bytes, sent after its tag as soon as its
+  /// mark opens, whatever the order (wire::kFrameTagged).
+  bool tagged = false;
 };
 
 /// --timeline: one span of the Engine's that ends now. It began at the

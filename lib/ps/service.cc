@@ -127,6 +127,7 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
   if (header.type == wire::MsgType::kShmOffer)
     return Status::Ok();  // the net's, not the Engine's: OnFrame answers
   plan_.buffers.clear();
+  plan_.groups.clear();
   plan_.piece_by_piece = false;
   PS_RETURN_IF_ERROR(
       engine_.OnMeta(ids_.at(&conn), header, meta, data_bytes, &plan_));
@@ -134,6 +135,8 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
     dst->emplace_back(b.data, b.bytes);
   if (plan_.piece_by_piece)
     conn.ReadPieceByPiece();
+  if (!plan_.groups.empty())
+    conn.ReadTagged(plan_.groups);
   return Status::Ok();
 }
 
@@ -207,8 +210,11 @@ void Service::Send(PeerId peer, const OutFrame& frame) {
   out.SetGate(frame.gate);
   if (spans_ && frame.type == wire::MsgType::kParams)
     out.SetWriteObserver(spans_->Replies(peer));
-  for (const DataSpan& d : frame.data)
-    out.AddData(d.data, d.bytes, d.mark);
+  for (size_t i = 0; i < frame.data.size(); ++i) {
+    if (frame.tagged)
+      out.AddTag(static_cast<uint32_t>(i));
+    out.AddData(frame.data[i].data, frame.data[i].bytes, frame.data[i].mark);
+  }
   conn->Send(out);
 }
 

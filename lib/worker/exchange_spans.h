@@ -51,6 +51,8 @@ class ExchangeSpans : public net::WriteObserver {
   int64_t reply_version_ = -1;
   const std::vector<uint32_t>* order_ = nullptr;
   const std::vector<int>* keys_ = nullptr;
+  void RecordPush(uint32_t tensor, uint64_t bytes, int64_t now);
+
   int64_t last_write_ = 0;    // when the last write ended, or the push began
   int64_t last_arrival_ = 0;  // when the last slice (or the meta) came
 };

@@ -24,7 +24,9 @@ std::vector<uint32_t> MarksOf(const std::vector<int>& order) {
 }  // namespace
 
 GradStream::GradStream(const std::vector<at::Tensor>& params, bool hook)
-    : order_(params.size()), ready_(params.size()) {
+    : gate_(static_cast<uint32_t>(params.size())),
+      order_(params.size()),
+      ready_(params.size()) {
   std::iota(order_.rbegin(), order_.rend(), 0);
   marks_ = MarksOf(order_);
   seen_.reserve(params.size());
@@ -90,6 +92,7 @@ void GradStream::OnReady(int key) {
   if (!ready_times_.empty())
     ready_times_[key] = trace::Timeline::Now();
   seen_.push_back(key);
+  gate_.Open(marks_[key]);  // a tagged push sends it now, before the rest
   const size_t before = prefix_;
   while (prefix_ < order_.size() && ready_[order_[prefix_]])
     ++prefix_;

@@ -3,13 +3,15 @@
 // final, while the rest of backward runs. A post hook on every parameter's
 // gradient accumulator (the mechanism of PyTorch's DistributedDataParallel:
 // Li et al., "PyTorch Distributed", VLDB 2020, section 3.2.3) marks its key
-// ready, and the SendGate opens over the longest ready prefix of the
-// expected order. That order is the one the previous step showed; at first
-// reverse key order, which is backward's for a feed-forward model. Keys
-// that come out of order only wait longer: what is sent never changes.
-// On the CPU the gradients are sent from where backward put them (no
-// copy); on a GPU (SetCopies) the hook starts the key's copy to the host,
-// and the key is ready once its bytes are there.
+// ready. The SendGate opens over the longest ready prefix of the expected
+// order, which is the one the previous step showed (at first reverse key
+// order, backward's for a feed-forward model), and at the key's own mark,
+// for a tagged push that sends each key as soon as it is ready
+// (worker/ps_client.h's SetPriority). Keys that come out of order only
+// wait longer: what is sent never changes. On the CPU the gradients are
+// sent from where backward put them (no copy); on a GPU (SetCopies) the
+// hook starts the key's copy to the host, and the key is ready once its
+// bytes are there.
 // Begin/End/Abort run on the thread that calls backward; the hooks on the
 // thread that runs it (the same one on the CPU, autograd's device thread
 // on a GPU); OnCopied on DeviceCopies' thread.

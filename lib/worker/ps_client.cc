@@ -233,9 +233,11 @@ Status PsClient::FinishReply() {
 void PsClient::DescribePush() {
   push_order_.resize(grads_.size());
   std::iota(push_order_.begin(), push_order_.end(), 0);
-  std::stable_sort(
-      push_order_.begin(), push_order_.end(),
-      [this](uint32_t a, uint32_t b) { return marks_[a] < marks_[b]; });
+  if (!tagged()) {
+    std::stable_sort(
+        push_order_.begin(), push_order_.end(),
+        [this](uint32_t a, uint32_t b) { return marks_[a] < marks_[b]; });
+  }
   is_sparse_.resize(grads_.size(), false);
   push_order_.erase(
       std::remove_if(push_order_.begin(), push_order_.end(),
@@ -255,7 +257,11 @@ void PsClient::DescribePush() {
 
 void PsClient::AddGrads(net::FrameBuffers& req) const {
   req.SetGate(gate_);
-  for (uint32_t k : push_order_) {
+  const bool tagged = this->tagged();
+  for (size_t i = 0; i < push_order_.size(); ++i) {
+    const uint32_t k = push_order_[i];
+    if (tagged)
+      req.AddTag(static_cast<uint32_t>(i));
     if (compressor_ != nullptr && compressor_->compressed(k)) {
       const std::vector<uint8_t>& record = compressor_->record(k);
       req.AddData(record.data(), record.size(), marks_[k]);

@@ -101,6 +101,21 @@ class PsClient : private net::ReplySink {
   /// gradients travel in ascending mark order, so those computed first go
   /// first. `gate` must outlive this client; nullptr: key order, no gate.
   void SetSendGate(net::SendGate* gate, std::vector<uint32_t> marks);
+  /// --priority: pushes list the gradients in key order, the order the next
+  /// forward needs them, and are tagged (wire::kFrameTagged), so that each
+  /// goes out as soon as its mark opens, before any later one still
+  /// waiting: a gradient backward makes last, but forward needs first,
+  /// overtakes the rest of a large one made earlier (P3: Jayarajan et al.,
+  /// SysML 2019, section 3). Over TCP a gradient is queued behind at most
+  /// about `send_window` unsent bytes in the kernel
+  /// (net::Connection::SetSendWindow). Pushes with row-sparse keys stay in
+  /// mark order, untagged. `priority` false: none of this (the default).
+  void SetPriority(bool priority, uint64_t send_window) {
+    priority_ = priority;
+    if (priority)
+      client_.SetSendWindow(send_window);
+    DescribePush();
+  }
   /// Replies report to `arrivals` (which must outlive this client) as they
   /// come in: their meta, then each attached tensor, as a slice of key
   /// slice_keys[i]. nullptr: none.
@@ -211,6 +226,11 @@ class PsClient : private net::ReplySink {
   void ApplyRows(size_t index);
   /// Whether the reply's buffer `index` is a compressed record: the dense
   /// keys' buffers come first, one per reply_.params entry.
+  // SetPriority took: a gated push without rows.
+  bool tagged() const {
+    return priority_ && gate_ != nullptr &&
+           (sparse_ == nullptr || sparse_->empty());
+  }
   bool IsRecord(size_t index) const {
     return index < reply_.params.size() &&
            reply_.params[index].codec != wire::Codec::kRaw;
@@ -235,7 +255,8 @@ class PsClient : private net::ReplySink {
   std::vector<at::Tensor> grads_;
   net::SendGate* gate_ = nullptr;
   std::vector<uint32_t> marks_;       // by key
-  std::vector<uint32_t> push_order_;  // keys by ascending mark
+  std::vector<uint32_t> push_order_;  // keys by ascending mark, or key order
+  bool priority_ = false;
   ParamArrivals* arrivals_ = nullptr;
   std::vector<int> slice_keys_;  // by attached tensor
   std::vector<SparseSlot>* sparse_ = nullptr;

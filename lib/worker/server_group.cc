@@ -143,6 +143,7 @@ void ServerGroup::Attach(HostMirror* mirror, GradStream* stream) {
 void ServerGroup::AttachSlices(PsClient& client, int s) {
   client.Attach(ps::SliceViews(plan_, s, mirror_->params()),
                 ps::SliceViews(plan_, s, mirror_->grads()));
+  client.SetPriority(spec_.priority, spec_.send_window);
   client.SetSendGate(stream_->gate(), SliceMarks(s));
   client.SetArrivals(arrivals_.get(), SliceKeys(s));
   client.SetSpans(spans_.empty() ? nullptr : spans_[s].get());

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "net/send_gate.h"
 #include "ps/engine.h"
 #include "testing/engine_harness.h"
 #include "wire/messages.h"
@@ -81,6 +82,31 @@ TEST(StepAheadTest, AKeyIsSteppedAndAWholePushsReplyStartsBeforeTheStepCloses) {
   EXPECT_EQ(sent.data[0].mark, 1u);
   EXPECT_EQ(sent.data[2].mark, 3u);
   EXPECT_TRUE(sent.gated);
+}
+
+// --priority: the reply is tagged, and a key stepped ahead of one before
+// it in the order leaves at once; without, it waits for that one.
+TEST(StepAheadTest, ATaggedReplySendsEachSteppedKeyWithoutWaitingForTheOrder) {
+  for (bool priority : {true, false}) {
+    JobSpec spec = Spec();
+    spec.priority = priority;
+    EngineHarness h(spec, Params());
+    auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+    ASSERT_TRUE(h.PushTagged(a, 0, Grads(1.0f), 10, {2, 1, 0}).ok());
+    // b's key 1 only: key 0, first in the order, is not stepped.
+    ASSERT_TRUE(h.PushTagged(b, 0, Grads(3.0f), 11, {1}).ok());
+    ASSERT_TRUE(h.server().step_order().stepped(1));
+    ASSERT_FALSE(h.server().step_order().stepped(0));
+    const auto& sent = h.outbox().sent.back();
+    ASSERT_EQ(sent.type, wire::MsgType::kParams);
+    ASSERT_NE(sent.gate, nullptr);
+    EXPECT_EQ(sent.tagged, priority);
+    ASSERT_EQ(sent.data.size(), 3u);
+    EXPECT_EQ(sent.data[1].mark, 2u);  // key 1
+    EXPECT_EQ(sent.gate->is_open(2), priority) << priority;
+    EXPECT_FALSE(sent.gate->is_open(1)) << priority;
+    EXPECT_FALSE(sent.gate->is_open(3)) << priority;
+  }
 }
 
 // Three steps of two whole pushes: the parameters are one process's SGD

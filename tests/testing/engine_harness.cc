@@ -89,6 +89,44 @@ Status EngineHarness::FeedRaw(ps::PeerId peer, wire::MsgType type,
   return Status::Ok();
 }
 
+Status EngineHarness::PushTagged(ps::PeerId peer, uint64_t version,
+                                 const std::vector<at::Tensor>& grads,
+                                 uint64_t id, const std::vector<int>& arrive) {
+  wire::PushPull m{version, {}};
+  uint64_t data_bytes = 0;
+  for (size_t k = 0; k < grads.size(); ++k) {
+    m.grads.push_back(ps::DescribeTensor(static_cast<uint32_t>(k), grads[k]));
+    data_bytes += wire::kTagBytes + grads[k].nbytes();
+  }
+  std::string meta, prefix;
+  wire::EncodeMeta(m, &meta);
+  wire::EncodeFramePrefix(wire::MsgType::kPushPull, id, meta, data_bytes,
+                          &prefix, wire::kFrameTagged);
+  wire::FrameParser parser(wire::kDefaultMaxFrameBytes);
+  PS_RETURN_IF_ERROR(parser.Header(prefix.data()));
+  PS_RETURN_IF_ERROR(parser.MetaLen(prefix.data() + wire::kFrameHeaderBytes));
+  PS_RETURN_IF_ERROR(parser.Meta(meta));
+  ps::ReadPlan plan;
+  PS_RETURN_IF_ERROR(
+      engine_->OnMeta(peer, parser.header(), meta, data_bytes, &plan));
+  if (plan.groups.size() != grads.size())
+    return Corruption("the engine named other than one group per key");
+  for (int k : arrive) {
+    const size_t end = static_cast<size_t>(k) + 1 < plan.groups.size()
+                           ? plan.groups[k + 1]
+                           : plan.buffers.size();
+    const char* src = static_cast<const char*>(grads[k].data_ptr());
+    for (size_t i = plan.groups[k]; i < end; ++i) {
+      std::memcpy(plan.buffers[i].data, src, plan.buffers[i].bytes);
+      src += plan.buffers[i].bytes;
+      engine_->OnPiece(peer, i);
+    }
+  }
+  if (arrive.size() == grads.size())
+    engine_->OnFrame(peer, parser.header(), meta, now_);
+  return Status::Ok();
+}
+
 ps::PeerId EngineHarness::JoinWorker(int rank) {
   const ps::PeerId peer = Accept();
   wire::Hello hello{wire::Role::kWorker, static_cast<uint32_t>(rank),

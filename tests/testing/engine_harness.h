@@ -59,6 +59,12 @@ class EngineHarness {
   Status FeedRaw(ps::PeerId peer, wire::MsgType type, const std::string& meta,
                  uint64_t id, const std::vector<const char*>& data,
                  uint64_t data_bytes = 0, int pieces = -1);
+  /// A tagged push_pull (wire::kFrameTagged) of `grads` in key order, whose
+  /// keys `arrive` come in that order, each whole; the frame completes once
+  /// every key has come.
+  Status PushTagged(ps::PeerId peer, uint64_t version,
+                    const std::vector<at::Tensor>& grads, uint64_t id,
+                    const std::vector<int>& arrive);
   /// A worker of `rank` connects, says hello and registers; asserts both
   /// are answered.
   ps::PeerId JoinWorker(int rank);

@@ -20,6 +20,8 @@ class FakeOutbox : public ps::Outbox {
     std::string meta;
     std::vector<ps::DataSpan> data;
     bool gated;
+    bool tagged;
+    const net::SendGate* gate;  // the frame's, if gated
   };
   struct Closed {
     ps::PeerId peer;
@@ -30,7 +32,7 @@ class FakeOutbox : public ps::Outbox {
 
   void Send(ps::PeerId peer, const ps::OutFrame& f) override {
     sent.push_back({peer, f.type, f.request_id, std::string(f.meta), f.data,
-                    f.gate != nullptr});
+                    f.gate != nullptr, f.tagged, f.gate});
   }
   void ResumeWrite(ps::PeerId) override { ++resumed; }
   void SendErrorAndClose(ps::PeerId peer, uint64_t request_id,

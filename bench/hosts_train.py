@@ -4,7 +4,8 @@ workers in network namespaces, addressing each other by the namespaces'
 addresses, and the run's speed beside the links' limit.
 
   bench/hosts_train.py [--hosts 2] [--link 1gbit] [--layout 0,1,1]
-                       [--num_servers 1] [--steps 200] [--modes sync,async]
+                       [--num_servers 1] [--transport tcp] [--steps 200]
+                       [--modes sync,async]
                        [--pstrain build/bin/pstrain] [-- JOB FLAGS]
 
 --layout gives each rank's host, rank 0 first (ranks 0..S-1 serve); every
@@ -123,7 +124,7 @@ def run_job(hosts, args, mode, extra):
                     "--max_steps", str(args.steps), "--epochs", "100",
                     "--num_servers", str(args.num_servers),
                     "--bind_addr", hosts.addr(host), "--checkpoint", os.path.join(args.tmp, f"model-{rank}.pt"),
-                    "--transport", "tcp"] + extra
+                    "--transport", args.transport] + extra
         else:
             argv = [args.pstrain, "work", "--rank", str(rank)]
         if args.timeline:
@@ -156,18 +157,24 @@ def link_loads(args, summaries, samples):
     """Payload bytes per sample on each host's link, each direction: a
     worker's from its own summary; a server's from rank 0's summary, which
     counts every server's, times the busiest server's share of the keys
-    (shard_imbalance / num_servers)."""
+    (shard_imbalance / num_servers). Only what crosses the link counts: a
+    worker's bytes to and from a server on its own host do not (each
+    server is taken to hold 1 / num_servers of a worker's bytes)."""
     up = [0.0] * args.hosts    # host -> bridge
     down = [0.0] * args.hosts  # bridge -> host
     s0 = summaries[0]
     share = s0.get("shard_imbalance", 1.0) / args.num_servers
+    servers = args.layout[:args.num_servers]
+    workers = args.layout[args.num_servers:]
     for rank, host in enumerate(args.layout):
         if rank < args.num_servers:
-            up[host] += s0["bytes_pulled"] * share    # what workers pulled
-            down[host] += s0["bytes_pushed"] * share  # what workers pushed
+            remote = sum(h != host for h in workers) / len(workers)
+            up[host] += s0["bytes_pulled"] * share * remote    # workers pulled
+            down[host] += s0["bytes_pushed"] * share * remote  # workers pushed
         else:
-            up[host] += summaries[rank]["bytes_pushed"]
-            down[host] += summaries[rank]["bytes_pulled"]
+            remote = sum(h != host for h in servers) / len(servers)
+            up[host] += summaries[rank]["bytes_pushed"] * remote
+            down[host] += summaries[rank]["bytes_pulled"] * remote
     return [u / samples for u in up], [d / samples for d in down]
 
 
@@ -193,6 +200,9 @@ def main():
     p.add_argument("--delay", default="", help="netem one-way delay, e.g. 0.1ms")
     p.add_argument("--layout", default="0,1,1")
     p.add_argument("--num_servers", type=int, default=1)
+    p.add_argument("--transport", default="tcp",
+                   help="the job's --transport: tcp, or auto, so that a worker "
+                   "reaches a server on its own host over shared memory")
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--modes", default="sync,async")
     p.add_argument("--timeout", type=float, default=900)
@@ -232,7 +242,8 @@ def main():
             print(json.dumps({
                 "mode": mode, "link": args.link, "hosts": args.hosts,
                 "layout": args.layout, "num_servers": args.num_servers,
-                "flags": args.extra, "steps": args.steps,
+                "flags": args.extra, "transport": args.transport,
+                "steps": args.steps,
                 "samples_per_second": round(s0["samples_per_second"], 1),
                 "link_limit_samples_per_second": round(limit, 1),
                 "fraction_of_link": round(s0["samples_per_second"] / limit, 3),

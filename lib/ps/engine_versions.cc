@@ -130,8 +130,8 @@ bool Engine::StartStepAhead() {
     // replies of those whose pushes are in have the link (or the cores)
     // to themselves and end sooner, so their next step starts sooner;
     // started at once, every reply shares the rate and all end late.
-    // Two hosts at 1 Gbit/s, Net, sync: 546 samples/s against 514
-    // (share/doc/benchmarks.md, "Across hosts").
+    // Two hosts at 1 Gbit/s, Net, sync, --priority: 684 samples/s
+    // against 605 (share/doc/benchmarks.md, "Across hosts").
     if (p->held.waiting && !p->held.ssp && p->held.min_version <= next) {
       p->held.waiting = false;
       p->waiting_seconds += Seconds(p->held.since);

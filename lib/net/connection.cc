@@ -289,9 +289,11 @@ void Connection::WriteGated() {
   }
   if (!gated_.at_group() || !send_window_ || shm_)
     return WriteOpen(frame);
+  frame->Window(true);
   socket_.async_wait(
       asio::ip::tcp::socket::wait_write,
       OnWrite([self = shared_from_this(), frame](const std::error_code& ec) {
+        frame->Window(false);
         if (ec || self->closed_)
           return self->FrameWritten(frame, ec);  // closed: released
         self->WriteOpen(frame);

@@ -30,6 +30,13 @@ class WriteObserver {
   /// thread that runs the connection's io_context.
   virtual void OnWritten(const FrameBuffers& frame, size_t begin,
                          size_t end) = 0;
+  /// A tagged frame's next group waits for the kernel to have sent all but
+  /// the send window (Connection::SetSendWindow): `waiting` true as the
+  /// wait starts, false as it ends. Same thread as OnWritten.
+  virtual void OnWindow(const FrameBuffers& frame, bool waiting) {
+    (void)frame;
+    (void)waiting;
+  }
 };
 
 class FrameBuffers {
@@ -68,6 +75,11 @@ class FrameBuffers {
   void Wrote(size_t begin, size_t end) const {
     if (observer_ != nullptr)
       observer_->OnWritten(*this, begin, end);
+  }
+  /// Tells the observer, if any, of a wait for the send window.
+  void Window(bool waiting) const {
+    if (observer_ != nullptr)
+      observer_->OnWindow(*this, waiting);
   }
   /// The mark buffer `i` of Finish()'s list needs (0 for the prefix and
   /// tags).

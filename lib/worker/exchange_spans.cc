@@ -62,6 +62,16 @@ void ExchangeSpans::RecordPush(uint32_t tensor, uint64_t bytes, int64_t now) {
                     std::min(start, now), now);
 }
 
+void ExchangeSpans::OnWindow(const net::FrameBuffers&, bool waiting) {
+  const int64_t now = trace::Timeline::Now();
+  if (waiting) {
+    window_since_ = now;
+    return;
+  }
+  timeline_->Record({"send window", -1, push_version_, step_, 0}, window_since_,
+                    now);
+}
+
 void ExchangeSpans::StartReply(int64_t version) {
   Name();
   reply_version_ = version;

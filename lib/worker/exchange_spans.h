@@ -34,6 +34,8 @@ class ExchangeSpans : public net::WriteObserver {
                  const std::vector<int>* keys);
   void OnWritten(const net::FrameBuffers& frame, size_t begin,
                  size_t end) override;
+  /// A "send window" span: the push's next slice waited for the kernel.
+  void OnWindow(const net::FrameBuffers& frame, bool waiting) override;
   /// A reply of `version` has begun to arrive.
   void StartReply(int64_t version);
   /// A slice of model key `key`, `bytes` long, is in.
@@ -54,6 +56,7 @@ class ExchangeSpans : public net::WriteObserver {
   void RecordPush(uint32_t tensor, uint64_t bytes, int64_t now);
 
   int64_t last_write_ = 0;    // when the last write ended, or the push began
+  int64_t window_since_ = 0;  // when the wait for the send window began
   int64_t last_arrival_ = 0;  // when the last slice (or the meta) came
 };
 

@@ -144,12 +144,14 @@ struct GatedCall {
   }
   // Sends the three pieces gated on marks 1, 2, 3, on a thread of its own;
   // `tagged`: each after its tag, in the order their marks open.
-  std::future<Status> Start(bool tagged = false) {
+  std::future<Status> Start(bool tagged = false,
+                            WriteObserver* observer = nullptr) {
     gate.Reset();
-    return std::async(std::launch::async, [this, tagged] {
+    return std::async(std::launch::async, [this, tagged, observer] {
       FrameBuffers& f = client.NewRequest();
       f.Reset(wire::MsgType::kPush, 0, meta);
       f.SetGate(&gate);
+      f.SetWriteObserver(observer);
       for (int i = 0; i < kPieces; ++i) {
         if (tagged)
           f.AddTag(static_cast<uint32_t>(i));
@@ -213,6 +215,28 @@ TEST(SendGateTest, ATaggedPushSendsEachPieceOnceItsOwnMarkOpens) {
     EXPECT_EQ(server.frames.load(), round + 1);
     EXPECT_EQ(server.data(), call.data);
   }
+}
+
+// With a send window, each group of a tagged push is chosen only once the
+// kernel says its unsent bytes are below it, a wait the observer hears of.
+TEST(SendGateTest, WithASendWindowEachGroupWaitsForTheKernelFirst) {
+  struct Windows : WriteObserver {
+    void OnWritten(const FrameBuffers&, size_t, size_t) override {}
+    void OnWindow(const FrameBuffers&, bool waiting) override {
+      ++(waiting ? waits : ends);
+    }
+    std::atomic<int> waits{0}, ends{0};
+  } windows;
+  PieceServer server;
+  GatedCall call(server.port());
+  call.client.SetSendWindow(64 * 1024);
+  auto done = call.Start(true, &windows);
+  call.gate.OpenTo(SendGate::kAll);
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_TRUE(done.get().ok());
+  EXPECT_EQ(server.data(), call.data);
+  EXPECT_EQ(windows.waits.load(), kPieces);
+  EXPECT_EQ(windows.ends.load(), kPieces);
 }
 
 TEST(SendGateTest, OpeningAllAtOnceSendsTheWholeFrame) {

@@ -59,25 +59,17 @@ def compressed(mtype, version, records, tail=b"\0" * 8):
     return frame(mtype, meta, b"".join(datas))
 
 
-def tensors(mtype, version, shapes, tail=b""):
+def tensors(mtype, version, shapes, tail=b"", order=None):
+    """A frame of zero tensors of `shapes`; `order`: tagged (flag bit 0),
+    each descriptor's bytes after its u32 index, descriptors in that order."""
     metas, datas = [], []
     for key, dims in enumerate(shapes):
         m, d = desc(key, dims)
         metas.append(m)
         datas.append(d)
     meta = struct.pack("<QI", version, len(shapes)) + b"".join(metas) + tail
-    return frame(mtype, meta, b"".join(datas))
-
-
-def tagged(mtype, version, shapes, order, tail=b""):
-    """A tagged push (flag bit 0): each descriptor's bytes after its u32
-    index, descriptors in `order`."""
-    metas, datas = [], []
-    for key, dims in enumerate(shapes):
-        m, d = desc(key, dims)
-        metas.append(m)
-        datas.append(d)
-    meta = struct.pack("<QI", version, len(shapes)) + b"".join(metas) + tail
+    if order is None:
+        return frame(mtype, meta, b"".join(datas))
     data = b"".join(struct.pack("<I", i) + datas[i] for i in order)
     return frame(mtype, meta, data, flags=1)
 
@@ -156,9 +148,10 @@ def main(out):
         "params": tensors(9, 4, [[4], []], b"\0" * 4 + members),
         "done": frame(10, s(b'{"steps":5}')),
         "push": tensors(11, 1, [[1, 2, 1]], b"\0" * 8),
-        "push_pull-tagged": tagged(8, 2, [[2, 3], [3], [1]], [2, 0, 1],
-                                   b"\0" * 8),
-        "push-tagged": tagged(11, 1, [[1, 2, 1], [2]], [1, 0], b"\0" * 8),
+        "push_pull-tagged": tensors(8, 2, [[2, 3], [3], [1]], b"\0" * 8,
+                                    order=[2, 0, 1]),
+        "push-tagged": tensors(11, 1, [[1, 2, 1], [2]], b"\0" * 8,
+                               order=[1, 0]),
         "auth_hello": frame(12, s(nonce)),
         "challenge": frame(13, s(nonce) + s(proof)),
         "auth": frame(14, s(proof)),

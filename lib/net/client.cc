@@ -170,11 +170,11 @@ Status Client::OnMeta(Connection& conn, const wire::FrameHeader& header,
   if (sink_->piecewise())
     conn.ReadPieceByPiece();
   if ((header.flags & wire::kFrameTagged) != 0) {
-    // A sink that says nothing reads one buffer per descriptor.
+    // A sink plans one buffer per descriptor, as PsClient does for a reply
+    // without rows, the only replies a server tags.
     tag_groups_.resize(dst->size());
     std::iota(tag_groups_.begin(), tag_groups_.end(), size_t{0});
-    const std::vector<size_t>* groups = sink_->groups();
-    conn.ReadTagged(groups != nullptr ? *groups : tag_groups_);
+    conn.ReadTagged(tag_groups_);
   }
   return Status::Ok();
 }

@@ -35,9 +35,6 @@ class ReplySink {
   virtual bool piecewise() const { return false; }
   /// Buffer `index` of *dst is in (piecewise sinks only).
   virtual void OnPiece(size_t index) { (void)index; }
-  /// A tagged reply (wire::kFrameTagged): by descriptor, its first buffer
-  /// in *dst (Connection::ReadTagged); nullptr: one buffer each.
-  virtual const std::vector<size_t>* groups() const { return nullptr; }
 };
 
 class Client : private Connection::Handler {
@@ -125,7 +122,7 @@ class Client : private Connection::Handler {
   bool error_from_peer_ = false;
   wire::MsgType reply_type_ = wire::MsgType::kAck;
   std::string reply_meta_;
-  std::vector<size_t> tag_groups_;  // one buffer per descriptor
+  std::vector<size_t> tag_groups_;  // a tagged reply's: buffer i, descriptor i
   Status close_status_;
   bool closed_ = false;
   SendGate* gate_ = nullptr;

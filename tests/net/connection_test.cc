@@ -39,7 +39,7 @@ class Recorder : public Connection::Handler {
                 std::string_view meta, uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override {
     ++metas;
-    if ((header.flags & wire::kFrameTagged) == 0 || !read_tagged) {
+    if ((header.flags & wire::kFrameTagged) == 0) {
       data_.resize(data_bytes);
       dst->emplace_back(data_.data(), data_.size());
       return Status::Ok();
@@ -71,7 +71,6 @@ class Recorder : public Connection::Handler {
 
   std::atomic<int> headers{0}, metas{0}, frames{0};
   std::promise<Status> closed;
-  bool read_tagged = true;
   // A tagged push's, on the connection's thread; read once acked.
   std::vector<std::string> descs;
   std::vector<size_t> pieces;

@@ -8,8 +8,8 @@
 namespace pstrain::wire {
 namespace {
 
-// Flag bits this build understands: none yet. A peer that sets a bit we do
-// not know means something we cannot honour, so it is refused, not ignored.
+// Flag bits this build understands. A peer that sets a bit we do not know
+// means something we cannot honour, so it is refused, not ignored.
 constexpr uint32_t kKnownFlags = kFrameTagged;
 
 std::string Hex32(uint32_t v) {

@@ -22,7 +22,7 @@ Status ValidateAs(MsgType type, std::string_view meta, uint64_t data_bytes,
   if constexpr (kData == DataSection::kTensors) {
     return internal::ValidateTensorMeta(meta, type, data_bytes, tagged);
   } else {
-    (void)tagged;  // only push and push_pull may be tagged: ValidateFrame
+    (void)tagged;  // ValidateFrame refuses it on messages without tensors
     if (data_bytes != 0) {
       return Corruption(std::string(MsgTypeName(type)) + ": data section is " +
                         std::to_string(data_bytes) + " bytes, expected 0");

@@ -334,9 +334,8 @@ Status CheckBodyLength(const FrameHeader& header, uint64_t meta_len,
 /// Checks body_len (CheckBodyLength), decodes `meta` as the message
 /// `header.type` says, and checks that the data section is exactly as long
 /// as its descriptors say (empty for DataSection::kNone; each descriptor's
-/// bytes plus kTagBytes in a tagged push or params, which no other message
-/// may be:
-/// frame.h's kFrameTagged). Allocates nothing
+/// bytes plus kTagBytes in a tagged push, push_pull or params, the only
+/// messages that may be tagged: frame.h's kFrameTagged). Allocates nothing
 /// for the hot-path messages (pull, push, push_pull, params, shard, ack,
 /// heartbeat, push_batch, batch_done); returns kCorruption naming the
 /// message and field. Every frame passes it before its data is read

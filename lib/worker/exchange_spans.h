@@ -43,6 +43,7 @@ class ExchangeSpans : public net::WriteObserver {
 
  private:
   void Name();
+  void RecordPush(uint32_t tensor, uint64_t bytes, int64_t now);
 
   trace::Timeline* timeline_;
   const std::vector<int64_t>* ready_;
@@ -53,8 +54,6 @@ class ExchangeSpans : public net::WriteObserver {
   int64_t reply_version_ = -1;
   const std::vector<uint32_t>* order_ = nullptr;
   const std::vector<int>* keys_ = nullptr;
-  void RecordPush(uint32_t tensor, uint64_t bytes, int64_t now);
-
   int64_t last_write_ = 0;    // when the last write ended, or the push began
   int64_t window_since_ = 0;  // when the wait for the send window began
   int64_t last_arrival_ = 0;  // when the last slice (or the meta) came

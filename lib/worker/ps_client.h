@@ -224,13 +224,14 @@ class PsClient : private net::ReplySink {
   /// Writes the rows of reply buffer `index` into their tensor (a record
   /// validated and decoded first; a failure is kept in pull_error_).
   void ApplyRows(size_t index);
-  /// Whether the reply's buffer `index` is a compressed record: the dense
-  /// keys' buffers come first, one per reply_.params entry.
-  // SetPriority took: a gated push without rows.
+  // Whether pushes are tagged: SetPriority took, and a push is gated and
+  // carries no rows.
   bool tagged() const {
     return priority_ && gate_ != nullptr &&
            (sparse_ == nullptr || sparse_->empty());
   }
+  /// Whether the reply's buffer `index` is a compressed record: the dense
+  /// keys' buffers come first, one per reply_.params entry.
   bool IsRecord(size_t index) const {
     return index < reply_.params.size() &&
            reply_.params[index].codec != wire::Codec::kRaw;

@@ -215,7 +215,7 @@ def run_pstrain(args):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=2)
-    # pstrain's job defaults (lib/ps/job_fields.inc).
+    # pstrain's job defaults (lib/ps/job/job_fields.inc).
     p.add_argument("--batch_size", type=int, default=32,
                    help="columns per worker")
     p.add_argument("--bptt", type=int, default=35)

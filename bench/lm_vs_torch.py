@@ -184,7 +184,7 @@ def evaluate(model, data, bptt):
 
 
 class LazyAdam:
-    """pstrain's row-wise Adam for a row-sparse table (lib/ps/row_optimizer.h):
+    """pstrain's row-wise Adam for a row-sparse table (lib/ps/store/row_optimizer.h):
     only the rows a step's batch looks up move, with their moments; each
     row's bias correction counts its own updates. Adam's arithmetic as
     libtorch's: p -= lr * m / (1 - b1^t) / (sqrt(v) / sqrt(1 - b2^t) + eps).

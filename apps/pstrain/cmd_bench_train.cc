@@ -14,7 +14,7 @@
 #include "bench/table.h"
 #include "bench/train_bench.h"
 #include "cluster/launcher.h"
-#include "ps/job_spec.h"
+#include "ps/job/job_spec.h"
 
 namespace pstrain::apps {
 

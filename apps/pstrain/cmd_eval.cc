@@ -9,9 +9,9 @@
 #include "data/source.h"
 #include "models/evaluator.h"
 #include "models/model_zoo.h"
-#include "ps/checkpoint.h"
-#include "ps/job_data.h"
-#include "ps/job_module.h"
+#include "ps/job/job_data.h"
+#include "ps/job/job_module.h"
+#include "ps/store/checkpoint.h"
 
 namespace pstrain::apps {
 

@@ -1,12 +1,12 @@
-// pstrain serve: one server rank of a job (ps/server_rank.h). Rank 0 (the
+// pstrain serve: one server rank of a job (ps/rank/server_rank.h). Rank 0 (the
 // master) decides the job from its flags; ranks 1..S-1 take it from rank 0.
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
 #include "apps/pstrain/job_flags.h"
 #include "apps/pstrain/metrics_endpoint.h"
-#include "ps/interval.h"
-#include "ps/server_rank.h"
+#include "ps/job/interval.h"
+#include "ps/rank/server_rank.h"
 
 namespace pstrain::apps {
 

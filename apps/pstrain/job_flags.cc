@@ -2,7 +2,7 @@
 
 #include <type_traits>
 
-#include "ps/optimizer.h"
+#include "ps/job/optimizer.h"
 #include "util/check.h"
 
 namespace pstrain::apps {

@@ -1,5 +1,5 @@
 #pragma once
-// Rank 0's job flags: one per field of the job table (ps/job_fields.inc)
+// Rank 0's job flags: one per field of the job table (ps/job/job_fields.inc)
 // that has a flag, added to serve, launch, run and bench train, and given
 // again to the serve children of launch.
 
@@ -10,8 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "ps/job_flag_args.h"
-#include "ps/job_spec.h"
+#include "ps/job/job_flag_args.h"
+#include "ps/job/job_spec.h"
 #include "util/status.h"
 
 namespace pstrain::apps {

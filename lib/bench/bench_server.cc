@@ -4,7 +4,7 @@
 
 #include <torch/torch.h>
 
-#include "ps/tensor_codec.h"
+#include "ps/job/tensor_codec.h"
 
 namespace pstrain::bench {
 

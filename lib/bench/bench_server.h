@@ -15,9 +15,9 @@
 #include <ATen/core/Tensor.h>
 #include <asio/io_context.hpp>
 
-#include "ps/job_spec.h"
-#include "ps/parameter_server.h"
-#include "ps/service.h"
+#include "ps/job/job_spec.h"
+#include "ps/service/service.h"
+#include "ps/store/parameter_server.h"
 #include "report/event_log.h"
 #include "report/server_stats.h"
 #include "wire/messages.h"

@@ -4,8 +4,8 @@
 #include <random>
 
 #include "bench/loopback_limits.h"
-#include "ps/compression_spec.h"
-#include "ps/job_spec.h"
+#include "ps/job/compression_spec.h"
+#include "ps/job/job_spec.h"
 #include "wire/compression.h"
 
 namespace pstrain::bench {

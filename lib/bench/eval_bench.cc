@@ -12,7 +12,7 @@
 #include "models/compute_threads.h"
 #include "models/evaluator.h"
 #include "models/model_zoo.h"
-#include "ps/checkpoint.h"
+#include "ps/store/checkpoint.h"
 
 namespace pstrain::bench {
 

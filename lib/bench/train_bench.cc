@@ -13,7 +13,7 @@
 #include "bench/scratch_dir.h"
 #include "bench/seed_runs.h"
 #include "cluster/launcher.h"
-#include "ps/job_flag_args.h"
+#include "ps/job/job_flag_args.h"
 #include "util/resources.h"
 #include "worker/device.h"
 #include "worker/local_trainer.h"

@@ -17,13 +17,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ps/job_spec.h"
+#include "ps/job/job_spec.h"
 #include "util/result.h"
 
 namespace pstrain::bench {
 
 struct TrainBenchOptions {
-  /// The job of every run, as launch's flags set it (ps/job_fields.inc),
+  /// The job of every run, as launch's flags set it (ps/job/job_fields.inc),
   /// but for the fields each run sets its own way: model and placement
   /// (from `models` and `placements`), mode (from `modes`), max_steps and
   /// epochs (`steps`). Single trains job's model, optimizer and data

@@ -13,9 +13,9 @@
 #include "bench/codec_bench.h"
 #include "bench/loopback_limits.h"
 #include "bench/start_line.h"
-#include "ps/parameter_server.h"
-#include "ps/service.h"
-#include "ps/tensor_codec.h"
+#include "ps/job/tensor_codec.h"
+#include "ps/service/service.h"
+#include "ps/store/parameter_server.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::bench {

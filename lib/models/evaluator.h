@@ -81,7 +81,7 @@ class Evaluator {
             int64_t sample_elements, SampleReader read,
             EvaluatorOptions options = {});
   /// A model scored by `score` (a language model over its test stream,
-  /// ps/job_data.h), which runs in inference mode with the model in eval().
+  /// ps/job/job_data.h), which runs in inference mode with the model in eval().
   Evaluator(std::shared_ptr<Model> model,
             std::function<EvalResult(Model&)> score);
   Evaluator(const Evaluator&) = delete;

@@ -49,7 +49,7 @@ struct GetJob {};
 
 /// Meta: str json.
 struct JobSpecMsg {
-  std::string json;  // the job spec, see ps/job_spec.h
+  std::string json;  // the job spec, see ps/job/job_spec.h
 };
 
 /// One key of a model fingerprint: a parameter's name, dtype and shape.
@@ -87,7 +87,7 @@ inline constexpr uint32_t kMaxRowIds = 1u << 22;
 /// each >= 0 and strictly above the one before it (so unique); whether they
 /// are below the table's row count is the receiver's check (ps/). The rows
 /// may be coded (fp16, bf16: one record of n x row_dim elements, nbytes
-/// 2 x numel) as the job's rule says (ps/compression_spec.h); the receiver
+/// 2 x numel) as the job's rule says (ps/job/compression_spec.h); the receiver
 /// checks the codec and the record (wire/compression.h).
 struct SparseRows {
   TensorDesc rows;           // ndim 2: [ids.size(), row_dim]
@@ -204,7 +204,7 @@ struct ServerInfo {
   std::string address;  // "host:port"
 };
 
-/// A server's parameter slices (ps/shard_plan.h order) at `version`: server
+/// A server's parameter slices (ps/job/shard_plan.h order) at `version`: server
 /// s > 0's final ones, sent to the master for the merged checkpoint, and the
 /// reply to a Snapshot, whose last tensor is then, when asked for, the
 /// server's optimizer state (uint8 [n], libtorch's archive bytes); data: one
@@ -222,7 +222,7 @@ struct Snapshot {
   /// Also the server's optimizer state at that version (flag bit
   /// kSnapshotOptimizerState), for a checkpoint.
   bool with_optimizer_state = false;
-  /// The asker is a standby of the server's shard (ps/standby.h): asking
+  /// The asker is a standby of the server's shard (ps/rank/standby.h): asking
   /// for min_version says it holds min_version - 1, and the server answers
   /// workers with no version its standbys do not hold yet (flag bit
   /// kSnapshotStandby).

@@ -1,5 +1,5 @@
 #pragma once
-// BatchRows: what a worker knows of its row-sparse keys (ps/sparse_keys.h)
+// BatchRows: what a worker knows of its row-sparse keys (ps/job/sparse_keys.h)
 // beyond the servers: which model keys they are, the ids each batch looks
 // up (TrainerOptions::batch_ids), unique and ascending, and the statistics
 // of the run's rows (share/doc/statistics.md). Not thread-safe: the

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "ps/job_data.h"
+#include "ps/job/job_data.h"
 
 namespace pstrain::worker {
 

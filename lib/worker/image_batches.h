@@ -16,7 +16,7 @@
 #include "data/batch_loader.h"
 #include "data/sampler.h"
 #include "data/source.h"
-#include "ps/job_spec.h"
+#include "ps/job/job_spec.h"
 #include "report/event_log.h"
 #include "util/result.h"
 

@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include "ps/job_data.h"
+#include "ps/job/job_data.h"
 
 namespace pstrain::worker {
 

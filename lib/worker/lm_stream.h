@@ -16,7 +16,7 @@
 
 #include "data/bptt_batches.h"
 #include "models/language_model.h"
-#include "ps/job_spec.h"
+#include "ps/job/job_spec.h"
 #include "util/result.h"
 
 namespace pstrain::worker {

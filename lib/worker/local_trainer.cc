@@ -12,9 +12,9 @@
 #include "models/evaluator.h"
 #include "models/model_state.h"
 #include "models/model_zoo.h"
-#include "ps/job_data.h"
-#include "ps/job_module.h"
-#include "ps/optimizer.h"
+#include "ps/job/job_data.h"
+#include "ps/job/job_module.h"
+#include "ps/job/optimizer.h"
 #include "worker/device.h"
 #include "worker/lm_stream.h"
 

@@ -9,13 +9,13 @@
 #include <cstdint>
 #include <string>
 
-#include "ps/job_spec.h"
+#include "ps/job/job_spec.h"
 #include "util/result.h"
 
 namespace pstrain::worker {
 
 struct LocalTrainOptions {
-  /// The job as launch would train it (ps/job_fields.inc); of its fields
+  /// The job as launch would train it (ps/job/job_fields.inc); of its fields
   /// the single process uses model, loss (a TorchScript model's), dataset,
   /// image_size, data_threads, vocab_size, bptt and the language model's
   /// sizes, the optimizer's (ps::MakeOptimizer: optimizer, lr, momentum,

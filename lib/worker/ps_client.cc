@@ -10,8 +10,8 @@
 #include "net/send_gate.h"
 #include "net/shm_handover.h"
 #include "net/transport.h"
-#include "ps/module_fetch.h"
-#include "ps/tensor_codec.h"
+#include "ps/job/module_fetch.h"
+#include "ps/job/tensor_codec.h"
 #include "worker/exchange_spans.h"
 #include "worker/param_arrivals.h"
 #include "worker/push_compressor.h"
@@ -287,7 +287,7 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
   piece_keys_.clear();
   piece_slots_.clear();
   pull_error_ = Status::Ok();
-  // Dense keys come in the server's step order (ps/step_order.h), each
+  // Dense keys come in the server's step order (ps/store/step_order.h), each
   // once; the row-sparse keys came as rows (the server's SendRows).
   seen_.assign(params_.size(), false);
   for (const wire::TensorDesc& d : reply_.params) {

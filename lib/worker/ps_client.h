@@ -1,7 +1,7 @@
 #pragma once
 // PsClient: a worker's view of one parameter server: handshake, model
 // registration, pull and push-pull, done. (A server s > 0's view of rank 0
-// is ps/master_client.h.) Parameters arrive straight in the
+// is ps/rank/master_client.h.) Parameters arrive straight in the
 // storage of the tensors given to Attach (no staging copy), and gradients
 // leave straight from theirs. Each call waits at most `timeout`; a server
 // error reply comes back as its Status. Replies are awaited for twice the
@@ -21,7 +21,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "net/client.h"
-#include "ps/job_spec.h"
+#include "ps/job/job_spec.h"
 #include "report/worker_stats.h"
 #include "util/result.h"
 #include "wire/messages.h"
@@ -32,14 +32,14 @@ class ExchangeSpans;
 class ParamArrivals;
 class PushCompressor;
 
-/// One row-sparse key among a PsClient's attached tensors (ps/sparse_keys.h):
-/// what the next push_pull carries of it and asks for. The owner (the
-/// training loop, through ServerGroup) fills it before each push_pull;
-/// `push_rows` may be filled until the gate opens fully (GradStream::End),
-/// as the rows leave last. Ids are the slice's own rows (model row minus
-/// the slice's first), ascending and unique. The codecs are the job's rule
-/// for the key (ps::PushRowsCodecOf, ps::PullRowsCodecOf): raw, fp16 or
-/// bf16.
+/// One row-sparse key among a PsClient's attached tensors
+/// (ps/job/sparse_keys.h): what the next push_pull carries of it and asks for.
+/// The owner (the training loop, through ServerGroup) fills it before each
+/// push_pull; `push_rows` may be filled until the gate opens fully
+/// (GradStream::End), as the rows leave last. Ids are the slice's own rows
+/// (model row minus the slice's first), ascending and unique. The codecs are
+/// the job's rule for the key (ps::PushRowsCodecOf, ps::PullRowsCodecOf): raw,
+/// fp16 or bf16.
 struct SparseSlot {
   uint32_t key = 0;               // index among the attached tensors
   std::vector<int64_t> push_ids;  // rows this batch touched

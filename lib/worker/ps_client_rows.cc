@@ -9,7 +9,7 @@
 #include <c10/core/GradMode.h>
 
 #include "net/send_gate.h"
-#include "ps/tensor_codec.h"
+#include "ps/job/tensor_codec.h"
 #include "wire/compression.h"
 #include "worker/ps_client.h"
 

@@ -14,7 +14,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "ps/compression_spec.h"
+#include "ps/job/compression_spec.h"
 #include "wire/error_feedback.h"
 
 namespace pstrain::worker {

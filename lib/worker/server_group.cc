@@ -8,8 +8,8 @@
 
 #include "data/dataset.h"
 #include "net/address.h"
-#include "ps/job_module.h"
-#include "ps/tensor_codec.h"
+#include "ps/job/job_module.h"
+#include "ps/job/tensor_codec.h"
 #include "util/check.h"
 #include "worker/lost_servers.h"
 

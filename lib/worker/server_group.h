@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "models/model.h"
-#include "ps/job_spec.h"
-#include "ps/shard_plan.h"
+#include "ps/job/job_spec.h"
+#include "ps/job/shard_plan.h"
 #include "report/event_log.h"
 #include "report/worker_stats.h"
 #include "trace/timeline.h"
@@ -82,7 +82,7 @@ class ServerGroup {
   /// then ended, and version() is its reply's.
   bool resent() const { return resent_; }
 
-  /// The row-sparse model keys (ps/sparse_keys.h), by model key: from now
+  /// The row-sparse model keys (ps/job/sparse_keys.h), by model key: from now
   /// on their slices travel as rows in push_pulls. REQUIRES: Attach.
   void SetRowSparse(const std::vector<bool>& model_keys);
   bool has_row_sparse() const { return !sparse_refs_.empty(); }

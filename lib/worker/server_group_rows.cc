@@ -6,7 +6,7 @@
 
 #include <ATen/ATen.h>
 
-#include "ps/sparse_keys.h"
+#include "ps/job/sparse_keys.h"
 #include "wire/compression.h"
 #include "worker/server_group.h"
 

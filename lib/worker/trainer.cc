@@ -10,14 +10,14 @@
 #include "models/language_model.h"
 #include "models/loss.h"
 #include "models/model_zoo.h"
-#include "ps/job_data.h"
-#include "ps/job_id.h"
-#include "ps/job_module.h"
-#include "ps/placement.h"
-#include "ps/run_length.h"
-#include "ps/sparse_keys.h"
-#include "ps/tensor_codec.h"
-#include "ps/update_rule.h"
+#include "ps/job/job_data.h"
+#include "ps/job/job_id.h"
+#include "ps/job/job_module.h"
+#include "ps/job/job_rules.h"
+#include "ps/job/rule_traits.h"
+#include "ps/job/run_length.h"
+#include "ps/job/sparse_keys.h"
+#include "ps/job/tensor_codec.h"
 #include "report/worker_stats.h"
 #include "worker/batch_rows.h"
 #include "worker/device.h"
@@ -285,7 +285,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   }
   AwaitKeys(mirror_->params().size());  // those forward did not read
   // Only now has the last push left whole: a server stepping keys ahead
-  // (ps/step_order.h) replies while the gradients are still being sent.
+  // (ps/store/step_order.h) replies while the gradients are still being sent.
   model_->zero_grad(/*set_to_none=*/false);
   uploaded_ = 0;     // the next reply's are next
   stream_->Begin();  // before the pushes start, which wait on it

@@ -60,7 +60,7 @@ struct TrainerOptions {
   /// with it.
   std::function<void()> before_step;
   /// The ids a batch looks up in the model's embeddings (int64, any
-  /// shape), for --sparse_embeddings (ps/sparse_keys.h): a push carries the
+  /// shape), for --sparse_embeddings (ps/job/sparse_keys.h): a push carries the
   /// rows of this batch's unique ids and asks for those of the next
   /// batch's. Every row-sparse key is looked up with these ids. Default
   /// (empty): the batch's input when it is int64 (a classifier over token

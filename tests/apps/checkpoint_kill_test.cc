@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "job_test.h"
-#include "ps/checkpoint.h"
-#include "ps/checkpoint_rotation.h"
+#include "ps/rank/checkpoint_rotation.h"
+#include "ps/store/checkpoint.h"
 #include "testing/idx_files.h"
 
 namespace pstrain::testing {

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "job_test.h"
-#include "ps/server_rank.h"
+#include "ps/rank/server_rank.h"
 #include "testing/idx_files.h"
 
 namespace pstrain::testing {

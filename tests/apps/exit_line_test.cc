@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "job_test.h"
-#include "ps/job_spec.h"
+#include "ps/job/job_spec.h"
 #include "testing/fake_master.h"
 #include "testing/idx_files.h"
 

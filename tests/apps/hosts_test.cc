@@ -17,7 +17,7 @@
 
 #include "job_test.h"
 #include "models/model_zoo.h"
-#include "ps/checkpoint_rotation.h"
+#include "ps/rank/checkpoint_rotation.h"
 #include "testing/idx_files.h"
 #include "testing/net_hosts.h"
 

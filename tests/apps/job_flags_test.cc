@@ -1,5 +1,5 @@
 // bench train takes launch's job flags: for every field of the job table
-// (ps/job_fields.inc) with a flag, bench train has the same flag, help and
+// (ps/job/job_fields.inc) with a flag, bench train has the same flag, help and
 // default, and refuses what launch refuses with the same one-line error.
 // The command lines are parsed and checked, never run.
 

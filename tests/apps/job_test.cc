@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/checkpoint.h"
-#include "ps/checkpoint_rotation.h"
+#include "ps/rank/checkpoint_rotation.h"
+#include "ps/store/checkpoint.h"
 
 namespace pstrain::testing {
 

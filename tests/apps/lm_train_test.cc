@@ -12,8 +12,8 @@
 #include "job_test.h"
 #include "models/language_model.h"
 #include "models/model_state.h"
-#include "ps/checkpoint.h"
-#include "ps/job_data.h"
+#include "ps/job/job_data.h"
+#include "ps/store/checkpoint.h"
 #include "testing/idx_files.h"
 #include "worker/lm_stream.h"
 

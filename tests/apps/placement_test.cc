@@ -12,7 +12,7 @@
 
 #include "job_test.h"
 #include "models/model_zoo.h"
-#include "ps/checkpoint.h"
+#include "ps/store/checkpoint.h"
 #include "testing/idx_files.h"
 
 namespace pstrain::testing {

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "job_test.h"
-#include "ps/checkpoint.h"
+#include "ps/store/checkpoint.h"
 #include "testing/idx_files.h"
 
 namespace pstrain::testing {

@@ -13,7 +13,7 @@
 #include "data/sampler.h"
 #include "job_test.h"
 #include "models/model_zoo.h"
-#include "ps/checkpoint.h"
+#include "ps/store/checkpoint.h"
 #include "testing/idx_files.h"
 
 namespace pstrain::testing {

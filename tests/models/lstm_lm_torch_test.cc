@@ -10,7 +10,7 @@
 
 #include "models/lstm_lm.h"
 #include "models/model_state.h"
-#include "ps/checkpoint.h"
+#include "ps/store/checkpoint.h"
 #include "testing/idx_files.h"
 #include "testing/process.h"
 

@@ -12,7 +12,7 @@
 #include "models/model_state.h"
 #include "models/model_zoo.h"
 #include "models/resnet.h"
-#include "ps/checkpoint.h"
+#include "ps/store/checkpoint.h"
 #include "testing/idx_files.h"
 #include "testing/process.h"
 

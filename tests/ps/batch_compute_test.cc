@@ -3,7 +3,7 @@
 // the server's memory itself, and a batch the model cannot take fails
 // with its shapes named.
 
-#include "ps/batch_compute.h"
+#include "ps/service/batch_compute.h"
 
 #include <condition_variable>
 #include <mutex>

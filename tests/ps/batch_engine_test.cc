@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/engine.h"
-#include "ps/tensor_codec.h"
+#include "ps/engine/engine.h"
+#include "ps/job/tensor_codec.h"
 #include "testing/engine_harness.h"
 
 namespace pstrain::ps {

@@ -5,7 +5,7 @@
 #include <torch/torch.h>
 
 #include "models/model_zoo.h"
-#include "ps/checkpoint.h"
+#include "ps/store/checkpoint.h"
 #include "testing/idx_files.h"
 #include "testing/process.h"
 

@@ -1,4 +1,4 @@
-#include "ps/checkpoint_rotation.h"
+#include "ps/rank/checkpoint_rotation.h"
 
 #include <filesystem>
 #include <fstream>
@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/checkpoint.h"
+#include "ps/store/checkpoint.h"
 #include "testing/idx_files.h"
 
 namespace pstrain::ps {

@@ -1,4 +1,4 @@
-#include "ps/checkpoint.h"
+#include "ps/store/checkpoint.h"
 
 #include <fstream>
 

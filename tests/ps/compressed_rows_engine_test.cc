@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/compression_spec.h"
-#include "ps/engine.h"
+#include "ps/engine/engine.h"
+#include "ps/job/compression_spec.h"
 #include "testing/engine_harness.h"
 #include "wire/compression.h"
 

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/engine.h"
+#include "ps/engine/engine.h"
 #include "testing/engine_harness.h"
 #include "wire/compression.h"
 

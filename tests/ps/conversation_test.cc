@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/tensor_codec.h"
+#include "ps/job/tensor_codec.h"
 #include "testing/engine_harness.h"
 
 namespace pstrain::ps {

@@ -1,9 +1,9 @@
-#include "ps/delay_compensation.h"
+#include "ps/store/delay_compensation.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/parameter_server.h"
+#include "ps/store/parameter_server.h"
 
 namespace pstrain::ps {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "ps/peer_table.h"
-#include "ps/snapshot_queue.h"
-#include "ps/step_deadline.h"
+#include "ps/engine/peer_table.h"
+#include "ps/engine/snapshot_queue.h"
+#include "ps/engine/step_deadline.h"
 
 namespace pstrain::ps {
 namespace {

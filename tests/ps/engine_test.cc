@@ -1,7 +1,7 @@
 // The Engine's update rules at their edges, with a fake outbox and a clock
 // the test moves: no sockets, no threads, no sleeps.
 
-#include "ps/engine.h"
+#include "ps/engine/engine.h"
 
 #include <limits>
 #include <string>

@@ -1,4 +1,4 @@
-#include "ps/finite_check.h"
+#include "ps/engine/finite_check.h"
 
 #include <limits>
 

@@ -1,4 +1,4 @@
-#include "ps/interval.h"
+#include "ps/job/interval.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "ps/job_module.h"
+#include "ps/job/job_module.h"
 
 #include <fstream>
 #include <string>
@@ -8,7 +8,7 @@
 
 #include "models/model_state.h"
 #include "net/sha256.h"
-#include "ps/job_data.h"
+#include "ps/job/job_data.h"
 #include "testing/idx_files.h"
 #include "testing/script_modules.h"
 

@@ -1,4 +1,4 @@
-#include "ps/job_spec.h"
+#include "ps/job/job_spec.h"
 
 #include <cmath>
 
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "ps/compression_spec.h"
+#include "ps/job/compression_spec.h"
 
 namespace pstrain::ps {
 namespace {
@@ -224,7 +224,7 @@ TEST(JobSpecTest, LstmLmDefaultsWhereNotGiven) {
   EXPECT_EQ(net.optimizer, "sgd");
 }
 
-// The table (ps/job_fields.inc) gives every field one JSON key, and reading
+// The table (ps/job/job_fields.inc) gives every field one JSON key, and reading
 // checks each value's type and range.
 TEST(JobSpecTest, EveryFieldHasOneJsonKey) {
   std::vector<std::string> names;

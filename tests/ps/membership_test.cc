@@ -1,12 +1,12 @@
-#include "ps/membership.h"
+#include "ps/engine/membership.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/parameter_server.h"
-#include "ps/peer.h"
-#include "ps/ssp_gate.h"
-#include "ps/write_fence.h"
+#include "ps/engine/peer.h"
+#include "ps/engine/ssp_gate.h"
+#include "ps/engine/write_fence.h"
+#include "ps/store/parameter_server.h"
 #include "testing/engine_harness.h"
 
 namespace pstrain::ps {

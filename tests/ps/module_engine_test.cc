@@ -7,7 +7,7 @@
 #include <torch/torch.h>
 
 #include "net/sha256.h"
-#include "ps/engine.h"
+#include "ps/engine/engine.h"
 #include "testing/engine_harness.h"
 
 namespace pstrain::ps {

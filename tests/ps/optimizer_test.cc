@@ -1,4 +1,4 @@
-#include "ps/optimizer.h"
+#include "ps/job/optimizer.h"
 
 #include <cmath>
 #include <functional>
@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/parameter_server.h"
+#include "ps/store/parameter_server.h"
 
 namespace pstrain::ps {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/parameter_server.h"
+#include "ps/store/parameter_server.h"
 
 namespace pstrain::ps {
 namespace {

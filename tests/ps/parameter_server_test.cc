@@ -1,4 +1,4 @@
-#include "ps/parameter_server.h"
+#include "ps/store/parameter_server.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

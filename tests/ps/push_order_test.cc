@@ -13,9 +13,9 @@
 #include <torch/torch.h>
 
 #include "net/client.h"
-#include "ps/parameter_server.h"
-#include "ps/service.h"
-#include "ps/tensor_codec.h"
+#include "ps/job/tensor_codec.h"
+#include "ps/service/service.h"
+#include "ps/store/parameter_server.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::ps {

@@ -3,16 +3,17 @@
 // the touched rows; lazy momentum and LazyAdam leave untouched rows, and
 // their state, alone; the state survives save and load.
 
-#include "ps/row_optimizer.h"
+#include "ps/store/row_optimizer.h"
 
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/checkpoint.h"
-#include "ps/optimizer.h"
-#include "ps/parameter_server.h"
+#include "ps/job/optimizer.h"
+#include "ps/job/sparse_keys.h"
+#include "ps/store/checkpoint.h"
+#include "ps/store/parameter_server.h"
 #include "testing/idx_files.h"
 
 namespace pstrain::ps {
@@ -182,14 +183,14 @@ TEST(RowOptimizerTest, AServersRowStateIsInItsCheckpoint) {
 }
 
 TEST(RowOptimizerTest, SupportsSgdAdagradAdamWithoutWeightDecay) {
-  EXPECT_TRUE(RowOptimizer::Supports(Spec("sgd", 0.9)));
-  EXPECT_TRUE(RowOptimizer::Supports(Spec("adagrad")));
-  EXPECT_TRUE(RowOptimizer::Supports(Spec("adam")));
-  EXPECT_FALSE(RowOptimizer::Supports(Spec("rmsprop")));
-  EXPECT_FALSE(RowOptimizer::Supports(Spec("adamw")));
+  EXPECT_TRUE(HasLazyRows(Spec("sgd", 0.9)));
+  EXPECT_TRUE(HasLazyRows(Spec("adagrad")));
+  EXPECT_TRUE(HasLazyRows(Spec("adam")));
+  EXPECT_FALSE(HasLazyRows(Spec("rmsprop")));
+  EXPECT_FALSE(HasLazyRows(Spec("adamw")));
   JobSpec decay = Spec("sgd");
   decay.weight_decay = 0.01;
-  EXPECT_FALSE(RowOptimizer::Supports(decay));
+  EXPECT_FALSE(HasLazyRows(decay));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "ps/run_length.h"
+#include "ps/job/run_length.h"
 
 #include <limits>
 #include <sstream>

@@ -1,12 +1,12 @@
-#include "ps/server_roster.h"
+#include "ps/engine/server_roster.h"
 
 #include <cstring>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/peer.h"
-#include "ps/tensor_codec.h"
+#include "ps/engine/peer.h"
+#include "ps/job/tensor_codec.h"
 
 namespace pstrain::ps {
 namespace {

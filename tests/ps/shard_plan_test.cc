@@ -1,10 +1,10 @@
-#include "ps/shard_plan.h"
+#include "ps/job/shard_plan.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "models/model_zoo.h"
-#include "ps/tensor_codec.h"
+#include "ps/job/tensor_codec.h"
 
 namespace pstrain::ps {
 namespace {

@@ -2,7 +2,7 @@
 // in the module tree, unless the job turns it off, its optimizer has no
 // lazy rows, or another module shares the weight (tied weights).
 
-#include "ps/sparse_keys.h"
+#include "ps/job/sparse_keys.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

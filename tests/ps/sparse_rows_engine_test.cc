@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/engine.h"
-#include "ps/sparse_keys.h"
+#include "ps/engine/engine.h"
+#include "ps/job/sparse_keys.h"
 #include "testing/engine_harness.h"
 
 namespace pstrain::ps {

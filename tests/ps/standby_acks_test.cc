@@ -1,4 +1,4 @@
-#include "ps/standby_acks.h"
+#include "ps/engine/standby_acks.h"
 
 #include <limits>
 

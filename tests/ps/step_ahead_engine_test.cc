@@ -8,7 +8,7 @@
 #include <torch/torch.h>
 
 #include "net/send_gate.h"
-#include "ps/engine.h"
+#include "ps/engine/engine.h"
 #include "testing/engine_harness.h"
 #include "wire/messages.h"
 

@@ -1,4 +1,4 @@
-#include "ps/tensor_codec.h"
+#include "ps/job/tensor_codec.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -3,7 +3,7 @@
 // the Engine with a fake outbox and a clock the test moves. No sockets, no
 // sleeps.
 
-#include "ps/update_rule.h"
+#include "ps/rules/update_rule.h"
 
 #include <limits>
 #include <string>

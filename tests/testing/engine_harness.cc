@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "ps/tensor_codec.h"
+#include "ps/job/tensor_codec.h"
 #include "wire/frame_parser.h"
 
 namespace pstrain::testing {

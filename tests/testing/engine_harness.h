@@ -14,7 +14,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "ps/engine.h"
+#include "ps/engine/engine.h"
 #include "testing/fake_outbox.h"
 #include "wire/messages.h"
 

@@ -1,5 +1,5 @@
 #pragma once
-// FakeOutbox: records what an Engine asks of the world (ps/outbox.h), so
+// FakeOutbox: records what an Engine asks of the world (ps/engine/outbox.h), so
 // that tests can look at each frame sent and play the network's part by
 // hand: which writes end, which posts run, when the timer fires.
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ps/outbox.h"
+#include "ps/engine/outbox.h"
 
 namespace pstrain::testing {
 

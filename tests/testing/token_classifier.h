@@ -1,6 +1,6 @@
 #pragma once
 // TokenClassifier: a test-only model with an embedding table, for row-sparse
-// keys (ps/sparse_keys.h) before a language model exists: Embedding, the
+// keys (ps/job/sparse_keys.h) before a language model exists: Embedding, the
 // mean over each sample's tokens, then a Linear classifier. Its keys, in
 // ModelState order: "embedding.weight" [vocab, dim] (row-sparse),
 // "fc.weight", "fc.bias". Not thread-safe, like any module.

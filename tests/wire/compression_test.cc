@@ -287,8 +287,8 @@ TEST(CompressionTest, DecodeAddAddsAlphaTimesDecoded) {
   }
 }
 
-// Rows are decoded where they were read (ps/engine_rows.cc): the record at
-// the front of a buffer of 4n bytes becomes the n floats DecodeAdd gives,
+// Rows are decoded where they were read (ps/engine/engine_rows.cc): the record
+// at the front of a buffer of 4n bytes becomes the n floats DecodeAdd gives,
 // bit for bit, -0 and subnormals included.
 TEST(CompressionTest, DecodeInPlaceGivesTheDecodedFloats) {
   std::vector<float> x = Normal(37, 9);

@@ -16,11 +16,11 @@
 #include <torch/optim/optimizer.h>
 #include <torch/torch.h>
 
-#include "ps/compression_spec.h"
-#include "ps/optimizer.h"
-#include "ps/parameter_server.h"
-#include "ps/service.h"
-#include "ps/tensor_codec.h"
+#include "ps/job/compression_spec.h"
+#include "ps/job/optimizer.h"
+#include "ps/job/tensor_codec.h"
+#include "ps/service/service.h"
+#include "ps/store/parameter_server.h"
 #include "wire/compression.h"
 #include "worker/ps_client.h"
 

@@ -1,0 +1,136 @@
+#pragma once
+// Membership: the one owner of who trains in a job. One record per worker
+// (worker index w is rank num_servers + w): its registered connection, and
+// whether it is done (sent done) or lost (its connection closed, or silent
+// for --dead_after; it may rejoin); with what it reported when done, and
+// the seconds the server held its replies for the other workers. The
+// done and lost counts are counted from these records.
+//
+// Each transition drives what must follow it, so that nothing else keeps
+// or changes its own copy of membership:
+//   - the step's quorum: ParameterServer::RemoveWorker / AddWorker, which
+//     only Membership calls (a worker leaves the quorum when lost, and in
+//     sync also when done; it joins again when it rejoins);
+//   - SspGate's training set: a done or lost worker holds no one back;
+//   - the WriteFence: leaving the quorum may close a step, so it waits
+//     while parameters are on the wire, and a rank being removed may not
+//     rejoin until it is.
+//
+// Threading: not thread-safe; the Engine's thread only. `*server`, `*ssp`
+// and `*fence` must outlive the Membership. It borrows each worker's
+// WorkerPeer (never dereferenced here) from Register until Disconnect.
+
+#include <vector>
+
+#include "ps/engine/outbox.h"
+#include "report/worker_stats.h"
+#include "util/result.h"
+
+namespace pstrain::ps {
+
+class ParameterServer;
+class SspGate;
+class WriteFence;
+struct WorkerPeer;
+
+class Membership {
+ public:
+  /// What leaving the quorum did (Remove).
+  enum class Removal {
+    kHeld,     // parameters are on the wire: the fence keeps it for later
+    kStepped,  // it closed the step: a new version exists
+    kNone,     // no new version (or w was no member)
+  };
+
+  /// `num_servers`: the first worker's rank.
+  Membership(int num_servers, int num_workers, ParameterServer* server,
+             SspGate* ssp, WriteFence* fence);
+  Membership(const Membership&) = delete;
+  Membership& operator=(const Membership&) = delete;
+
+  /// Workers in the job, by worker index 0..num_workers()-1.
+  int num_workers() const { return static_cast<int>(workers_.size()); }
+  /// Worker w's registered connection; null before register, after its
+  /// connection closed, and while lost.
+  WorkerPeer* peer(int w) const { return workers_[w].peer; }
+  /// Whether worker w sent done.
+  bool done(int w) const { return workers_[w].done; }
+  /// Whether worker w is lost now (it may rejoin).
+  bool lost(int w) const { return workers_[w].lost; }
+  /// Whether the step waits for worker w (ParameterServer::is_member).
+  bool in_quorum(int w) const;
+  /// Workers in the step's quorum.
+  int quorum() const;
+
+  /// Whether w may register: it has no registered connection and is not
+  /// done. Else kInvalidArgument naming its rank.
+  Status CheckRegister(int w) const;
+  /// A lost worker registers again: back in the quorum from the current
+  /// step when none of its pushes is in (returns true), else from the next
+  /// version (false); in ssp at the slowest clock. kUnavailable while its
+  /// removal waits on the fence. REQUIRES: lost(w), CheckRegister(w) ok.
+  Result<bool> Rejoin(int w);
+  /// Worker w's connection `peer` registered at `now` (after Rejoin, if it
+  /// was lost). REQUIRES: CheckRegister(w) ok, !lost(w).
+  void Register(int w, WorkerPeer* peer, Time now);
+  /// Worker w is lost; it stops holding others back in ssp. Remove takes
+  /// it out of the quorum. REQUIRES: registered, not done, not lost.
+  void Lose(int w);
+  /// Worker w finished at `now`: `stats` are what it reported, and
+  /// `waiting_seconds` how long the server held its replies.
+  /// REQUIRES: registered, not done.
+  void Finish(int w, report::WorkerStats stats, double waiting_seconds,
+              Time now);
+  /// Takes w out of the step's quorum, unless the fence holds it (then the
+  /// fence hands it back to do again) or w is no member.
+  Removal Remove(int w);
+  /// Worker w's connection `peer` closed: w has no connection (unless it
+  /// registered again on another one meanwhile).
+  void Disconnect(int w, const WorkerPeer* peer);
+
+  /// Workers that ever registered, rejoins included.
+  int registered() const { return registered_; }
+  /// Workers done.
+  int done_count() const;
+  /// Workers lost now (they may still rejoin).
+  int lost_count() const;
+  /// Seconds the server held replies so far, summed over the done workers
+  /// and those training now.
+  double waiting_seconds_now() const;
+  /// Workers registered now: neither done nor lost.
+  int live_count() const;
+  /// Losses so far (a rank lost twice counts twice).
+  uint64_t losses() const { return losses_; }
+  /// Every worker is done or lost, and at least one is done: the run's
+  /// training is over.
+  bool finished() const;
+  /// What each done worker reported, in the order they finished.
+  const std::vector<report::WorkerStats>& stats() const { return stats_; }
+  /// Seconds the server held the done workers' replies, summed.
+  double waiting_seconds() const { return waiting_seconds_; }
+  /// When the first worker registered: where wall_seconds start.
+  Time first_register() const { return first_register_; }
+  /// When the last worker finished.
+  Time last_done() const { return last_done_; }
+
+ private:
+  struct Worker {
+    WorkerPeer* peer = nullptr;
+    bool done = false;
+    bool lost = false;
+  };
+
+  int num_servers_;
+  ParameterServer* server_;
+  SspGate* ssp_;
+  WriteFence* fence_;
+  std::vector<Worker> workers_;  // by worker index
+  std::vector<report::WorkerStats> stats_;
+  double waiting_seconds_ = 0;
+  int registered_ = 0;
+  uint64_t losses_ = 0;
+  Time first_register_{};
+  Time last_done_{};
+};
+
+}  // namespace pstrain::ps

@@ -1,0 +1,41 @@
+#pragma once
+// StandbyAcks: which version of this server's shard its standbys hold
+// (--replicas; ps/rank/standby.h). A standby asks its primary for snapshots one
+// after another (wire::Snapshot with the standby flag), each for the
+// version after the one it has loaded, so a request is also the
+// acknowledgement of the version before it. The primary answers workers
+// with no version that a standby does not hold yet: a version a worker
+// has seen survives the primary's death (Li et al., OSDI 2014, section
+// 4.3: the primary answers only once its replicas have the update).
+//
+// Threading: not thread-safe; the Engine's thread only.
+
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "ps/engine/outbox.h"
+
+namespace pstrain::ps {
+
+class StandbyAcks {
+ public:
+  /// Standby `peer` asked for the first version >= `min_version`: it holds
+  /// min_version - 1 (a request for 0 or 1: the version it started from,
+  /// which every process makes alike from the seed or the checkpoint).
+  void Asked(PeerId peer, uint64_t min_version);
+  /// `peer` closed. Returns whether it was a standby; from now on it is
+  /// not waited for.
+  bool Drop(PeerId peer);
+  /// How many standbys are connected.
+  int count() const { return static_cast<int>(held_.size()); }
+  /// The highest version every standby holds; the largest uint64_t when
+  /// there is none (nothing is waited for).
+  uint64_t held() const;
+
+ private:
+  std::vector<std::pair<PeerId, uint64_t>> held_;  // by standby
+};
+
+}  // namespace pstrain::ps

@@ -1,0 +1,64 @@
+#pragma once
+// MasterClient: server s > 0's view of rank 0 (the master): the handshake
+// as a server, where it listens (server_info), and at the end its slices
+// and optimizer state (shard), which rank 0 merges and saves. Each call
+// waits at most the timeout; a server error reply comes back as its Status.
+// Not thread-safe.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "net/client.h"
+#include "ps/job/job_spec.h"
+#include "util/result.h"
+#include "wire/messages.h"
+
+namespace pstrain::ps {
+
+class MasterClient {
+ public:
+  /// `auth_token`: the --auth_token_file token, "" for none.
+  MasterClient(std::chrono::milliseconds timeout,
+               net::ConnectionOptions options, std::string auth_token);
+
+  /// Connects to rank 0, retrying until the timeout (it may start later),
+  /// then authenticates when there is a token.
+  Status Connect(const std::string& host, int port);
+  /// Hello as server `rank` (or, with `role` tool, as a tool of rank 0),
+  /// then the job spec. Rank 0's errors as sent (kIncompatible for a
+  /// world_size mismatch, kInvalidArgument for a bad rank or one that is
+  /// connected already); kInvalidArgument for a job spec that is not valid
+  /// (JobSpecFromPeer): the peer is not a pstrain master of this version.
+  /// A tool's job spec waits until every server has said where it listens.
+  Result<JobSpec> Handshake(int rank, int world_size,
+                            wire::Role role = wire::Role::kServer);
+  /// The job's TorchScript module, whose SHA-256 is `sha256` (the job
+  /// spec's model_sha256): ps::FetchModule.
+  Result<std::shared_ptr<const std::string>> FetchModule(
+      const std::string& sha256);
+  /// Where workers reach this server ("host:port").
+  Status AnnounceServer(const std::string& address);
+  /// At the end: this server's slices (ps/job/shard_plan.h order, contiguous
+  /// CPU tensors) at `version`, and its optimizer state
+  /// (SerializeOptimizerState bytes); waits for the ack, then closes.
+  Status SendShard(uint64_t version, const std::vector<at::Tensor>& slices,
+                   const std::string& optimizer_state);
+
+  /// This end's address: the interface that reaches rank 0.
+  std::string local_address() const { return client_.local_address(); }
+
+ private:
+  Status Call(net::FrameBuffers& request, wire::MsgType want);
+
+  std::chrono::milliseconds timeout_;
+  std::string auth_token_;
+  net::Client client_;
+  std::string meta_;
+};
+
+}  // namespace pstrain::ps

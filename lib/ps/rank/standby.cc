@@ -1,0 +1,163 @@
+#include "ps/rank/standby.h"
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+
+#include <ATen/core/grad_mode.h>
+
+#include "ps/rank/snapshot_client.h"
+#include "ps/store/checkpoint.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long a standby tries to reach its primary, or rank 0, before it
+// asks again: a primary that is gone refuses at once.
+constexpr std::chrono::milliseconds kConnectTimeout{2000};
+constexpr std::chrono::milliseconds kRetry{200};
+// How long a claim waits for rank 0, which is gone at the end of a run.
+constexpr std::chrono::milliseconds kClaimTimeout{10000};
+
+// Where server `shard` listens now, from rank 0 (which answers once every
+// server has said where it listens).
+Result<std::string> PrimaryAddress(const StandbyOptions& o,
+                                   const JobSpec& spec) {
+  MasterClient ask(o.timeout, o.connection, o.auth_token);
+  PS_RETURN_IF_ERROR(ask.Connect(o.master_addr, o.master_port));
+  PS_ASSIGN_OR_RETURN(JobSpec job,
+                      ask.Handshake(0, spec.world_size, wire::Role::kTool));
+  if (static_cast<int>(job.server_addrs.size()) <= o.shard) {
+    return Corruption("rank 0's job names " +
+                      std::to_string(job.server_addrs.size()) +
+                      " servers, expected " + std::to_string(spec.num_servers));
+  }
+  return job.server_addrs[o.shard];
+}
+
+// Copies every version the primary at `address` makes until the
+// connection ends. Returns whether the primary ended it (its run is over).
+Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
+                  const std::string& address, ParameterServer& server) {
+  SnapshotClient primary(o.shard, spec.world_size, o.timeout, o.connection,
+                         o.auth_token);
+  primary.set_connect_timeout(kConnectTimeout);
+  if (!primary.Connect(address).ok())
+    return false;
+  // A copy lands here whole before it becomes the shard's: a primary that
+  // dies mid-copy leaves the standby at the version before.
+  std::vector<at::Tensor> staging;
+  for (const at::Tensor& p : server.params())
+    staging.push_back(p.detach().clone());
+  std::string state;
+  std::vector<int64_t> applied;
+  // The first copy is of the version the primary holds now, whatever it
+  // is; each later one is of the version after the one held. The request
+  // for the next version acknowledges this one as soon as its bytes are
+  // in: loading them is this process's own work, off the primary's path.
+  const uint64_t next = server.version() == 0 ? 0 : server.version() + 1;
+  if (!primary.Ask(next, staging, &state, &applied).ok())
+    return false;
+  for (;;) {
+    auto version = primary.Answer();
+    if (!version.ok())
+      return primary.refused();
+    if (*version < server.version()) {  // versions only grow
+      return Corruption("rank " + std::to_string(o.shard) + " sent version " +
+                        std::to_string(*version) + ", older than the " +
+                        std::to_string(server.version()) +
+                        " its standby holds");
+    }
+    if (applied.size() != server.applied().size()) {
+      return Corruption("rank " + std::to_string(o.shard) + " sent " +
+                        std::to_string(applied.size()) +
+                        " workers' applied pushes, expected " +
+                        std::to_string(server.applied().size()));
+    }
+    {
+      at::NoGradGuard no_grad;
+      for (size_t k = 0; k < staging.size(); ++k)
+        server.params()[k].detach().copy_(staging[k]);
+    }
+    std::string loading;
+    loading.swap(state);  // the next reply may land in `state` from Ask on
+    std::vector<int64_t> loaded = applied;
+    if (!primary.Ask(*version + 1, staging, &state, &applied).ok())
+      return false;
+    PS_RETURN_IF_ERROR(LoadOptimizerStateBytes(
+        loading, server.optimizers(),
+        "rank " + std::to_string(o.shard) + "'s optimizer state"));
+    server.set_applied(std::move(loaded));
+    server.set_version(*version);
+  }
+}
+
+}  // namespace
+
+std::vector<int> StandbyShards(const JobSpec& spec, int rank) {
+  std::vector<int> shards;
+  const int n = spec.num_servers;
+  for (int i = 1; i < std::min(spec.replicas, n); ++i)
+    shards.push_back(((rank - i) % n + n) % n);
+  return shards;
+}
+
+Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
+                                 ParameterServer& server,
+                                 std::unique_ptr<MasterClient>* master,
+                                 JobSpec* job, report::EventLog* log) {
+  const std::string name = "standby of rank " + std::to_string(o.shard);
+  std::optional<Clock::time_point> lost_since;
+  std::string address;
+  for (;;) {
+    // Asked once, and again only when rank 0 has seen another server take
+    // the shard (--replicas above 2): while it has lost the primary, rank
+    // 0 answers no one where the servers listen.
+    if (address.empty() ||
+        (lost_since && Clock::now() - *lost_since > kConnectTimeout)) {
+      auto asked = PrimaryAddress(o, spec);
+      if (!asked.ok()) {
+        log->Info(name + ": rank 0 is gone (" + asked.status().message() +
+                  "); the standby ends");
+        return StandbyEnd::kPrimaryEnded;
+      }
+      address = *asked;
+    }
+    PS_ASSIGN_OR_RETURN(const bool ended, Copy(o, spec, address, server));
+    if (ended)
+      return StandbyEnd::kPrimaryEnded;
+    // The primary is gone, or unreachable: ask rank 0 for its shard.
+    *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
+                                             o.connection, o.auth_token);
+    PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
+    auto claimed = (*master)->Handshake(o.shard, spec.world_size);
+    if (claimed.ok()) {
+      *job = std::move(*claimed);
+      job->module = spec.module;
+      log->Info(name + ": took its shard over at version " +
+                std::to_string(server.version()));
+      return StandbyEnd::kTookOver;
+    }
+    const std::string why = claimed.status().message();
+    if (why.find("already connected") == std::string::npos) {
+      log->Info(name + ": ends (" + why + ")");
+      return StandbyEnd::kPrimaryEnded;
+    }
+    // Rank 0 still sees the primary: it is alive (the copy's connection
+    // alone broke), or its death has not reached rank 0 yet.
+    if (!lost_since)
+      lost_since = Clock::now();
+    if (Clock::now() - *lost_since > o.timeout) {
+      log->Info(name +
+                ": the primary is unreachable, and rank 0 still sees "
+                "it; the standby ends");
+      return StandbyEnd::kPrimaryEnded;
+    }
+    std::this_thread::sleep_for(kRetry);
+  }
+}
+
+}  // namespace pstrain::ps

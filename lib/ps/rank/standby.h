@@ -1,0 +1,73 @@
+#pragma once
+// A standby: one server rank's copy of another server's shard (--replicas
+// R: server r keeps standbys of servers r-1, ..., r-R+1, modulo the
+// servers), kept on a thread of its own, and the takeover of that shard
+// when its server dies.
+//
+// What is copied: the shard's parameters and buffers and the optimizer's
+// state, whole, at each version, as rank 0's evaluations get them
+// (wire::Snapshot with the standby flag). Whole versions rather than the
+// aggregated gradient replayed: a copy is exact for every optimizer and
+// for row-sparse keys with nothing to keep deterministic, and a standby
+// that missed versions catches up with the next copy. It costs the shard's
+// bytes (plus the optimizer state) per version, where the gradient would
+// cost the shard's bytes alone.
+//
+// The primary answers workers only once its standbys hold the version
+// (ps/engine/standby_acks.h), so no version a worker has seen is lost with it.
+// When the connection to the primary is lost, the standby asks rank 0 to
+// let it be server `shard`: a hello as that rank, which rank 0 refuses
+// while the primary's own connection is up. Rank 0 alone sees every
+// server's connection, so at most one rank serves a shard. Li et al.,
+// "Scaling Distributed Machine Learning with the Parameter Server", OSDI
+// 2014, section 4.3 (replication after aggregation) and 4.4 (server
+// management); the chain here is a star: every standby copies the primary.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/connection.h"
+#include "ps/job/job_spec.h"
+#include "ps/rank/master_client.h"
+#include "ps/store/parameter_server.h"
+#include "report/event_log.h"
+#include "util/result.h"
+
+namespace pstrain::ps {
+
+/// The servers whose shards server `rank` keeps standbys of: rank - 1 down
+/// to rank - R + 1, modulo spec.num_servers, nearest first. Empty with
+/// --replicas 1. Rank 0's own shard has standbys too, but this build has
+/// no takeover of rank 0's other roles (the job, membership, the final
+/// model), so its standbys only ever copy it.
+std::vector<int> StandbyShards(const JobSpec& spec, int rank);
+
+struct StandbyOptions {
+  int shard = 1;  // the server rank whose shard is copied
+  std::string master_addr = "localhost";
+  int master_port = 29500;
+  std::chrono::milliseconds timeout{120000};
+  net::ConnectionOptions connection;
+  std::string auth_token;
+};
+
+enum class StandbyEnd {
+  kPrimaryEnded,  // the run ended, or the shard has another server now
+  kTookOver,      // rank 0 let this standby be server `shard`
+};
+
+/// Copies server `options.shard`'s shard into `server` (its keys, their
+/// optimizer state and version; `server` is the shard's ParameterServer,
+/// which no Engine serves yet) until its primary's run ends or its
+/// connection is lost. Then, when rank 0 lets it, returns kTookOver with
+/// `*master` connected and said hello as rank `shard`, and `*job` the job
+/// rank 0 gave it (with where the servers listen): serve the shard.
+/// Errors: kCorruption for an optimizer state that does not load.
+Result<StandbyEnd> FollowPrimary(const StandbyOptions& options,
+                                 const JobSpec& spec, ParameterServer& server,
+                                 std::unique_ptr<MasterClient>* master,
+                                 JobSpec* job, report::EventLog* log);
+
+}  // namespace pstrain::ps

@@ -1,0 +1,65 @@
+#include "ps/rank/standby_host.h"
+
+#include <string>
+
+#include "models/model_state.h"
+#include "ps/job/job_data.h"
+#include "ps/job/sparse_keys.h"
+#include "ps/job/tensor_codec.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+// One standby's life: copy the primary; serve its shard once taken over.
+Status RunStandby(const JobSpec& spec, StandbyOptions follow,
+                  const ServeTakeover& serve, TakeoverStop* stop,
+                  report::EventLog* log) {
+  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
+  PS_ASSIGN_OR_RETURN(const ShardPlan plan,
+                      PlanShardsOf(Fingerprint(*model), spec));
+  const int shard = follow.shard;
+  ParameterServer server(
+      spec, SliceLeaves(plan, shard, models::StateValues(*model)),
+      SliceRowSparse(plan, shard, RowSparseKeys(spec, *model)));
+  std::unique_ptr<MasterClient> master;
+  JobSpec job;
+  PS_ASSIGN_OR_RETURN(const StandbyEnd end,
+                      FollowPrimary(follow, spec, server, &master, &job, log));
+  if (end != StandbyEnd::kTookOver)
+    return Status::Ok();
+  return serve({shard, &job, master.get(), model.get(), &plan, &server, stop});
+}
+
+}  // namespace
+
+StandbyHost::StandbyHost(int rank, const JobSpec& spec,
+                         const StandbyOptions& follow, ServeTakeover serve,
+                         report::EventLog* log)
+    : stop_at_end_(rank == 0) {
+  for (int shard : StandbyShards(spec, rank)) {
+    stops_.push_back(std::make_unique<TakeoverStop>());
+    StandbyOptions mine = follow;
+    mine.shard = shard;
+    threads_.emplace_back([spec, mine, serve, log, stop = stops_.back().get()] {
+      Status s = RunStandby(spec, mine, serve, stop, log);
+      if (!s.ok()) {
+        log->Info("standby of rank " + std::to_string(mine.shard) +
+                  " ended: " + s.message());
+      }
+    });
+  }
+}
+
+StandbyHost::~StandbyHost() {
+  for (auto& stop : stops_) {
+    std::lock_guard<std::mutex> lock(stop->mu);
+    stop->stopped = stop_at_end_;
+    if (stop_at_end_ && stop->io)
+      stop->io->stop();
+  }
+  for (auto& t : threads_)
+    t.join();
+}
+
+}  // namespace pstrain::ps

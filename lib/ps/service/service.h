@@ -1,0 +1,195 @@
+#pragma once
+// Service: puts a server's Engine (ps/engine/engine.h) on the network. It
+// accepts connections, hands the Engine what they read (headers, meta, pieces,
+// frames), what was written and what closed, ticks it every Engine::kTick
+// with the time from its clock, and carries out what the Engine asks
+// through the Outbox: frames sent scatter-gather from the parameters'
+// storage, errors, closes, timers. Everything the server decides is the
+// Engine's; what is here is Asio.
+//
+// It also drops a connection whose frame stalls mid-way for longer than
+// `timeout` (a peer that stopped sending or stopped reading).
+// Threading: everything runs on the io_context's thread. `*io`, `*server`
+// and `*log` must outlive the Service.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include "net/listener.h"
+#include "net/shm_handover.h"
+#include "ps/engine/engine.h"
+#include "report/event_log.h"
+
+namespace pstrain::trace {
+class Timeline;
+}  // namespace pstrain::trace
+
+namespace pstrain::ps {
+
+class ServerSpans;
+
+struct ServiceOptions {
+  std::string host = "localhost";
+  int port = 29500;  // 0: the kernel picks; see port()
+  /// How long the job may make no progress before the Service gives up.
+  std::chrono::milliseconds timeout{120000};
+  uint64_t max_frame_bytes = wire::kDefaultMaxFrameBytes;
+  /// Non-empty: every connection must prove it knows this token (net/auth.h)
+  /// before any other frame is accepted. Default: none.
+  std::string auth_token;
+  /// The time the Engine is told. Default: std::chrono::steady_clock.
+  std::function<Time()> clock = [] { return EngineClock::now(); };
+  /// --timeline: where the Engine's spans go (ps/service/server_spans.h); it
+  /// must outlive the Service. nullptr (the default): none.
+  trace::Timeline* timeline = nullptr;
+};
+
+class Service : private net::Connection::Handler, private Outbox {
+ public:
+  /// `fingerprint`: the server model's keys, which every worker must match.
+  Service(asio::io_context* io, const JobSpec& spec,
+          std::vector<wire::KeySpec> fingerprint, ParameterServer* server,
+          report::EventLog* log, ServiceOptions options);
+  ~Service() override;
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  static constexpr std::chrono::milliseconds kTick = Engine::kTick;
+
+  /// One round of the housekeeping the timer runs every kTick, now: drops
+  /// connections stalled mid-frame and ticks the Engine with the clock's
+  /// time. On the io thread.
+  void TickNow();
+
+  /// Binds host:port. kUnavailable when the port is taken.
+  Status Listen();
+  int port() const { return listener_.port(); }
+
+  /// See Engine::ExpectServers. REQUIRES: before Run.
+  void ExpectServers(const ShardPlan* plan,
+                     std::vector<at::Tensor> model_params) {
+    engine_.ExpectServers(plan, std::move(model_params));
+  }
+  /// --placement server: see Engine::set_batch_runner. REQUIRES: before
+  /// Run.
+  void set_batch_runner(BatchRunner* runner, BatchShapes shapes) {
+    engine_.set_batch_runner(runner, std::move(shapes));
+  }
+  /// From any thread (the BatchRunner's): hands `result` to the Engine on
+  /// the io thread. The keys it borrows must stay until then.
+  void PostBatchDone(const BatchResult& result);
+  /// Called on the io thread after each new version (e.g. to evaluate).
+  void set_on_version(std::function<void(uint64_t)> fn) {
+    engine_.set_on_version(std::move(fn));
+  }
+  /// Called on the io thread with a worker's running progress from its
+  /// heartbeat: see Engine::set_on_progress.
+  void set_on_progress(
+      std::function<void(int rank, std::string_view json)> fn) {
+    engine_.set_on_progress(std::move(fn));
+  }
+  using SnapshotDone = Engine::SnapshotDone;
+  /// See Engine::RequestSnapshot; `done` runs on the io thread.
+  /// REQUIRES: on the io thread.
+  void RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
+                       SnapshotDone done) {
+    engine_.RequestSnapshot(min_version, with_optimizer_state, std::move(done),
+                            Now());
+  }
+  /// See Engine::StopTraining. REQUIRES: on the io thread.
+  void StopTraining() { engine_.StopTraining(Now()); }
+  bool training_stopped() const { return engine_.training_stopped(); }
+  /// See Engine::server_address. REQUIRES: on the io thread.
+  const std::string& server_address(int s) const {
+    return engine_.server_address(s);
+  }
+  const std::string& shard_optimizer_state(int s) const {
+    return engine_.shard_optimizer_state(s);
+  }
+  std::chrono::steady_clock::time_point started_at() const {
+    return engine_.started_at();
+  }
+
+  /// Serves until every worker is done (ok) or the job fails: kTimeout
+  /// naming the ranks waited for, kUnavailable naming a lost server.
+  Status Run();
+
+  /// Totals for the summary (share/doc/output.md): bytes_pushed,
+  /// bytes_pulled (bytes), samples, steps, wall_seconds (first registration
+  /// to last done), workers_lost, dropped_pushes, timed_out_steps,
+  /// refused_pushes, discarded_steps, max_clock_gap, the workers' mean
+  /// compute_seconds, communication_seconds and waiting_seconds, the
+  /// staleness histogram and each worker's own stats.
+  report::ServerStats Stats() const;
+  /// See Engine::live_workers. REQUIRES: on the io thread.
+  int live_workers() const { return engine_.live_workers(); }
+  /// See Engine::waiting_seconds. REQUIRES: on the io thread.
+  double waiting_seconds() const { return engine_.waiting_seconds(); }
+
+ private:
+  Time Now() const { return options_.clock(); }
+  net::Connection* Find(PeerId id) const;
+  // shm_offer: a ticket for the handover, or why not.
+  void AnswerShmOffer(net::Connection& conn, uint64_t request_id,
+                      std::string_view meta);
+
+  // net::Connection::Handler
+  Status OnHeader(net::Connection& conn,
+                  const wire::FrameHeader& header) override;
+  Status OnMeta(net::Connection& conn, const wire::FrameHeader& header,
+                std::string_view meta, uint64_t data_bytes,
+                std::vector<asio::mutable_buffer>* dst) override;
+  void OnPiece(net::Connection& conn, size_t index) override;
+  void OnFrame(net::Connection& conn, const wire::FrameHeader& header,
+               std::string_view meta) override;
+  void OnWritten(net::Connection& conn, wire::MsgType type) override;
+  void OnClose(net::Connection& conn, const Status& why) override;
+
+  // Outbox
+  void Send(PeerId peer, const OutFrame& frame) override;
+  void ResumeWrite(PeerId peer) override;
+  void SendErrorAndClose(PeerId peer, uint64_t request_id,
+                         const Status& status) override;
+  void Close(PeerId peer, const Status& why) override;
+  void Post() override;
+  void WakeAt(Time when) override;
+  void Shutdown() override;
+  void Info(const std::string& line) override { log_->Info(line); }
+  bool tracing() const override { return spans_ != nullptr; }
+  void Trace(const TraceMark& mark) override;
+
+  void Tick();
+  void DropStalledConnections();
+
+  asio::io_context* io_;
+  ParameterServer* server_;
+  report::EventLog* log_;
+  ServiceOptions options_;
+  net::Listener listener_;
+  // The shared-memory handover (net/shm_handover.h); null under
+  // --transport tcp or when it could not be had (shm_refusal_ says why).
+  std::unique_ptr<net::ShmAcceptor> shm_;
+  std::string shm_refusal_;
+  asio::steady_timer timer_;       // ticks, then the grace period
+  asio::steady_timer wake_timer_;  // Outbox::WakeAt
+  bool shut_down_ = false;
+  std::unordered_map<PeerId, std::shared_ptr<net::Connection>> conns_;
+  std::unordered_map<const net::Connection*, PeerId> ids_;
+  PeerId next_id_ = 1;
+  ReadPlan plan_;                       // reused for every frame
+  std::unique_ptr<ServerSpans> spans_;  // --timeline
+  uint64_t closed_bytes_read_ = 0;
+  uint64_t closed_bytes_written_ = 0;
+  Engine engine_;  // last: its requests reach the members above
+};
+
+}  // namespace pstrain::ps

@@ -1,0 +1,68 @@
+#include "ps/store/async_recipe.h"
+
+#include "ps/job/rule_traits.h"
+#include "ps/store/delay_compensation.h"
+#include "ps/store/lookahead.h"
+#include "util/check.h"
+
+namespace pstrain::ps {
+
+AsyncRecipe::AsyncRecipe(const JobSpec& spec,
+                         const std::vector<at::Tensor>& params,
+                         const std::vector<bool>& dense) {
+  auto staleness_lr = ParseStalenessLr(spec.staleness_lr);
+  PS_CHECK(staleness_lr.ok()) << staleness_lr.status().message();
+  staleness_lr_ = *staleness_lr;
+  auto share = AsyncLrShare(spec);
+  PS_CHECK(share.ok()) << share.status().message();
+  share_ = *share;
+  if (!RuleTraitsOf(spec).applies_each_push)
+    return;
+  const int workers = spec.num_workers();
+  if (spec.delay_compensation > 0) {
+    dc_ = std::make_unique<DelayCompensation>(spec.delay_compensation, params,
+                                              dense, workers);
+  }
+  if (spec.async_momentum == "lookahead")
+    lookahead_ =
+        std::make_unique<Lookahead>(spec.momentum, params, dense, workers);
+}
+
+AsyncRecipe::~AsyncRecipe() = default;
+
+JobSpec AsyncRecipe::OptimizerSpec(const JobSpec& spec) {
+  JobSpec s = spec;
+  auto momentum = AsyncMomentum(spec);
+  PS_CHECK(momentum.ok()) << momentum.status().message();
+  s.momentum = *momentum;
+  if (s.momentum == 0)
+    s.nesterov = false;  // libtorch refuses Nesterov without momentum
+  return s;
+}
+
+double AsyncRecipe::LrScale(uint64_t staleness) const {
+  return share_ * StalenessScale(staleness_lr_, staleness);
+}
+
+void AsyncRecipe::Correct(int w, const std::vector<at::Tensor>& grads) {
+  if (dc_)
+    dc_->Correct(w, grads);
+}
+
+void AsyncRecipe::NoteSent(
+    int w, double lr, const std::vector<torch::optim::Optimizer*>& optimizers) {
+  if (dc_)
+    dc_->NoteSent(w);
+  if (lookahead_)
+    lookahead_->Prepare(w, lr * share_, optimizers);
+}
+
+const at::Tensor* AsyncRecipe::Sent(int w, int key) const {
+  return lookahead_ ? &lookahead_->Sent(w, key) : nullptr;
+}
+
+uint64_t AsyncRecipe::delay_compensation_bytes_per_worker() const {
+  return dc_ ? dc_->bytes_per_worker() : 0;
+}
+
+}  // namespace pstrain::ps

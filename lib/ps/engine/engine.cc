@@ -24,7 +24,8 @@ Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
       formats_(spec, std::move(fingerprint), *server),
       rule_(MakeUpdateRule(spec, server)),
       ssp_(spec.num_workers(), spec.staleness),
-      members_(spec.num_servers, spec.num_workers(), server, &ssp_, &fence_) {
+      members_(spec.num_servers, spec.num_workers(), server, &ssp_, &fence_),
+      watch_(options_.timeout, spec.dead_after) {
   // See OnNewVersion. A standby copies whole versions, so with --replicas
   // no key may leave before its version is whole and copied.
   server_->set_step_by_key(spec.replicas <= 1);
@@ -35,7 +36,8 @@ Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
 Engine::~Engine() = default;
 
 void Engine::Start(Time now) {
-  now_ = last_progress_ = last_tick_ = now;
+  now_ = now;
+  watch_.Start(now);
 }
 
 void Engine::OnAccept(PeerId id, std::string remote, Time now) {
@@ -201,7 +203,7 @@ Status Engine::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
     ServerPeer& server = peers_.Become<ServerPeer>(peer);
     roster_.Hello(rank, &server);
     typed = &server;
-    last_progress_ = now_;
+    watch_.Progress(now_);
   } else if (hello.role == wire::Role::kTool) {
     peer.role = Peer::Role::kTool;
     typed = &peers_.Become<ToolPeer>(peer);
@@ -269,7 +271,7 @@ Status Engine::OnRegister(WorkerPeer& peer, uint64_t id,
     PS_RETURN_IF_ERROR(Rejoin(peer));
   peer.stage = Peer::Stage::kRegistered;
   members_.Register(peer.worker, &peer, now_);
-  last_progress_ = now_;
+  watch_.Progress(now_);
   outbox_->Info("rank " + std::to_string(peer.rank) + " joined from " +
                 peer.remote);
   peer.meta.clear();
@@ -295,7 +297,7 @@ Status Engine::OnDone(Peer& from, uint64_t id, std::string_view meta) {
   members_.Finish(peer.worker, std::move(stats), peer.waiting_seconds, now_);
   LeaveQuorum(peer.worker);
   ReleaseReplies();  // a finished worker no longer holds the others back
-  last_progress_ = now_;
+  watch_.Progress(now_);
   peer.meta.clear();
   wire::EncodeMeta(wire::Ack{}, &peer.meta);
   Reply(peer, wire::MsgType::kAck, id);

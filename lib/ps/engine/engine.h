@@ -55,6 +55,7 @@
 #include "ps/engine/membership.h"
 #include "ps/engine/outbox.h"
 #include "ps/engine/peer_table.h"
+#include "ps/engine/peer_watch.h"
 #include "ps/engine/pull_records.h"
 #include "ps/engine/server_roster.h"
 #include "ps/engine/snapshot_queue.h"
@@ -173,7 +174,7 @@ class Engine {
   /// this thread was busy with something of its own: that time is nobody's
   /// silence, and every peer is credited with it.
   void Tick(Time now);
-  static constexpr std::chrono::milliseconds kTick{200};
+  static constexpr std::chrono::milliseconds kTick = PeerWatch::kTick;
   /// The time asked for with Outbox::WakeAt has come (--step_timeout).
   void OnTimer(Time now);
   /// The work asked for with Outbox::Post.
@@ -326,7 +327,6 @@ class Engine {
   Status Rejoin(WorkerPeer& peer);
   void CheckSilentWorkers();
   void CheckHandshakes();
-  void CreditStall();
   void MaybeFinish();
 
   void Reply(Peer& peer, wire::MsgType type, uint64_t id);
@@ -350,6 +350,7 @@ class Engine {
   SnapshotQueue snapshots_;
   StandbyAcks standbys_;   // --replicas: this shard's standbys
   StepDeadline deadline_;  // --step_timeout
+  PeerWatch watch_;        // --timeout, --dead_after, late ticks
   // A sync step's keys, stepped one per Continue (OnNewVersion), or ahead
   // of the close: params frames wait on `gate` for the keys not yet
   // stepped (marks by ParameterServer::step_order()); `posted`: Continue
@@ -381,8 +382,6 @@ class Engine {
   bool stopping_ = false;
   Status failure_;
   Time now_{};  // of the input being handled
-  Time last_tick_{};
-  Time last_progress_{};
 };
 
 }  // namespace pstrain::ps

@@ -91,7 +91,7 @@ Status Engine::PlanBatch(Peer& from, std::string_view meta, ReadPlan* plan) {
 
 Status Engine::OnPushBatch(WorkerPeer& peer, uint64_t id) {
   peer.batch.in_flight = true;
-  last_progress_ = now_;
+  watch_.Progress(now_);
   placed_.runner->Run(BatchJob{peer.id, id, peer.worker, server_->version(),
                                peer.batch.x, peer.batch.y});
   return Status::Ok();

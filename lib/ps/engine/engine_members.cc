@@ -70,9 +70,7 @@ void Engine::CheckSilentWorkers() {
     if (!server_->awaits_push(w))
       continue;
     WorkerPeer* p = members_.peer(w);
-    // A batch being computed here is the server's time, not the worker's.
-    if (p && p->stage == Peer::Stage::kRegistered && !p->closing &&
-        !p->batch.in_flight && Seconds(p->last_heard) > spec_.dead_after) {
+    if (p && watch_.Silent(*p, now_)) {
       std::ostringstream why;
       why << "no word from rank " << p->rank << " for " << spec_.dead_after
           << " s (--dead_after)";

@@ -75,7 +75,7 @@ Status Engine::OnServerInfo(Peer& from, uint64_t id, std::string_view meta) {
                   "'s shard was taken over by its standby (--replicas " +
                   std::to_string(spec_.replicas) + ")");
   }
-  last_progress_ = now_;
+  watch_.Progress(now_);
   outbox_->Info("rank " + std::to_string(peer.rank) + " (server) listens at " +
                 info.address);
   peer.meta.clear();
@@ -105,7 +105,7 @@ Status Engine::OnShard(Peer& from, uint64_t id) {
     return InvalidArgument("shard from a worker");
   ServerPeer& peer = *server;
   roster_.ShardIn(peer);
-  last_progress_ = now_;
+  watch_.Progress(now_);
   peer.meta.clear();
   Reply(peer, wire::MsgType::kAck, id);
   MaybeFinish();
@@ -120,7 +120,7 @@ Status Engine::OnShard(Peer& from, uint64_t id) {
 void Engine::LoseServer(ServerPeer& peer, const Status& why) {
   const int s = peer.server();
   roster_.Lose(s, now_);
-  last_progress_ = now_;
+  watch_.Progress(now_);
   std::string standbys;
   for (int i = 1; i < spec_.replicas; ++i) {
     standbys +=

@@ -296,7 +296,7 @@ Result<bool> Engine::Step(WorkerPeer& peer, uint64_t version) {
   if (stop_training_)
     return false;  // the model is final: the push is answered only
   if (!rule_->has_quorum())
-    last_progress_ = now_;  // a refused push is progress too
+    watch_.Progress(now_);  // a refused push is progress too
   const bool refused = peer.refused_key >= 0;
   if (refused)
     RefusePush(peer, version);

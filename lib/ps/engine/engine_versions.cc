@@ -17,7 +17,7 @@ namespace pstrain::ps {
 // meanwhile (worker/param_arrivals.h). Keys stepped ahead of the close
 // (StepAhead) are skipped.
 void Engine::OnNewVersion() {
-  last_progress_ = now_;
+  watch_.Progress(now_);
   const bool ahead = key_steps_.ahead;
   key_steps_.ahead = false;
   fence_.set_own_replies(false);

@@ -43,43 +43,22 @@ void Engine::Tick(Time now) {
   peers_.Sweep();
   if (stopping_)
     return;
-  CreditStall();
+  watch_.Tick(now_, &peers_);
   CheckSilentWorkers();
   CheckLostServers();
   if (stopping_)
     return;
-  if (now_ - last_progress_ > options_.timeout) {
+  if (watch_.TimedOut(now_)) {
     return Fail(Timeout("timed out after " + WholeSeconds(options_.timeout) +
                         " s waiting for " + Waiting()));
   }
   CheckHandshakes();
 }
 
-// A tick later than it should be means this thread was busy with something
-// of its own (or the process was held up), and the frames that came in
-// meanwhile are still unread: that time is nobody's silence.
-void Engine::CreditStall() {
-  if (last_tick_ != Time{} && now_ - last_tick_ > 2 * kTick) {
-    const auto late = now_ - last_tick_ - kTick;
-    for (auto& [id, peer] : peers_) {
-      peer->last_heard += late;
-      peer->accepted_at += late;
-    }
-    last_progress_ += late;
-  }
-  last_tick_ = now_;
-}
-
-// A peer that never finishes its handshake holds a connection (and memory)
-// for nothing: it is dropped.
+// A peer that never finishes its handshake is dropped.
 void Engine::CheckHandshakes() {
   std::vector<PeerId> late;
-  for (const auto& [id, peer] : peers_) {
-    if (peer->stage == Peer::Stage::kNew && !peer->closing &&
-        now_ - peer->accepted_at > options_.timeout) {
-      late.push_back(id);
-    }
-  }
+  watch_.LateHandshakes(peers_, now_, &late);
   for (PeerId id : late) {
     peers_.Find(id)->closing = true;
     outbox_->Close(id, Timeout("no handshake within " +

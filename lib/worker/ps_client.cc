@@ -287,7 +287,7 @@ Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
   piece_keys_.clear();
   piece_slots_.clear();
   pull_error_ = Status::Ok();
-  // Dense keys come in the server's step order (ps/store/step_order.h), each
+  // Dense keys come in the server's step order (ps/rules/step_order.h), each
   // once; the row-sparse keys came as rows (the server's SendRows).
   seen_.assign(params_.size(), false);
   for (const wire::TensorDesc& d : reply_.params) {

@@ -285,7 +285,7 @@ Status Trainer::Step(int64_t epoch, int64_t step, double* loss, bool* done) {
   }
   AwaitKeys(mirror_->params().size());  // those forward did not read
   // Only now has the last push left whole: a server stepping keys ahead
-  // (ps/store/step_order.h) replies while the gradients are still being sent.
+  // (ps/rules/step_order.h) replies while the gradients are still being sent.
   model_->zero_grad(/*set_to_none=*/false);
   uploaded_ = 0;     // the next reply's are next
   stream_->Begin();  // before the pushes start, which wait on it

@@ -1,9 +1,10 @@
-#include "ps/store/delay_compensation.h"
+#include "ps/rules/delay_compensation.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "ps/store/parameter_server.h"
+#include "testing/shard.h"
 
 namespace pstrain::ps {
 namespace {
@@ -50,7 +51,7 @@ TEST(DelayCompensationTest, ServerStepsTheCorrectedGradient) {
   spec.staleness_lr = "none";
   spec.delay_compensation = 0.25;
   auto params = std::vector<at::Tensor>{torch::zeros({2}).requires_grad_()};
-  ParameterServer ps(spec, params);
+  testing::Shard ps(spec, params);
   EXPECT_EQ(ps.delay_compensation_bytes_per_worker(), 8u);
   ps.NoteParamsSent(0);
   ps.NoteParamsSent(1);
@@ -65,7 +66,7 @@ TEST(DelayCompensationTest, ServerStepsTheCorrectedGradient) {
       << params[0];
 
   spec.delay_compensation = 0;
-  ParameterServer off(spec, params);
+  testing::Shard off(spec, params);
   EXPECT_EQ(off.delay_compensation_bytes_per_worker(), 0u);
 }
 

@@ -201,7 +201,7 @@ TEST(EngineTest, BackupWorkersCloseTheStepAndDropTheLatePush) {
   EXPECT_FLOAT_EQ(First(h, 1), -1.0f);  // the mean of the two in
   ASSERT_TRUE(h.Push(c, 0, Grads(100), 12).ok());
   h.Settle();
-  EXPECT_EQ(h.server().dropped_pushes(), 1u);
+  EXPECT_EQ(h.engine().rule().dropped_pushes(), 1u);
   EXPECT_FLOAT_EQ(First(h, 1), -1.0f);
   EXPECT_EQ(h.ParamsTo(c).back().version, 1u)
       << "the late worker gets the new version";
@@ -225,7 +225,7 @@ TEST(EngineTest, AStepTimeoutClosesTheStepWithThePushesIn) {
   EXPECT_EQ(h.engine().Stats(0, 0).timed_out_steps, 1u);
   ASSERT_TRUE(h.Push(b, 0, Grads(1), 11).ok());
   h.Settle();
-  EXPECT_EQ(h.server().dropped_pushes(), 1u);
+  EXPECT_EQ(h.engine().rule().dropped_pushes(), 1u);
 }
 
 TEST(EngineTest, AStepTimeoutDuringAParamsWriteWaitsForIt) {

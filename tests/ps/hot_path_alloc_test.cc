@@ -20,6 +20,7 @@
 #include "ps/service/service.h"
 #include "ps/store/parameter_server.h"
 #include "testing/alloc_counter.h"
+#include "testing/shard.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::ps {
@@ -44,15 +45,15 @@ std::vector<at::Tensor> Params() {
           torch::zeros({7}).requires_grad_()};
 }
 
-// Allocations of `steps` pushes applied straight to a ParameterServer, with
-// no network: what libtorch's update itself costs.
+// Allocations of `steps` pushes applied straight to a ParameterServer and
+// its rule, with no network: what libtorch's update itself costs.
 size_t CoreAllocations(Mode mode, int steps) {
   auto params = Params();
-  ParameterServer core(Spec(mode), params);
+  testing::Shard core(Spec(mode), params);
   std::vector<float> grad(300 * 1000, 1e-3f);
   auto push = [&](uint64_t v) {
     if (mode == Mode::kSync) {
-      for (int k = 0; k < core.num_keys(); ++k) {
+      for (int k = 0; k < core.store().num_keys(); ++k) {
         const uint64_t n = params[k].nbytes(),
                        piece = ParameterServer::kPieceBytes;
         for (uint64_t off = 0; off < n; off += piece) {
@@ -157,7 +158,7 @@ Counts NetworkAllocations(Mode mode, bool gated) {
   // after the last counted one, so it holds exactly kSteps steps.
   std::optional<AllocCounter> server_counter;
   on_server([&] {
-    core.StepAllKeys();
+    service.rule().StepAllKeys();
     server_counter.emplace();
   });
   // A tick once, halfway, while the server awaits the next push: its
@@ -172,7 +173,7 @@ Counts NetworkAllocations(Mode mode, bool gated) {
     counts.client += counter.count();
   }
   on_server([&] {
-    core.StepAllKeys();
+    service.rule().StepAllKeys();
     counts.server = server_counter->count();
     server_counter.reset();
   });

@@ -1,9 +1,10 @@
-#include "ps/store/lookahead.h"
+#include "ps/rules/lookahead.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "ps/store/parameter_server.h"
+#include "testing/shard.h"
 
 namespace pstrain::ps {
 namespace {
@@ -33,7 +34,7 @@ TEST(LookaheadTest, FactorSumsTheMomentumOfTheOtherWorkersPushes) {
 TEST(LookaheadTest, AWorkerIsSentWhereMomentumCarriesTheParameters) {
   auto params = std::vector<at::Tensor>{torch::zeros({2}).requires_grad_(),
                                         torch::ones({1})};  // a buffer
-  ParameterServer ps(Spec(), params);
+  testing::Shard ps(Spec(), params);
   ps.NoteParamsSent(1);  // no step yet: no momentum, sent as they are
   EXPECT_TRUE(torch::equal(ps.SentParam(1, 0), torch::zeros({2})));
   ps.grad_buffer(0)[0].fill_(1);

@@ -8,6 +8,7 @@
 #include "ps/engine/write_fence.h"
 #include "ps/store/parameter_server.h"
 #include "testing/engine_harness.h"
+#include "testing/shard.h"
 
 namespace pstrain::ps {
 namespace {
@@ -28,7 +29,7 @@ struct Job {
       : params{torch::tensor({1.0f, 2.0f}).requires_grad_()},
         server(Spec(mode, workers), params),
         ssp(workers, 0),
-        members(1, workers, &server, &ssp, &fence) {
+        members(1, workers, &server.rule(), &ssp, &fence) {
     for (int w = 0; w < workers; ++w)
       peers.push_back(std::make_unique<WorkerPeer>(Peer(), w));
   }
@@ -39,6 +40,15 @@ struct Job {
     server.Accumulate(w, 0, 0, grad, sizeof(grad));
     ASSERT_TRUE(server.Push(w, server.version()).ok());
   }
+  // The members that have not pushed for the current version (sync).
+  std::vector<int> MissingPushes() const {
+    std::vector<int> missing;
+    for (int w = 0; w < members.num_workers(); ++w) {
+      if (members.in_quorum(w) && server.rule().awaits_push(w))
+        missing.push_back(w);
+    }
+    return missing;
+  }
   void RegisterAll() {
     for (int w = 0; w < members.num_workers(); ++w) {
       ASSERT_TRUE(members.CheckRegister(w).ok());
@@ -47,7 +57,7 @@ struct Job {
   }
 
   std::vector<at::Tensor> params;
-  ParameterServer server;
+  testing::Shard server;
   SspGate ssp;
   WriteFence fence;
   Membership members;
@@ -83,7 +93,7 @@ TEST(MembershipTest, LoseThenRemoveLeavesTheQuorum) {
   EXPECT_EQ(job.members.Remove(1), Membership::Removal::kNone);
   EXPECT_FALSE(job.members.in_quorum(1));
   EXPECT_EQ(job.members.quorum(), 2);
-  EXPECT_EQ(job.server.MissingPushes(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(job.MissingPushes(), (std::vector<int>{0, 2}));
   job.members.Disconnect(1, job.peers[1].get());
   EXPECT_EQ(job.members.peer(1), nullptr);
   EXPECT_EQ(job.members.CheckRegister(1).code(), StatusCode::kOk);
@@ -150,10 +160,10 @@ TEST(MembershipTest, RejoinAfterAPushJoinsFromTheNextVersion) {
   EXPECT_TRUE(job.members.in_quorum(2));
   EXPECT_EQ(job.members.quorum(), 3);
   // This step still waits for worker 1 only.
-  EXPECT_EQ(job.server.MissingPushes(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(job.MissingPushes(), (std::vector<int>{1, 2}));
   job.Push(1);
   EXPECT_EQ(job.server.version(), 1u);
-  EXPECT_EQ(job.server.MissingPushes(), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(job.MissingPushes(), (std::vector<int>{0, 1, 2}));
 }
 
 TEST(MembershipTest, FinishRecordsStatsAndEndsTheRun) {

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "ps/store/parameter_server.h"
+#include "testing/shard.h"
 
 namespace pstrain::ps {
 namespace {
@@ -40,7 +41,7 @@ using MakeRef = std::function<std::unique_ptr<torch::optim::Optimizer>(
 // `make_ref` on the same gradients: the parameters must match bit for bit.
 void ExpectSameAsLibtorch(const JobSpec& spec, const MakeRef& make_ref) {
   auto params = Params();
-  ParameterServer ps(spec, params);
+  testing::Shard ps(spec, params);
   auto ref = Params();
   auto opt = make_ref(ref);
   for (int i = 0; i < 5; ++i) {
@@ -208,7 +209,7 @@ TEST(OptimizerTest, PerSamplePushStepsAShareOfTheLr) {
     spec.async_lr = rule;
     spec.staleness_lr = "inverse";
     auto params = std::vector<at::Tensor>{torch::zeros({1}).requires_grad_()};
-    ParameterServer ps(spec, params);
+    testing::Shard ps(spec, params);
     const float share = std::string(rule) == "per_sample" ? 0.25f : 1.0f;
     ps.grad_buffer(0)[0].fill_(1);
     ASSERT_TRUE(ps.Push(0, 0).ok());
@@ -234,7 +235,7 @@ TEST(OptimizerTest, AutoAsyncMomentumIsTheOptimizers) {
   spec.staleness_lr = "none";
   spec.async_momentum = "auto";
   auto params = std::vector<at::Tensor>{torch::zeros({1}).requires_grad_()};
-  ParameterServer ps(spec, params);
+  testing::Shard ps(spec, params);
   for (int v = 0; v < 2; ++v) {
     ps.grad_buffer(0)[0].fill_(1);
     ASSERT_TRUE(ps.Push(0, v).ok());
@@ -290,7 +291,7 @@ TEST(OptimizerTest, ServerFollowsTheSchedule) {
   spec.lr = 1;
   spec.lr_schedule = "step:2:0.5";
   auto params = std::vector<at::Tensor>{torch::zeros({1}).requires_grad_()};
-  ParameterServer ps(spec, params);
+  testing::Shard ps(spec, params);
   const float expected[] = {-1, -2, -2.5, -3, -3.25};
   for (int v = 0; v < 5; ++v) {
     ps.grad_buffer(0)[0].fill_(1);
@@ -327,9 +328,8 @@ TEST(OptimizerTest, StalePushStepIsScaledAndCounted) {
   spec.async_lr = "per_push";
   spec.world_size = 3;  // two workers
   auto params = std::vector<at::Tensor>{torch::zeros({2}).requires_grad_()};
-  ParameterServer ps(spec, params);
-  ASSERT_EQ(ps.staleness_histogram().size(),
-            ParameterServer::kMaxStaleness + 1);
+  testing::Shard ps(spec, params);
+  ASSERT_EQ(ps.staleness_histogram().size(), UpdateRule::kMaxStaleness + 1);
   for (int v = 0; v < 4; ++v) {  // worker 0, always fresh: versions 1..4
     ps.grad_buffer(0)[0].zero_();
     ASSERT_TRUE(ps.Push(0, v).ok());
@@ -350,7 +350,7 @@ TEST(OptimizerTest, StalePushStepIsScaledAndCounted) {
   EXPECT_EQ(h[0], 75u);
   EXPECT_EQ(h[4], 1u);
   EXPECT_EQ(h[5], 1u);
-  EXPECT_EQ(h[ParameterServer::kMaxStaleness], 1u);
+  EXPECT_EQ(h[UpdateRule::kMaxStaleness], 1u);
   uint64_t total = 0;
   for (auto n : h)
     total += n;
@@ -363,7 +363,7 @@ TEST(OptimizerTest, SspAppliesEachPushLikeAsync) {
   spec.momentum = 0;
   spec.weight_decay = 0;
   auto params = std::vector<at::Tensor>{torch::zeros({1}).requires_grad_()};
-  ParameterServer ps(spec, params);
+  testing::Shard ps(spec, params);
   ps.grad_buffer(0)[0].fill_(1);
   auto r = ps.Push(0, 0);
   ASSERT_TRUE(r.ok());

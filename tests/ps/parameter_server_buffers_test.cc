@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "ps/store/parameter_server.h"
+#include "testing/shard.h"
 
 namespace pstrain::ps {
 namespace {
@@ -28,7 +29,7 @@ std::vector<at::Tensor> Keys() {
 }
 
 // Worker w's push: gradient g for key 0, buffer values m and count n.
-void SetPush(ParameterServer& ps, int w, float g, float m, int64_t n) {
+void SetPush(testing::Shard& ps, int w, float g, float m, int64_t n) {
   const float grad[2] = {g, g};
   const float mean[3] = {m, m + 1, m + 2};
   if (ps.buffers_pushes()) {
@@ -45,7 +46,7 @@ void SetPush(ParameterServer& ps, int w, float g, float m, int64_t n) {
 TEST(ParameterServerBuffersTest, SyncBuffersBecomeTheMeanOfThePushes) {
   for (bool by_key : {false, true}) {
     auto keys = Keys();
-    ParameterServer ps(Spec(Mode::kSync, 2), keys);
+    testing::Shard ps(Spec(Mode::kSync, 2), keys);
     ps.set_step_by_key(by_key);
     SetPush(ps, 0, 1.0f, 2.0f, 5);
     SetPush(ps, 1, 3.0f, 4.0f, 5);
@@ -65,7 +66,7 @@ TEST(ParameterServerBuffersTest, BufferedSyncAveragesTheBuffersIn) {
   auto keys = Keys();
   JobSpec spec = Spec(Mode::kSync, 3);
   spec.backup_workers = 1;
-  ParameterServer ps(spec, keys);
+  testing::Shard ps(spec, keys);
   SetPush(ps, 0, 1.0f, 2.0f, 7);
   SetPush(ps, 2, 1.0f, 6.0f, 8);
   ASSERT_FALSE(*ps.Push(0, 0));
@@ -76,7 +77,7 @@ TEST(ParameterServerBuffersTest, BufferedSyncAveragesTheBuffersIn) {
 
 TEST(ParameterServerBuffersTest, AsyncBuffersTakeEachPushInOrder) {
   auto keys = Keys();
-  ParameterServer ps(Spec(Mode::kAsync, 2), keys);
+  testing::Shard ps(Spec(Mode::kAsync, 2), keys);
   SetPush(ps, 1, 1.0f, 9.0f, 3);
   ASSERT_TRUE(*ps.Push(1, 0));
   EXPECT_TRUE(keys[1].equal(torch::tensor({9.0f, 10.0f, 11.0f})));
@@ -89,7 +90,7 @@ TEST(ParameterServerBuffersTest, AsyncBuffersTakeEachPushInOrder) {
 
 TEST(ParameterServerBuffersTest, DiscardedStepLeavesBuffers) {
   auto keys = Keys();
-  ParameterServer ps(Spec(Mode::kSync, 1), keys);
+  testing::Shard ps(Spec(Mode::kSync, 1), keys);
   SetPush(ps, 0, 1.0f, 2.0f, 5);
   ps.DiscardStep();
   ASSERT_TRUE(*ps.Push(0, 0));
@@ -99,7 +100,7 @@ TEST(ParameterServerBuffersTest, DiscardedStepLeavesBuffers) {
 
 TEST(ParameterServerBuffersTest, OptimizerHoldsOnlyParameters) {
   auto keys = Keys();
-  ParameterServer ps(Spec(Mode::kSync, 1), keys);
+  testing::Shard ps(Spec(Mode::kSync, 1), keys);
   size_t held = 0;
   for (auto* o : ps.optimizers()) {
     for (const auto& g : o->param_groups())

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "testing/shard.h"
+
 namespace pstrain::ps {
 namespace {
 
@@ -26,7 +28,7 @@ std::vector<at::Tensor> Params() {
 // Delivers worker w's gradients (key 0 all `a`, key 1 all `b`) the way the
 // Engine does: sync piece by piece into the accumulators, async into the
 // worker's buffer.
-void SetGrads(ParameterServer& ps, int w, float a, float b) {
+void SetGrads(testing::Shard& ps, int w, float a, float b) {
   if (ps.buffers_pushes()) {
     ps.grad_buffer(w)[0].fill_(a);
     ps.grad_buffer(w)[1].fill_(b);
@@ -45,7 +47,7 @@ TEST(ParameterServerTest, SyncStepByKeyComputesWhatOneStepDoes) {
     spec.optimizer = optimizer;
     spec.momentum = 0.9;
     auto whole_params = Params(), keyed_params = Params();
-    ParameterServer whole(spec, whole_params), keyed(spec, keyed_params);
+    testing::Shard whole(spec, whole_params), keyed(spec, keyed_params);
     keyed.set_step_by_key(true);
     EXPECT_TRUE(keyed.version_whole());
     for (int v = 0; v < 3; ++v) {
@@ -72,7 +74,7 @@ TEST(ParameterServerTest, SyncStepByKeyComputesWhatOneStepDoes) {
 
 TEST(ParameterServerTest, SyncAveragesThenStepsOnce) {
   auto params = Params();
-  ParameterServer ps(Spec(Mode::kSync, 2), params);
+  testing::Shard ps(Spec(Mode::kSync, 2), params);
   SetGrads(ps, 0, 1.0f, 4.0f);
   auto first = ps.Push(0, 0);
   ASSERT_TRUE(first.ok());
@@ -98,7 +100,7 @@ TEST(ParameterServerTest, SyncAveragesThenStepsOnce) {
 // stepping, and the next step starts from clean sums.
 TEST(ParameterServerTest, SyncDiscardedStepAdvancesVersionOnly) {
   auto params = Params();
-  ParameterServer ps(Spec(Mode::kSync, 2), params);
+  testing::Shard ps(Spec(Mode::kSync, 2), params);
   SetGrads(ps, 0, 1.0f, 4.0f);
   ASSERT_TRUE(ps.Push(0, 0).ok());
   const float key0[3] = {5.0f, 5.0f, 5.0f};
@@ -130,7 +132,7 @@ TEST(ParameterServerTest, SyncReducesInterleavedPiecesOfManyWorkers) {
   auto params = std::vector<at::Tensor>{torch::zeros({n}).requires_grad_()};
   auto spec = Spec(Mode::kSync, 3);
   spec.lr = 1.0;
-  ParameterServer ps(spec, params);
+  testing::Shard ps(spec, params);
   std::vector<at::Tensor> grads;
   for (int w = 0; w < 3; ++w)
     grads.push_back(torch::randn({n}));
@@ -152,7 +154,7 @@ TEST(ParameterServerTest, SyncReducesInterleavedPiecesOfManyWorkers) {
 
 TEST(ParameterServerTest, SyncAccumulatorStartsEmptyEachStep) {
   auto params = Params();
-  ParameterServer ps(Spec(Mode::kSync, 2), params);
+  testing::Shard ps(Spec(Mode::kSync, 2), params);
   for (uint64_t v = 0; v < 3; ++v) {
     SetGrads(ps, 0, 1.0f, 0.0f);
     SetGrads(ps, 1, 1.0f, 0.0f);
@@ -163,7 +165,7 @@ TEST(ParameterServerTest, SyncAccumulatorStartsEmptyEachStep) {
 }
 
 TEST(ParameterServerTest, SyncRefusesStaleAndDoublePushes) {
-  ParameterServer ps(Spec(Mode::kSync, 2), Params());
+  testing::Shard ps(Spec(Mode::kSync, 2), Params());
   EXPECT_TRUE(ps.CheckPush(0, 0).ok());
   ASSERT_TRUE(ps.Push(0, 0).ok());
   EXPECT_EQ(ps.CheckPush(0, 0).message(), "second push for version 0");
@@ -177,7 +179,7 @@ TEST(ParameterServerTest, SyncRefusesStaleAndDoublePushes) {
 
 TEST(ParameterServerTest, AsyncAppliesEachPushAtOnce) {
   auto params = Params();
-  ParameterServer ps(Spec(Mode::kAsync, 2), params);
+  testing::Shard ps(Spec(Mode::kAsync, 2), params);
   SetGrads(ps, 1, 2.0f, 2.0f);
   auto r = ps.Push(1, 0);
   ASSERT_TRUE(r.ok());
@@ -195,7 +197,7 @@ TEST(ParameterServerTest, MomentumIsLibtorchs) {
   auto params = Params();
   auto spec = Spec(Mode::kAsync, 1);
   spec.momentum = 0.9;
-  ParameterServer ps(spec, params);
+  testing::Shard ps(spec, params);
   auto ref = Params();
   torch::optim::SGD sgd(ref, torch::optim::SGDOptions(0.5).momentum(0.9));
   for (int i = 0; i < 4; ++i) {
@@ -215,7 +217,7 @@ TEST(ParameterServerTest, BackupWorkersCloseTheStepWithoutTheLastAndDropIt) {
   auto params = Params();
   JobSpec spec = Spec(Mode::kSync, 3);
   spec.backup_workers = 1;
-  ParameterServer ps(spec, params);
+  testing::Shard ps(spec, params);
   ASSERT_TRUE(ps.buffers_pushes());
   SetGrads(ps, 2, 1.0f, 4.0f);
   ASSERT_FALSE(*ps.Push(2, 0));
@@ -245,7 +247,7 @@ TEST(ParameterServerTest, CloseStepAveragesThePushesIn) {
   auto params = Params();
   JobSpec spec = Spec(Mode::kSync, 3);
   spec.step_timeout = 1;
-  ParameterServer ps(spec, params);
+  testing::Shard ps(spec, params);
   EXPECT_FALSE(ps.CloseStep());  // nothing in: no step
   SetGrads(ps, 1, 2.0f, 6.0f);
   ASSERT_FALSE(*ps.Push(1, 0));
@@ -269,7 +271,7 @@ TEST(ParameterServerTest, ServerThreadsStepTheSameAsOneThread) {
     spec.optimizer = "adam";
     spec.lr = 0.01;
     spec.server_threads = threads;
-    ParameterServer ps(spec, params);
+    testing::Shard ps(spec, params);
     EXPECT_EQ(ps.optimizers().size(),
               static_cast<size_t>(std::min(threads, 4)));
     for (int step = 0; step < 5; ++step) {

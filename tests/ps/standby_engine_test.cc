@@ -111,7 +111,7 @@ TEST(StandbyEngineTest, AnAsyncPushAppliedAlreadyIsAnsweredNotApplied) {
   JobSpec spec = Spec();
   spec.mode = Mode::kAsync;
   EngineHarness h(spec, Params());
-  h.server().set_applied({4, -1});
+  ASSERT_TRUE(h.engine().rule().set_applied({4, -1}).ok());
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
   ASSERT_TRUE(h.Push(a, 4, Grads(100), 10).ok());
   h.Settle();
@@ -122,7 +122,7 @@ TEST(StandbyEngineTest, AnAsyncPushAppliedAlreadyIsAnsweredNotApplied) {
   ASSERT_TRUE(h.Push(a, 5, Grads(1), 12).ok());
   h.Settle();
   EXPECT_EQ(h.server().pushes(), 2u);
-  EXPECT_EQ(h.server().applied(), (std::vector<int64_t>{5, 0}));
+  EXPECT_EQ(h.engine().rule().applied(), (std::vector<int64_t>{5, 0}));
 }
 
 // A standby's copy carries, after the optimizer state, each worker's last
@@ -131,7 +131,7 @@ TEST(StandbyEngineTest, AStandbysCopyCarriesTheAppliedPushes) {
   JobSpec spec = Spec();
   spec.mode = Mode::kAsync;
   EngineHarness h(spec, Params());
-  h.server().set_applied({7, -1});
+  ASSERT_TRUE(h.engine().rule().set_applied({7, -1}).ok());
   const PeerId standby = JoinStandby(h);
   ASSERT_TRUE(Ask(h, standby, 0, 2).ok());
   const testing::FakeOutbox::Sent* shard = nullptr;

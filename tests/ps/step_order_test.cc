@@ -1,7 +1,7 @@
 // StepOrder: which keys of a sync step are stepped, in what order they go,
 // and the prefix replies may send.
 
-#include "ps/store/step_order.h"
+#include "ps/rules/step_order.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // StepSums: pieces added in any order make the mean, and a key is final
 // once every piece has its addends, a lost worker's included.
 
-#include "ps/store/step_sums.h"
+#include "ps/rules/step_sums.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -131,14 +131,12 @@ std::vector<NamedSpec> EveryRule() {
           {"ssp", ssp}};
 }
 
-// The rule MakeUpdateRule makes has the traits RuleTraitsOf gives, over a
-// server whose pushes land where the rule expects them.
+// The rule MakeUpdateRule makes has the traits RuleTraitsOf gives.
 TEST(UpdateRuleTest, EachRuleAnswersTheTraitsOfItsJob) {
   for (const auto& [rule, spec] : EveryRule()) {
     ParameterServer server(spec, Params());
     auto r = MakeUpdateRule(spec, &server);
     ExpectSameTraits(r->traits(), RuleTraitsOf(spec), rule);
-    EXPECT_EQ(server.buffers_pushes(), r->traits().buffers_pushes) << rule;
     EXPECT_EQ(r->has_quorum(), r->traits().waits_for_every_member) << rule;
     EXPECT_EQ(r->bounds_staleness(), r->traits().bounds_staleness) << rule;
     EXPECT_EQ(r->step_timeout(), spec.step_timeout) << rule;

@@ -24,11 +24,12 @@ Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
       formats_(spec, std::move(fingerprint), *server),
       rule_(MakeUpdateRule(spec, server)),
       ssp_(spec.num_workers(), spec.staleness),
-      members_(spec.num_servers, spec.num_workers(), server, &ssp_, &fence_),
+      members_(spec.num_servers, spec.num_workers(), rule_.get(), &ssp_,
+               &fence_),
       watch_(options_.timeout, spec.dead_after) {
   // See OnNewVersion. A standby copies whole versions, so with --replicas
   // no key may leave before its version is whole and copied.
-  server_->set_step_by_key(spec.replicas <= 1);
+  rule_->set_step_by_key(spec.replicas <= 1);
   key_steps_.gate.SetMarks(static_cast<uint32_t>(server_->num_keys()));
   key_steps_.gate.OpenTo(net::SendGate::kAll);
 }

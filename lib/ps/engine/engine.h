@@ -199,6 +199,11 @@ class Engine {
   void StopTraining(Time now);
   bool training_stopped() const { return stop_training_; }
 
+  /// The update rule over the ParameterServer (ps/rules/update_rule.h):
+  /// its step order and key-by-key stepping, and a standby's applied
+  /// pushes (set before Start).
+  UpdateRule& rule() { return *rule_; }
+
   /// Whether the run is over (every worker done, or failed).
   bool stopping() const { return stopping_; }
   /// Ok, or why the job failed: kTimeout naming the ranks waited for.
@@ -353,7 +358,7 @@ class Engine {
   PeerWatch watch_;        // --timeout, --dead_after, late ticks
   // A sync step's keys, stepped one per Continue (OnNewVersion), or ahead
   // of the close: params frames wait on `gate` for the keys not yet
-  // stepped (marks by ParameterServer::step_order()); `posted`: Continue
+  // stepped (marks by UpdateRule::step_order()); `posted`: Continue
   // steps the next key; `ahead`: keys of the step under way are being
   // stepped before its close, and its replies are out.
   struct KeySteps {

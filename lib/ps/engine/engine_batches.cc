@@ -80,8 +80,9 @@ Status Engine::PlanBatch(Peer& from, std::string_view meta, ReadPlan* plan) {
                   ": " + fits.message());
     return fits;
   }
-  server_->StepAllKeys();  // the batch computes on a whole version
-  PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, server_->version()));
+  rule_->StepAllKeys();  // the batch computes on a whole version
+  PS_RETURN_IF_ERROR(members_.CheckMember(peer.worker));
+  PS_RETURN_IF_ERROR(rule_->CheckPush(peer.worker, server_->version()));
   Reuse(peer.batch.msg.x, &peer.batch.x);
   Reuse(peer.batch.msg.y, &peer.batch.y);
   plan->buffers.push_back({peer.batch.x.data_ptr(), peer.batch.msg.x.nbytes});

@@ -67,7 +67,7 @@ void Engine::CheckSilentWorkers() {
     return;
   // Runs every tick, during training too: it must not allocate.
   for (int w = 0; w < server_->num_workers(); ++w) {
-    if (!server_->awaits_push(w))
+    if (!members_.in_quorum(w) || !rule_->awaits_push(w))
       continue;
     WorkerPeer* p = members_.peer(w);
     if (p && watch_.Silent(*p, now_)) {

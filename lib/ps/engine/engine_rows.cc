@@ -176,7 +176,7 @@ void Engine::AddRowsPiece(WorkerPeer& peer, size_t index) {
 // The dense keys as SendParams sends them, then the rows asked for,
 // gathered once every key of this version is stepped.
 void Engine::SendRows(WorkerPeer& peer, uint64_t id) {
-  server_->StepAllKeys();
+  rule_->StepAllKeys();
   const auto& params = server_->params();
   wire::Params& m = peer.rows_out.msg;
   m.version = server_->version();
@@ -196,7 +196,7 @@ void Engine::SendRows(WorkerPeer& peer, uint64_t id) {
     const auto [data, nbytes] =
         ParamBytes(static_cast<int>(k), peer.worker, server_->version());
     out_.data.push_back(
-        {data, nbytes, server_->step_order().Mark(static_cast<int>(k))});
+        {data, nbytes, rule_->step_order().Mark(static_cast<int>(k))});
   }
   peer.rows_out.records.resize(peer.rows_out.want.size());
   for (size_t i = 0; i < peer.rows_out.want.size(); ++i) {

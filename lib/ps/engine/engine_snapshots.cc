@@ -10,7 +10,7 @@ namespace pstrain::ps {
 
 // Every key of the current version stepped, and no step under way.
 bool Engine::VersionComplete() const {
-  return !key_steps_.stepping && server_->version_whole();
+  return !key_steps_.stepping && rule_->version_whole();
 }
 
 void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
@@ -34,7 +34,8 @@ void Engine::TakeDueSnapshots() {
   SnapshotQueue::Due due = snapshots_.TakeDue(version);
   if (due.requests.empty())
     return;
-  auto snapshot = TakeSnapshot(*server_, due.with_optimizer_state, now_);
+  auto snapshot =
+      TakeSnapshot(*server_, rule_->applied(), due.with_optimizer_state, now_);
   if (!snapshot.ok()) {
     outbox_->Info("snapshot of version " + std::to_string(version) +
                   " failed: " + snapshot.status().message());

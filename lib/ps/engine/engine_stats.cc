@@ -60,15 +60,15 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
   s.num_servers = spec_.num_servers;
   s.shard_imbalance = roster_.expecting() ? roster_.plan()->imbalance() : 1.0;
   s.steps = server_->version();
-  s.dropped_pushes = server_->dropped_pushes();
+  s.dropped_pushes = rule_->dropped_pushes();
   s.workers_lost = members_.losses();
   s.timed_out_steps = deadline_.timed_out();
   s.max_clock_gap = ssp_.max_clock_gap();
   s.refused_pushes = refused_pushes_;
   s.standby_bytes = standby_bytes_;
-  s.discarded_steps = server_->discarded_steps();
+  s.discarded_steps = rule_->discarded_steps();
   if (rule_->traits().applies_each_push)
-    s.staleness_histogram = StalenessHistogram(server_->staleness_histogram());
+    s.staleness_histogram = StalenessHistogram(rule_->staleness_histogram());
   return s;
 }
 

@@ -27,7 +27,7 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
                            ": the model trains on the server (--placement "
                            "server): send push_batch");
   }
-  server_->StepAllKeys();  // its pieces go into the accumulators
+  rule_->StepAllKeys();  // its pieces go into the accumulators
   peer.push_is_push_pull = push_pull;
   if (push_pull) {
     PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push));
@@ -47,8 +47,10 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
   PS_RETURN_IF_ERROR(
       CheckRows(rows, push_pull ? peer.push.requests : kNone, what));
   peer.duplicate = spec_.replicas > 1 && IsDuplicate(peer);
-  if (!peer.duplicate)
-    PS_RETURN_IF_ERROR(server_->CheckPush(peer.worker, peer.pushed_version()));
+  if (!peer.duplicate) {
+    PS_RETURN_IF_ERROR(members_.CheckMember(peer.worker));
+    PS_RETURN_IF_ERROR(rule_->CheckPush(peer.worker, peer.pushed_version()));
+  }
   peer.refused_key = -1;
   peer.refused_why.clear();
   PlanPieces(peer, grads, plan);
@@ -58,13 +60,13 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
   peer.push_id = header.request_id;
   peer.reading_push = push_pull;
   peer.replied_ahead = false;
-  if (push_pull && server_->steps_ahead() && server_->version_whole() &&
+  if (push_pull && rule_->steps_ahead() && rule_->version_whole() &&
       !key_steps_.ahead) {
     // The first push of a step sets its order.
     formats_.order.clear();
     for (const auto& d : grads)
       formats_.order.push_back(static_cast<int>(d.key));
-    server_->set_step_order(formats_.order);
+    rule_->set_step_order(formats_.order);
   }
   return Status::Ok();
 }
@@ -78,7 +80,7 @@ bool Engine::IsDuplicate(const WorkerPeer& peer) const {
   const uint64_t version = peer.pushed_version();
   if (!rule_->traits().applies_each_push)
     return version < server_->version();
-  const int64_t last = server_->applied()[peer.worker];
+  const int64_t last = rule_->applied()[peer.worker];
   return last >= 0 && static_cast<int64_t>(version) <= last;
 }
 
@@ -181,8 +183,8 @@ void Engine::AddRecord(WorkerPeer& peer, int key, uint64_t nbytes) {
   if (!s.ok()) {
     peer.refused_key = key;
     peer.refused_why = s.message();
-    if (server_->steps_ahead())
-      server_->DiscardStep();  // as for a NaN piece (OnPiece)
+    if (rule_->steps_ahead())
+      rule_->DiscardStep();  // as for a NaN piece (OnPiece)
     return;
   }
   rule_->AddRecord(peer.worker, key, codec, formats_.compression.params,
@@ -211,8 +213,8 @@ void Engine::OnPiece(PeerId id, size_t index) {
     // push: until then another worker's piece could still make a key
     // final, and StepAhead would step it (and start the step's replies)
     // in a step already known to be skipped.
-    if (server_->steps_ahead())
-      server_->DiscardStep();
+    if (rule_->steps_ahead())
+      rule_->DiscardStep();
     return;
   }
   rule_->AddPiece(peer->worker, piece.key, piece.offset, piece.bytes);
@@ -295,6 +297,7 @@ Status Engine::OnPush(WorkerPeer& peer, uint64_t id) {
 Result<bool> Engine::Step(WorkerPeer& peer, uint64_t version) {
   if (stop_training_)
     return false;  // the model is final: the push is answered only
+  PS_RETURN_IF_ERROR(members_.CheckMember(peer.worker));
   if (!rule_->has_quorum())
     watch_.Progress(now_);  // a refused push is progress too
   const bool refused = peer.refused_key >= 0;
@@ -315,7 +318,7 @@ Result<bool> Engine::Step(WorkerPeer& peer, uint64_t version) {
 // are stragglers for that step; it closes with the pushes it has.
 void Engine::ArmStepTimeout() {
   const std::optional<Time> wake =
-      deadline_.Arm(server_->version(), server_->pushes_this_step(),
+      deadline_.Arm(server_->version(), rule_->pushes_this_step(),
                     rule_->step_timeout(), now_);
   if (wake)
     outbox_->WakeAt(*wake);
@@ -335,7 +338,7 @@ void Engine::CloseTimedOutStep(uint64_t version) {
   if (fence_.Holds({WriteFence::Work::Kind::kCloseStep, -1, version, 0, 0}))
     return;
   deadline_.CountTimedOut();
-  if (server_->CloseStep())
+  if (rule_->CloseStep())
     OnNewVersion();
 }
 

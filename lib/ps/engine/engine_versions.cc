@@ -23,7 +23,7 @@ void Engine::OnNewVersion() {
   fence_.set_own_replies(false);
   if (std::exchange(key_steps_.stop_after, false))
     stop_training_ = true;
-  if (!server_->version_whole() && !key_steps_.stepping) {
+  if (!rule_->version_whole() && !key_steps_.stepping) {
     if (!ahead)
       key_steps_.gate.Reset();  // the replies out already wait on it
     key_steps_.stepping = true;
@@ -39,7 +39,7 @@ void Engine::OnNewVersion() {
 
 void Engine::StepNextKey() {
   outbox_->Trace({});  // the key's update starts
-  const int key = server_->StepNextKey();
+  const int key = rule_->StepNextKey();
   if (key >= 0) {
     outbox_->Trace({"update", TraceMark::kEngine, key,
                     static_cast<int64_t>(server_->version())});
@@ -62,7 +62,7 @@ void Engine::StepNextKey() {
 // so that no worker has its whole reply, and pushes again, before the
 // server's version is the reply's.
 void Engine::OpenKeyGate() {
-  const StepOrder& order = server_->step_order();
+  const StepOrder& order = rule_->step_order();
   uint32_t open = net::SendGate::kAll;
   if (key_steps_.ahead) {
     open = std::min<uint32_t>(order.prefix(),
@@ -78,7 +78,7 @@ void Engine::OpenKeyGate() {
 // ahead of earlier keys still waiting, but for the last key of the order
 // while the step is stepped ahead of its close (OpenKeyGate).
 void Engine::OpenKeyMark(int key) {
-  const uint32_t mark = server_->step_order().Mark(key);
+  const uint32_t mark = rule_->step_order().Mark(key);
   if (!spec_.priority ||
       (key_steps_.ahead && mark >= static_cast<uint32_t>(server_->num_keys())))
     return;
@@ -90,13 +90,13 @@ void Engine::OpenKeyMark(int key) {
 // later keys are still arriving: a step costs about the longer of the push
 // and the pull, not their sum.
 void Engine::StepAhead(int key) {
-  if (!server_->steps_ahead() || stop_training_ || stopping_ ||
-      key_steps_.stepping || !server_->ReadyAhead(key))
+  if (!rule_->steps_ahead() || stop_training_ || stopping_ ||
+      key_steps_.stepping || !rule_->ReadyAhead(key))
     return;
   if (!key_steps_.ahead && !StartStepAhead())
     return;
   outbox_->Trace({});  // the key's update starts
-  server_->StepAhead(key);
+  rule_->StepAhead(key);
   const uint64_t next = server_->version() + 1;
   outbox_->Trace(
       {"update", TraceMark::kEngine, key, static_cast<int64_t>(next)});
@@ -106,9 +106,9 @@ void Engine::StepAhead(int key) {
 }
 
 void Engine::StepKeysAhead() {
-  if (!server_->steps_ahead() || key_steps_.stepping || stop_training_)
+  if (!rule_->steps_ahead() || key_steps_.stepping || stop_training_)
     return;
-  for (int k : server_->step_order().keys())
+  for (int k : rule_->step_order().keys())
     StepAhead(k);
 }
 
@@ -116,7 +116,7 @@ void Engine::StepKeysAhead() {
 // previous version is being written (parameters change under it). Then
 // every push of this step, whole or being read, is answered at once.
 bool Engine::StartStepAhead() {
-  if (!fence_.open() || !server_->version_whole())
+  if (!fence_.open() || !rule_->version_whole())
     return false;
   key_steps_.ahead = true;
   fence_.set_own_replies(true);
@@ -241,19 +241,19 @@ void Engine::SendParams(WorkerPeer& peer, uint64_t id, bool ahead) {
   formats_.params_msg.version = version;
   formats_.params_msg.stop = stop_training_;
   formats_.params_msg.members.clear();
-  if (spec_.reassign_shards && server_->members() < server_->num_workers()) {
-    for (int w = 0; w < server_->num_workers(); ++w) {
-      if (server_->is_member(w))
+  if (spec_.reassign_shards && members_.quorum() < members_.num_workers()) {
+    for (int w = 0; w < members_.num_workers(); ++w) {
+      if (members_.in_quorum(w))
         formats_.params_msg.members.push_back(w);
     }
   }
-  server_->NoteParamsSent(peer.worker);
+  rule_->NoteParamsSent(peer.worker);
   outbox_->Trace(
       {"reply", peer.rank, -1, static_cast<int64_t>(version), 0, peer.id});
   if (!peer.rows_out.want.empty())
     return SendRows(peer, id);
-  // Keys in the step's order (ps/store/step_order.h), each as it is stepped.
-  const StepOrder& order = server_->step_order();
+  // Keys in the step's order (ps/rules/step_order.h), each as it is stepped.
+  const StepOrder& order = rule_->step_order();
   formats_.params_msg.params.clear();
   out_.data.clear();
   for (int k : order.keys()) {
@@ -277,10 +277,10 @@ void Engine::SendParamsFrame(WorkerPeer& peer, uint64_t id, bool tagged) {
 
 std::pair<const void*, uint64_t> Engine::ParamBytes(int key, int worker,
                                                     uint64_t version) {
-  const at::Tensor& p = server_->SentParam(worker, key);
+  const at::Tensor& p = rule_->SentParam(worker, key);
   if (formats_.pull.codec(key) == wire::Codec::kRaw)
     return {p.data_ptr(), p.nbytes()};
-  const StepOrder& order = server_->step_order();
+  const StepOrder& order = rule_->step_order();
   if (order.idle() || order.stepped(key))
     formats_.pull.Refresh(key, p, version);
   return {formats_.pull.data(key), formats_.pull.nbytes(key)};

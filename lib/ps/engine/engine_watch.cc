@@ -75,8 +75,8 @@ std::string Engine::Waiting() const {
   if (!missing.empty())
     return RankList(missing) + " to connect";
   if (rule_->has_quorum()) {
-    for (int w : server_->MissingPushes()) {
-      if (!members_.done(w))
+    for (int w = 0; w < members_.num_workers(); ++w) {
+      if (members_.in_quorum(w) && rule_->awaits_push(w) && !members_.done(w))
         missing.push_back(w + spec_.num_servers);
     }
     if (!missing.empty()) {

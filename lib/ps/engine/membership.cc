@@ -6,24 +6,29 @@
 #include "ps/engine/peer.h"
 #include "ps/engine/ssp_gate.h"
 #include "ps/engine/write_fence.h"
-#include "ps/store/parameter_server.h"
+#include "ps/rules/update_rule.h"
+#include "util/check.h"
 
 namespace pstrain::ps {
 
-Membership::Membership(int num_servers, int num_workers,
-                       ParameterServer* server, SspGate* ssp, WriteFence* fence)
+Membership::Membership(int num_servers, int num_workers, UpdateRule* rule,
+                       SspGate* ssp, WriteFence* fence)
     : num_servers_(num_servers),
-      server_(server),
+      rule_(rule),
       ssp_(ssp),
       fence_(fence),
       workers_(num_workers) {}
 
-bool Membership::in_quorum(int w) const {
-  return server_->is_member(w);
+Status Membership::CheckMember(int w) const {
+  return in_quorum(w)
+             ? Status::Ok()
+             : InvalidArgument("push from a worker that is not a member");
 }
 
 int Membership::quorum() const {
-  return server_->members();
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(),
+                    [](const Worker& w) { return w.in_quorum; }));
 }
 
 Status Membership::CheckRegister(int w) const {
@@ -39,7 +44,10 @@ Result<bool> Membership::Rejoin(int w) {
                        " is still being removed; try again");
   }
   workers_[w].lost = false;
-  const bool joins_now = server_->AddWorker(w);
+  PS_CHECK(!workers_[w].in_quorum)
+      << "rank " << num_servers_ + w << " rejoins while in the quorum";
+  workers_[w].in_quorum = true;
+  const bool joins_now = rule_->AddWorker(w);
   ssp_->SetTraining(w, true);
   return joins_now;
 }
@@ -69,7 +77,10 @@ void Membership::Finish(int w, report::WorkerStats stats,
 Membership::Removal Membership::Remove(int w) {
   if (fence_->Holds({WriteFence::Work::Kind::kRemoveWorker, w, 0, 0, 0}))
     return Removal::kHeld;
-  if (server_->is_member(w) && server_->RemoveWorker(w))
+  if (!workers_[w].in_quorum)
+    return Removal::kNone;
+  workers_[w].in_quorum = false;
+  if (rule_->RemoveWorker(w))
     return Removal::kStepped;
   return Removal::kNone;
 }

@@ -8,15 +8,16 @@
 //
 // Each transition drives what must follow it, so that nothing else keeps
 // or changes its own copy of membership:
-//   - the step's quorum: ParameterServer::RemoveWorker / AddWorker, which
-//     only Membership calls (a worker leaves the quorum when lost, and in
-//     sync also when done; it joins again when it rejoins);
+//   - the step's quorum: who is in it is recorded here, and the update
+//     rule hears each change (UpdateRule::RemoveWorker / AddWorker, which
+//     only Membership calls): a worker leaves the quorum when lost, and in
+//     sync also when done; it joins again when it rejoins;
 //   - SspGate's training set: a done or lost worker holds no one back;
 //   - the WriteFence: leaving the quorum may close a step, so it waits
 //     while parameters are on the wire, and a rank being removed may not
 //     rejoin until it is.
 //
-// Threading: not thread-safe; the Engine's thread only. `*server`, `*ssp`
+// Threading: not thread-safe; the Engine's thread only. `*rule`, `*ssp`
 // and `*fence` must outlive the Membership. It borrows each worker's
 // WorkerPeer (never dereferenced here) from Register until Disconnect.
 
@@ -28,7 +29,7 @@
 
 namespace pstrain::ps {
 
-class ParameterServer;
+class UpdateRule;
 class SspGate;
 class WriteFence;
 struct WorkerPeer;
@@ -43,8 +44,8 @@ class Membership {
   };
 
   /// `num_servers`: the first worker's rank.
-  Membership(int num_servers, int num_workers, ParameterServer* server,
-             SspGate* ssp, WriteFence* fence);
+  Membership(int num_servers, int num_workers, UpdateRule* rule, SspGate* ssp,
+             WriteFence* fence);
   Membership(const Membership&) = delete;
   Membership& operator=(const Membership&) = delete;
 
@@ -57,8 +58,12 @@ class Membership {
   bool done(int w) const { return workers_[w].done; }
   /// Whether worker w is lost now (it may rejoin).
   bool lost(int w) const { return workers_[w].lost; }
-  /// Whether the step waits for worker w (ParameterServer::is_member).
-  bool in_quorum(int w) const;
+  /// Whether worker w is in the step's quorum: every worker at first; out
+  /// once Remove took it out, back when it rejoins.
+  bool in_quorum(int w) const { return workers_[w].in_quorum; }
+  /// kInvalidArgument "push from a worker that is not a member" unless
+  /// in_quorum(w).
+  Status CheckMember(int w) const;
   /// Workers in the step's quorum.
   int quorum() const;
 
@@ -118,10 +123,11 @@ class Membership {
     WorkerPeer* peer = nullptr;
     bool done = false;
     bool lost = false;
+    bool in_quorum = true;
   };
 
   int num_servers_;
-  ParameterServer* server_;
+  UpdateRule* rule_;
   SspGate* ssp_;
   WriteFence* fence_;
   std::vector<Worker> workers_;  // by worker index

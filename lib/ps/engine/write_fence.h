@@ -43,7 +43,7 @@ class WriteFence {
   /// No params frame on its way.
   bool open() const { return in_flight_ == 0; }
   /// While on, the frames on their way are the replies of the step under
-  /// way, stepped ahead of its close (ps/store/step_order.h): each key's bytes
+  /// way, stepped ahead of its close (ps/rules/step_order.h): each key's bytes
   /// wait until the key is stepped, and no key changes again in this step,
   /// so the step's own work (its pushes, a lost worker leaving it) need
   /// not wait for them. Holds holds nothing then.

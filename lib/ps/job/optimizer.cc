@@ -239,4 +239,14 @@ Result<double> AsyncMomentum(const JobSpec& spec) {
   return std::max(0.0, 1.0 - workers * (1.0 - spec.momentum));
 }
 
+JobSpec ServerOptimizerSpec(const JobSpec& spec) {
+  JobSpec s = spec;
+  auto momentum = AsyncMomentum(spec);
+  PS_CHECK(momentum.ok()) << momentum.status().message();
+  s.momentum = *momentum;
+  if (s.momentum == 0)
+    s.nesterov = false;  // libtorch refuses Nesterov without momentum
+  return s;
+}
+
 }  // namespace pstrain::ps

@@ -109,8 +109,12 @@ Result<double> AsyncLrShare(const JobSpec& spec);
 /// and momenta compose as (1 - total) = (1 - explicit) / N, so this keeps
 /// the total at --momentum. spec.momentum otherwise ("keep", "lookahead",
 /// sync). kInvalidArgument "--async_momentum 'x': expected keep, auto or
-/// lookahead"; "lookahead" (ps/store/lookahead.h) in async or ssp needs sgd,
+/// lookahead"; "lookahead" (ps/rules/lookahead.h) in async or ssp needs sgd,
 /// 0 < momentum < 1 and no pull compression.
 Result<double> AsyncMomentum(const JobSpec& spec);
+
+/// `spec` with the momentum AsyncMomentum gives (Nesterov off where that is
+/// 0): what the server's optimizers are built from. REQUIRES: a valid spec.
+JobSpec ServerOptimizerSpec(const JobSpec& spec);
 
 }  // namespace pstrain::ps

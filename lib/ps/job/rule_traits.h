@@ -20,7 +20,7 @@ struct RuleTraits {
   /// versions made since the one it was computed on). Otherwise a version
   /// is one step of all workers, and every server makes the same ones.
   bool applies_each_push = false;
-  /// Pushes land whole in per-worker buffers (ParameterServer::grad_buffer)
+  /// Pushes land whole in per-worker buffers (ps/rules/grad_buffers.h)
   /// rather than being summed piece by piece as they are read.
   bool buffers_pushes = false;
   /// Steps wait for every member: finished and lost workers must leave the

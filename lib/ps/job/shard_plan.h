@@ -6,7 +6,7 @@
 //
 //   1. With S > 1, or with one server in streaming sync (PlanShardsOf: a
 //      step's slices are stepped and sent as they come in,
-//      ps/store/step_order.h, so a large key must not hold the reply up until
+//      ps/rules/step_order.h, so a large key must not hold the reply up until
 //      it is whole), a key larger than slice_bytes is split by rows (dim 0)
 //      into as few slices of at most slice_bytes as whole rows allow (one
 //      row per slice where a row is larger), whose row counts differ by at

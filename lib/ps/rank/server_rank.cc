@@ -124,7 +124,8 @@ nlohmann::json CheckpointMeta(const JobSpec& spec, uint64_t version) {
 Status ServeShard(const ServerRankOptions& o, MasterClient& master,
                   const JobSpec& spec, models::Model& model,
                   const ShardPlan& plan, ParameterServer& server,
-                  report::EventLog* log, TakeoverStop* stop = nullptr) {
+                  report::EventLog* log, TakeoverStop* stop = nullptr,
+                  const std::vector<int64_t>* applied = nullptr) {
   const bool takeover = stop != nullptr;
   asio::io_context io;
   if (stop) {
@@ -136,6 +137,8 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
   const ServiceOptions options =
       ServiceOptionsFor(o, master.local_address(), 0);
   Service service(&io, spec, Fingerprint(model), &server, log, options);
+  if (applied)
+    PS_RETURN_IF_ERROR(service.rule().set_applied(*applied));
   NameKeys(o.timeline, plan, o.rank, Fingerprint(model));
   PS_RETURN_IF_ERROR(service.Listen());
   if (o.on_listen)
@@ -197,7 +200,8 @@ std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
     taken.timeline = nullptr;
     taken.on_listen = nullptr;
     return ServeShard(taken, *shard.master, *shard.job, *shard.model,
-                      *shard.plan, *shard.server, log, shard.stop);
+                      *shard.plan, *shard.server, log, shard.stop,
+                      shard.applied);
   };
   return std::make_unique<StandbyHost>(o.rank, spec, follow, serve, log);
 }

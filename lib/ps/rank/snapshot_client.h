@@ -44,7 +44,7 @@ class SnapshotClient : private net::ReplySink {
   /// kUnavailable when its run ended first). With `applied`, the asker is
   /// a standby of the server's shard (wire::Snapshot::standby: it holds
   /// min_version - 1), and *applied becomes the server's
-  /// ParameterServer::applied() at that version.
+  /// UpdateRule::applied() at that version.
   Result<uint64_t> Fetch(uint64_t min_version,
                          const std::vector<at::Tensor>& slices,
                          std::string* optimizer_state,

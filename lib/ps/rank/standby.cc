@@ -41,7 +41,8 @@ Result<std::string> PrimaryAddress(const StandbyOptions& o,
 // Copies every version the primary at `address` makes until the
 // connection ends. Returns whether the primary ended it (its run is over).
 Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
-                  const std::string& address, ParameterServer& server) {
+                  const std::string& address, ParameterServer& server,
+                  std::vector<int64_t>* held_applied) {
   SnapshotClient primary(o.shard, spec.world_size, o.timeout, o.connection,
                          o.auth_token);
   primary.set_connect_timeout(kConnectTimeout);
@@ -71,11 +72,11 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
                         std::to_string(server.version()) +
                         " its standby holds");
     }
-    if (applied.size() != server.applied().size()) {
+    if (applied.size() != static_cast<size_t>(server.num_workers())) {
       return Corruption("rank " + std::to_string(o.shard) + " sent " +
                         std::to_string(applied.size()) +
                         " workers' applied pushes, expected " +
-                        std::to_string(server.applied().size()));
+                        std::to_string(server.num_workers()));
     }
     {
       at::NoGradGuard no_grad;
@@ -90,7 +91,7 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
     PS_RETURN_IF_ERROR(LoadOptimizerStateBytes(
         loading, server.optimizers(),
         "rank " + std::to_string(o.shard) + "'s optimizer state"));
-    server.set_applied(std::move(loaded));
+    *held_applied = std::move(loaded);
     server.set_version(*version);
   }
 }
@@ -107,6 +108,7 @@ std::vector<int> StandbyShards(const JobSpec& spec, int rank) {
 
 Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
                                  ParameterServer& server,
+                                 std::vector<int64_t>* applied,
                                  std::unique_ptr<MasterClient>* master,
                                  JobSpec* job, report::EventLog* log) {
   const std::string name = "standby of rank " + std::to_string(o.shard);
@@ -126,7 +128,8 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
       }
       address = *asked;
     }
-    PS_ASSIGN_OR_RETURN(const bool ended, Copy(o, spec, address, server));
+    PS_ASSIGN_OR_RETURN(const bool ended,
+                        Copy(o, spec, address, server, applied));
     if (ended)
       return StandbyEnd::kPrimaryEnded;
     // The primary is gone, or unreachable: ask rank 0 for its shard.

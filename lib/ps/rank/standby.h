@@ -63,10 +63,13 @@ enum class StandbyEnd {
 /// which no Engine serves yet) until its primary's run ends or its
 /// connection is lost. Then, when rank 0 lets it, returns kTookOver with
 /// `*master` connected and said hello as rank `shard`, and `*job` the job
-/// rank 0 gave it (with where the servers listen): serve the shard.
+/// rank 0 gave it (with where the servers listen): serve the shard, with
+/// `*applied` (by worker) the primary's applied pushes at the version held
+/// (UpdateRule::applied); `*applied` is left as it was before any copy.
 /// Errors: kCorruption for an optimizer state that does not load.
 Result<StandbyEnd> FollowPrimary(const StandbyOptions& options,
                                  const JobSpec& spec, ParameterServer& server,
+                                 std::vector<int64_t>* applied,
                                  std::unique_ptr<MasterClient>* master,
                                  JobSpec* job, report::EventLog* log);
 

@@ -22,13 +22,16 @@ Status RunStandby(const JobSpec& spec, StandbyOptions follow,
   ParameterServer server(
       spec, SliceLeaves(plan, shard, models::StateValues(*model)),
       SliceRowSparse(plan, shard, RowSparseKeys(spec, *model)));
+  std::vector<int64_t> applied(static_cast<size_t>(server.num_workers()), -1);
   std::unique_ptr<MasterClient> master;
   JobSpec job;
-  PS_ASSIGN_OR_RETURN(const StandbyEnd end,
-                      FollowPrimary(follow, spec, server, &master, &job, log));
+  PS_ASSIGN_OR_RETURN(
+      const StandbyEnd end,
+      FollowPrimary(follow, spec, server, &applied, &master, &job, log));
   if (end != StandbyEnd::kTookOver)
     return Status::Ok();
-  return serve({shard, &job, master.get(), model.get(), &plan, &server, stop});
+  return serve(
+      {shard, &job, master.get(), model.get(), &plan, &server, &applied, stop});
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ struct TakeoverStop {
 };
 
 /// A shard taken over: `master` said hello as server `rank` and was given
-/// `job`, and `server` (over `model`'s slices of `plan`) holds its state.
+/// `job`, and `server` (over `model`'s slices of `plan`) holds its state,
+/// with `applied` the primary's applied pushes (UpdateRule::applied).
 struct TakenShard {
   int rank = 0;
   const JobSpec* job = nullptr;
@@ -43,6 +44,7 @@ struct TakenShard {
   models::Model* model = nullptr;
   const ShardPlan* plan = nullptr;
   ParameterServer* server = nullptr;
+  const std::vector<int64_t>* applied = nullptr;
   TakeoverStop* stop = nullptr;
 };
 

@@ -1,25 +1,16 @@
 // SSP, stale synchronous parallel (Ho et al., NIPS 2013): pushes step as in
-// async, but the reply to a worker more than --staleness steps ahead of
-// the slowest waits until it is within the bound (ps/engine/ssp_gate.h keeps
-// the clocks; the Engine holds the reply).
+// async (ps/rules/async_update.h), but the reply to a worker more than
+// --staleness steps ahead of the slowest waits until it is within the
+// bound (ps/engine/ssp_gate.h keeps the clocks; the Engine holds the
+// reply, by the rule's traits).
 
-#include "ps/rules/whole_push_rule.h"
+#include "ps/rules/async_update.h"
 
 namespace pstrain::ps {
 
-namespace {
-
-class SspUpdate : public WholePushRule {
- public:
-  explicit SspUpdate(ParameterServer* server, const RuleTraits& traits)
-      : WholePushRule(server, traits) {}
-};
-
-}  // namespace
-
-std::unique_ptr<UpdateRule> MakeSspUpdate(ParameterServer* server,
-                                          const RuleTraits& traits) {
-  return std::make_unique<SspUpdate>(server, traits);
+std::unique_ptr<UpdateRule> MakeSspUpdate(const JobSpec& spec,
+                                          ParameterServer* server) {
+  return std::make_unique<AsyncUpdate>(spec, server);
 }
 
 }  // namespace pstrain::ps

@@ -1,24 +1,38 @@
 #include "ps/rules/update_rule.h"
 
+#include <string>
+#include <utility>
+
 #include "util/check.h"
 
 namespace pstrain::ps {
 
+UpdateRule::UpdateRule(const RuleTraits& traits, ParameterServer* store)
+    : traits_(traits),
+      store_(store),
+      applied_(static_cast<size_t>(store->num_workers()), -1) {}
+
+Status UpdateRule::set_applied(std::vector<int64_t> applied) {
+  if (applied.size() != static_cast<size_t>(store_->num_workers())) {
+    return InvalidArgument(std::to_string(applied.size()) +
+                           " workers' applied pushes, expected " +
+                           std::to_string(store_->num_workers()));
+  }
+  applied_ = std::move(applied);
+  return Status::Ok();
+}
+
 std::unique_ptr<UpdateRule> MakeUpdateRule(const JobSpec& spec,
                                            ParameterServer* server) {
-  const Rule rule = RuleOf(spec);
-  const RuleTraits traits = RuleTraitsOf(spec);
-  PS_CHECK(server->buffers_pushes() == (rule != Rule::kStreamingSync))
-      << "the server was made for another job's update rule";
-  switch (rule) {
+  switch (RuleOf(spec)) {
     case Rule::kStreamingSync:
-      return MakeStreamingSync(server, traits);
+      return MakeStreamingSync(spec, server);
     case Rule::kBufferedSync:
-      return MakeBufferedSync(server, traits);
+      return MakeBufferedSync(spec, server);
     case Rule::kAsync:
-      return MakeAsyncUpdate(server, traits);
+      return MakeAsyncUpdate(spec, server);
     case Rule::kSsp:
-      return MakeSspUpdate(server, traits);
+      return MakeSspUpdate(spec, server);
   }
   PS_CHECK(false) << "unknown update rule";
   return nullptr;

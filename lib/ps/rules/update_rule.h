@@ -10,8 +10,12 @@
 //       parameters as they are then;
 //   ssp (ssp_update.cc): as async, and replies also wait for the staleness
 //       bound (ps/engine/ssp_gate.h).
-// The rules act on the ParameterServer, which keeps the state; the Engine
-// asks the WriteFence before it lets a rule step. Not thread-safe.
+// Each rule owns its step state (sums, who pushed, grad buffers, the async
+// recipe, the staleness histogram, the applied pushes) and acts on the
+// ParameterServer, the store, which keeps parameters and optimizers only.
+// The Engine asks the WriteFence before it lets a rule step, and
+// Membership (ps/engine/membership.h) alone tells it who leaves and joins
+// the step's quorum. Not thread-safe.
 //
 // A rule's properties as values, for the code that has no rule to ask, are
 // its RuleTraits (ps/job/rule_traits.h): MakeUpdateRule(spec, ...)'s rule
@@ -19,44 +23,163 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "ps/job/job_spec.h"
 #include "ps/job/rule_traits.h"
+#include "ps/rules/step_order.h"
 #include "ps/store/parameter_server.h"
 #include "util/result.h"
+#include "wire/compression.h"
 
 namespace pstrain::ps {
 
 class UpdateRule {
  public:
   /// `traits`: what the rule is, returned by traits() and read by the
-  /// non-virtual members below.
-  explicit UpdateRule(const RuleTraits& traits) : traits_(traits) {}
+  /// non-virtual members below. `store` must outlive the rule.
+  UpdateRule(const RuleTraits& traits, ParameterServer* store);
   virtual ~UpdateRule() = default;
   UpdateRule(const UpdateRule&) = delete;
   UpdateRule& operator=(const UpdateRule&) = delete;
+
+  // Pushes, as they are read.
 
   /// Where bytes [offset, offset + bytes) of worker `w`'s gradient for key
   /// `key` land as they are read (bytes <= ParameterServer::kPieceBytes).
   virtual char* PieceBuffer(int w, int key, uint64_t offset) = 0;
   /// That piece is in and finite (its bytes at PieceBuffer). Allocates
-  /// nothing.
+  /// nothing. REQUIRES: CheckPush passed for this push; a whole piece:
+  /// offset a multiple of kPieceBytes, bytes = min(kPieceBytes, rest of
+  /// the key).
   virtual void AddPiece(int w, int key, uint64_t offset, uint64_t bytes) = 0;
   /// Worker `w`'s whole compressed record of float32 key `key` is in and
   /// valid (wire::Validate): `nbytes` bytes at `data`, in `codec`. It is
-  /// decoded into where the rule sums or keeps the worker's gradient.
-  /// Allocates nothing.
+  /// decoded into where the rule sums or keeps the worker's gradient, with
+  /// no decoded copy. Allocates nothing.
   virtual void AddRecord(int w, int key, wire::Codec codec,
                          const wire::CodecParams& params, const uint8_t* data,
                          uint64_t nbytes) = 0;
   /// Worker `w`'s rows of row-sparse key `key` are in
   /// (ParameterServer::RowsBuffer) and finite; called once per key and
   /// push, for an empty set of rows too.
-  virtual void AddRows(int /*w*/, int /*key*/) {}
+  virtual void AddRows(int w, int key) = 0;
+  /// Whether worker `w` may push gradients computed on `version` now.
+  /// Sync (kInvalidArgument): a version other than the store's (buffered
+  /// sync: a newer one), or a second push in one step. Async, ssp: always
+  /// ok. REQUIRES: w is in the step's quorum (Membership).
+  virtual Status CheckPush(int w, uint64_t version) const = 0;
   /// Worker `w`'s push of gradients computed on `version` is complete;
   /// `refused`: one of its pieces held NaN or Inf, and it must not change
-  /// the parameters. Returns whether a new version exists.
+  /// the parameters. Returns whether a new version exists (sync: this push
+  /// closed the step). Errors as CheckPush.
   virtual Result<bool> Push(int w, uint64_t version, bool refused) = 0;
+  /// Buffered sync: closes the current step with the pushes in so far
+  /// (--step_timeout); returns whether it stepped (false when no push is
+  /// in). Other rules: false.
+  virtual bool CloseStep() { return false; }
+
+  // The step's quorum: only Membership calls these.
+
+  /// Worker `w` leaves the step's quorum (lost, or in sync done). Sync: a
+  /// push it completed for this step still counts; otherwise the step
+  /// stops waiting for it, and the pieces it already added stay in their
+  /// sums (each element is then the mean of the gradients that reached
+  /// it). Returns true when that closed the step. Async, ssp: false.
+  virtual bool RemoveWorker(int w) = 0;
+  /// Worker `w` is back. Returns true when it joins the current step (no
+  /// push or piece of it is in yet); false when it joins from the next
+  /// version on (sync), and always false in async and ssp.
+  virtual bool AddWorker(int w) = 0;
+  /// Sync: whether worker `w` has not pushed for the current version
+  /// (whether it is in the quorum is Membership's). Others: false.
+  virtual bool awaits_push(int /*w*/) const { return false; }
+  /// Sync: pushes in for the current version. Others: 0.
+  virtual int pushes_this_step() const { return 0; }
+  /// Sync: the current step is to end without an optimizer step, because a
+  /// push in it was refused (a NaN or Inf piece) after some of its pieces
+  /// were added: a float sum cannot be taken apart exactly. The refused
+  /// push still counts, so the step closes and the version advances with
+  /// the parameters and optimizer state unchanged, the way torch.amp's
+  /// GradScaler skips a step whose gradients are not finite. Others: no-op.
+  virtual void DiscardStep() {}
+
+  // Key by key (streaming sync; a no-op elsewhere).
+
+  /// Sync with one optimizer (--server_threads 1): a closing step advances
+  /// the version at once but leaves the optimizer to StepNextKey, key by
+  /// key in step_order(), so that each key's parameters can be sent while
+  /// the next is stepped. Anything that changes the sums or reads the
+  /// parameters as a whole first steps what is left (StepAllKeys).
+  virtual void set_step_by_key(bool /*on*/) {}
+  /// Steps the next key of the closed step; returns it, or -1 when none is
+  /// left.
+  virtual int StepNextKey() { return -1; }
+  void StepAllKeys() {
+    while (StepNextKey() >= 0) {
+    }
+  }
+  /// The order keys are stepped and sent in (ps/rules/step_order.h).
+  virtual const StepOrder& step_order() const = 0;
+  /// Before a step's first piece: its keys go in `keys`' order (a
+  /// permutation of the keys; false and no change otherwise).
+  virtual bool set_step_order(const std::vector<int>& /*keys*/) {
+    return false;
+  }
+  /// Every key holds the store's version: none stepped ahead, none waiting.
+  virtual bool version_whole() const { return true; }
+  /// Whether keys may be stepped before their step closes (StepAhead):
+  /// streaming sync stepped by key with one optimizer, no --clip_grad_norm
+  /// (it needs every key's gradient) and no row-sparse keys.
+  virtual bool steps_ahead() const { return false; }
+  /// Whether key `key` of the step under way may be stepped ahead of its
+  /// close: every member's pieces of it are in (its sums are final), it is
+  /// not stepped yet, the previous step is whole, and no push of this step
+  /// was refused. REQUIRES: steps_ahead().
+  virtual bool ReadyAhead(int /*key*/) const { return false; }
+  /// Steps key `key` ahead of its step's close. The version advances only
+  /// at the close; the key then holds the next one's value
+  /// (step_order().stepped(key)). Bit for bit what the step computes at
+  /// its close: libtorch's optimizers are elementwise, and the lr is the
+  /// version's. REQUIRES: ReadyAhead(key).
+  virtual void StepAhead(int /*key*/) {}
+
+  // Replies.
+
+  /// The Engine is sending worker `w` the parameters as they are now. With
+  /// --delay_compensation, its next push's gradient is corrected against
+  /// them (ps/rules/delay_compensation.h); with --async_momentum lookahead,
+  /// SentParam(w, k) becomes where momentum will carry them
+  /// (ps/rules/lookahead.h); else a no-op.
+  virtual void NoteParamsSent(int /*w*/) {}
+  /// Key `key` as worker `w` is to be sent it: the store's parameters, or
+  /// under --async_momentum lookahead the copy NoteParamsSent made. Valid
+  /// until w's next NoteParamsSent.
+  virtual const at::Tensor& SentParam(int /*w*/, int key) const {
+    return store_->params()[key];
+  }
+
+  // What it counted.
+
+  /// Buffered sync: late pushes dropped so far. Others: 0.
+  virtual uint64_t dropped_pushes() const { return 0; }
+  /// Sync steps that ended without an optimizer step (DiscardStep).
+  virtual uint64_t discarded_steps() const { return 0; }
+  /// Async, ssp: how many pushes had each staleness (index: versions
+  /// behind; the last bucket, kMaxStaleness, counts kMaxStaleness or
+  /// more). Sync: empty.
+  static constexpr size_t kMaxStaleness = 64;
+  virtual std::vector<uint64_t> staleness_histogram() const { return {}; }
+  /// By worker, the version the last push applied from it was computed on,
+  /// or -1 (a worker's pushes name growing versions, so a push naming one
+  /// of these or less was applied already: a standby that took the shard
+  /// over drops it, ps/rank/standby.h). Sync: all -1.
+  const std::vector<int64_t>& applied() const { return applied_; }
+  /// A standby's copy of its primary's applied(). kInvalidArgument unless
+  /// one per worker.
+  Status set_applied(std::vector<int64_t> applied);
+  /// Bytes the --delay_compensation state holds per worker (0: off).
+  virtual uint64_t delay_compensation_bytes_per_worker() const { return 0; }
 
   const RuleTraits& traits() const { return traits_; }
   /// The version the reply to a push_pull of `version` waits for; 0: none.
@@ -64,7 +187,7 @@ class UpdateRule {
     return traits_.reply_awaits_step ? version + 1 : 0;
   }
   /// The version a rejoining worker's first pull waits for, the server
-  /// being at `version`; `joins_this_step`: ParameterServer::AddWorker's
+  /// being at `version`; `joins_this_step`: AddWorker's
   /// answer. 0: none.
   uint64_t RejoinPullVersion(uint64_t version, bool joins_this_step) const {
     return traits_.rejoin_awaits_next_version && !joins_this_step ? version + 1
@@ -78,8 +201,17 @@ class UpdateRule {
   /// as it takes.
   double step_timeout() const { return traits_.step_timeout; }
 
+ protected:
+  ParameterServer* store() const { return store_; }
+  // Worker w's push computed on `version` was applied (applies_each_push).
+  void NoteApplied(int w, uint64_t version) {
+    applied_[w] = static_cast<int64_t>(version);
+  }
+
  private:
   RuleTraits traits_;
+  ParameterServer* store_;
+  std::vector<int64_t> applied_;
 };
 
 /// The rule of `spec.mode` (and --backup_workers, --step_timeout) over
@@ -87,14 +219,14 @@ class UpdateRule {
 std::unique_ptr<UpdateRule> MakeUpdateRule(const JobSpec& spec,
                                            ParameterServer* server);
 
-/// Each rule, in the rule's own file, with its RuleTraitsOf(spec).
-std::unique_ptr<UpdateRule> MakeStreamingSync(ParameterServer* server,
-                                              const RuleTraits& traits);
-std::unique_ptr<UpdateRule> MakeBufferedSync(ParameterServer* server,
-                                             const RuleTraits& traits);
-std::unique_ptr<UpdateRule> MakeAsyncUpdate(ParameterServer* server,
-                                            const RuleTraits& traits);
-std::unique_ptr<UpdateRule> MakeSspUpdate(ParameterServer* server,
-                                          const RuleTraits& traits);
+/// Each rule over `server`, in the rule's own file.
+std::unique_ptr<UpdateRule> MakeStreamingSync(const JobSpec& spec,
+                                              ParameterServer* server);
+std::unique_ptr<UpdateRule> MakeBufferedSync(const JobSpec& spec,
+                                             ParameterServer* server);
+std::unique_ptr<UpdateRule> MakeAsyncUpdate(const JobSpec& spec,
+                                            ParameterServer* server);
+std::unique_ptr<UpdateRule> MakeSspUpdate(const JobSpec& spec,
+                                          ParameterServer* server);
 
 }  // namespace pstrain::ps

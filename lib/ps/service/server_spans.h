@@ -18,7 +18,7 @@
 
 #include "net/frame_buffers.h"
 #include "ps/engine/outbox.h"
-#include "ps/store/step_order.h"
+#include "ps/rules/step_order.h"
 #include "trace/timeline.h"
 
 namespace pstrain::ps {
@@ -26,7 +26,7 @@ namespace pstrain::ps {
 class ServerSpans {
  public:
   /// `order`: the order the server's keys are sent in, whose marks the
-  /// params frames' buffers carry (ps/store/step_order.h); it must outlive
+  /// params frames' buffers carry (ps/rules/step_order.h); it must outlive
   /// this.
   ServerSpans(trace::Timeline* timeline, const StepOrder* order);
   ServerSpans(const ServerSpans&) = delete;

@@ -13,7 +13,6 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
                  ParameterServer* server, report::EventLog* log,
                  ServiceOptions options)
     : io_(io),
-      server_(server),
       log_(log),
       options_(std::move(options)),
       listener_(io, this, net::ConnectionOptions{options_.max_frame_bytes},
@@ -33,8 +32,8 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
     shm_ = std::make_unique<net::ShmAcceptor>(io);
   }
   if (options_.timeline != nullptr) {
-    spans_ =
-        std::make_unique<ServerSpans>(options_.timeline, &server->step_order());
+    spans_ = std::make_unique<ServerSpans>(options_.timeline,
+                                           &engine_.rule().step_order());
   }
 }
 
@@ -64,7 +63,7 @@ Status Service::Run() {
   engine_.Start(Now());
   Tick();
   io_->run();
-  server_->StepAllKeys();  // what is saved after Run is whole
+  engine_.rule().StepAllKeys();  // what is saved after Run is whole
   return engine_.failure();
 }
 

@@ -108,6 +108,10 @@ class Service : private net::Connection::Handler, private Outbox {
   /// See Engine::StopTraining. REQUIRES: on the io thread.
   void StopTraining() { engine_.StopTraining(Now()); }
   bool training_stopped() const { return engine_.training_stopped(); }
+  /// The Engine's update rule (Engine::rule): a standby that took a shard
+  /// over sets its primary's applied pushes before Run. REQUIRES: before
+  /// Run, or on the io thread.
+  UpdateRule& rule() { return engine_.rule(); }
   /// See Engine::server_address. REQUIRES: on the io thread.
   const std::string& server_address(int s) const {
     return engine_.server_address(s);
@@ -171,7 +175,6 @@ class Service : private net::Connection::Handler, private Outbox {
   void DropStalledConnections();
 
   asio::io_context* io_;
-  ParameterServer* server_;
   report::EventLog* log_;
   ServiceOptions options_;
   net::Listener listener_;

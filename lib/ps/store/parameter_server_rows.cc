@@ -1,5 +1,5 @@
-// Row-sparse keys (ps/job/sparse_keys.h): their pushed rows, the sync step's
-// row sums, and their RowOptimizers (ps/store/row_optimizer.h).
+// Row-sparse keys (ps/job/sparse_keys.h): their pushed rows and their
+// RowOptimizers (ps/store/row_optimizer.h).
 
 #include <algorithm>
 
@@ -14,8 +14,6 @@ namespace pstrain::ps {
 void ParameterServer::MakeRowOptimizers() {
   rows_.optimizers.assign(params_.size(), nullptr);
   rows_.in.assign(num_workers_, std::vector<RowsIn>(params_.size()));
-  rows_.adds.assign(params_.size(), 0);
-  rows_.touched.resize(params_.size());
   for (int k = 0; k < num_keys(); ++k) {
     if (!is_row_sparse(k))
       continue;
@@ -25,8 +23,6 @@ void ParameterServer::MakeRowOptimizers() {
     rows_.optimizers[k] = opt.get();
     opt_.ptrs.push_back(opt.get());
     opt_.owned.push_back(std::move(opt));
-    if (!applies_each_push())
-      rows_.touched[k] = at::zeros({params_[k].size(0)}, at::kBool);
   }
 }
 
@@ -49,62 +45,10 @@ const at::Tensor& ParameterServer::RowsBuffer(int w, int key,
   return in.rows;
 }
 
-// The first push of a step adds into zeros: the accumulator rows of a
-// row-sparse key are cleared as each step takes them (TakeRowSums).
-void ParameterServer::AccumulateRows(int w, int key) {
-  const RowsIn& in = rows_.in.at(w)[key];
-  sums_.sum(key).index_add_(0, in.ids, in.rows);
-  rows_.touched[key].index_fill_(0, in.ids, true);
-  ++rows_.adds[key];
-  sums_.NoteRows(w, key);  // the worker's push has begun
-  step_started_ = true;
-}
-
-void ParameterServer::SetPushedRows(int w) {
-  for (int k = 0; k < num_keys(); ++k) {
-    if (!is_row_sparse(k))
-      continue;
-    const RowsIn& in = rows_.in[w][k];
-    if (!in.ids.defined())
-      continue;
-    rows_.optimizers[k]->SetGradient(in.ids, in.rows);
-    rows_.stepped += static_cast<uint64_t>(in.ids.size(0));
-  }
-}
-
-void ParameterServer::SumPushedRows() {
-  for (int k = 0; k < num_keys(); ++k) {
-    if (!is_row_sparse(k))
-      continue;
-    for (int w = 0; w < num_workers_; ++w) {
-      const RowsIn& in = rows_.in[w][k];
-      if (!pushed_[w] || !in.ids.defined())
-        continue;
-      sums_.sum(k).index_add_(0, in.ids, in.rows);
-      rows_.touched[k].index_fill_(0, in.ids, true);
-      ++rows_.adds[k];
-    }
-  }
-}
-
-// Divided by the pushes summed, as a dense key's sums are by the worker
-// count: a row one worker touched gets g / count, what the dense mean of
-// g and zeros gives.
-void ParameterServer::TakeRowSums(bool discard) {
-  for (int k = 0; k < num_keys(); ++k) {
-    if (!is_row_sparse(k) || !rows_.touched[k].defined())
-      continue;
-    const at::Tensor ids = rows_.touched[k].nonzero().squeeze(1);
-    if (!discard && rows_.adds[k] > 0 && ids.numel() > 0) {
-      at::Tensor grad = sums_.sum(k).index_select(0, ids);
-      grad.div_(rows_.adds[k]);
-      rows_.optimizers[k]->SetGradient(ids, grad);
-      rows_.stepped += static_cast<uint64_t>(ids.numel());
-    }
-    sums_.sum(k).index_fill_(0, ids, 0);
-    rows_.touched[k].index_fill_(0, ids, false);
-    rows_.adds[k] = 0;
-  }
+void ParameterServer::SetRowGradient(int key, const at::Tensor& ids,
+                                     const at::Tensor& rows) {
+  rows_.optimizers[key]->SetGradient(ids, rows);
+  rows_.stepped += static_cast<uint64_t>(ids.size(0));
 }
 
 std::vector<at::Tensor> ParameterServer::PendingRowGradients() const {

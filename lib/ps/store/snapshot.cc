@@ -4,19 +4,16 @@
 
 #include "ps/store/checkpoint.h"
 #include "ps/store/parameter_server.h"
-#include "util/check.h"
 
 namespace pstrain::ps {
 
 Result<std::shared_ptr<const Snapshot>> TakeSnapshot(
-    const ParameterServer& server, bool with_optimizer_state,
-    std::chrono::steady_clock::time_point now) {
-  PS_CHECK(server.version_whole()) << "snapshot of version " << server.version()
-                                   << " before its keys are stepped";
+    const ParameterServer& server, std::vector<int64_t> applied,
+    bool with_optimizer_state, std::chrono::steady_clock::time_point now) {
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->version = server.version();
   snapshot->made_at = now;
-  snapshot->applied = server.applied();
+  snapshot->applied = std::move(applied);
   snapshot->params.reserve(server.params().size());
   for (const at::Tensor& p : server.params()) {
     snapshot->params.push_back(p.detach().clone(at::MemoryFormat::Contiguous));

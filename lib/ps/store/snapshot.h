@@ -27,19 +27,20 @@ struct Snapshot {
   /// SerializeOptimizerState of the server's optimizers (checkpoint.h);
   /// empty unless asked for.
   std::string optimizer_state;
-  /// ParameterServer::applied(): what a standby needs to drop the pushes
-  /// it has the effect of already.
+  /// UpdateRule::applied(): what a standby needs to drop the pushes it has
+  /// the effect of already.
   std::vector<int64_t> applied;
   /// When the version was made (taken).
   std::chrono::steady_clock::time_point made_at;
 };
 
 /// Copies `server`'s parameters now (about 1 ms per 5 MB) and, when asked,
-/// serializes its optimizer state; `now` becomes made_at. REQUIRES: every key
-/// holds the current version (ParameterServer::version_whole()). kIOError when
-/// the optimizer state cannot be serialized.
+/// serializes its optimizer state; `applied` (by worker) is the rule's, and
+/// `now` becomes made_at. REQUIRES: every key holds the current version
+/// (UpdateRule::version_whole()). kIOError when the optimizer state cannot
+/// be serialized.
 Result<std::shared_ptr<const Snapshot>> TakeSnapshot(
-    const ParameterServer& server, bool with_optimizer_state,
-    std::chrono::steady_clock::time_point now);
+    const ParameterServer& server, std::vector<int64_t> applied,
+    bool with_optimizer_state, std::chrono::steady_clock::time_point now);
 
 }  // namespace pstrain::ps

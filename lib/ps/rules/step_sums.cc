@@ -1,4 +1,4 @@
-#include "ps/store/step_sums.h"
+#include "ps/rules/step_sums.h"
 
 #include <algorithm>
 #include <cstring>

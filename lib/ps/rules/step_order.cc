@@ -1,4 +1,4 @@
-#include "ps/store/step_order.h"
+#include "ps/rules/step_order.h"
 
 #include "util/check.h"
 

@@ -1,4 +1,4 @@
-#include "ps/store/delay_compensation.h"
+#include "ps/rules/delay_compensation.h"
 
 #include <ATen/ATen.h>
 

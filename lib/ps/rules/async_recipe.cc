@@ -1,8 +1,8 @@
-#include "ps/store/async_recipe.h"
+#include "ps/rules/async_recipe.h"
 
 #include "ps/job/rule_traits.h"
-#include "ps/store/delay_compensation.h"
-#include "ps/store/lookahead.h"
+#include "ps/rules/delay_compensation.h"
+#include "ps/rules/lookahead.h"
 #include "util/check.h"
 
 namespace pstrain::ps {
@@ -29,16 +29,6 @@ AsyncRecipe::AsyncRecipe(const JobSpec& spec,
 }
 
 AsyncRecipe::~AsyncRecipe() = default;
-
-JobSpec AsyncRecipe::OptimizerSpec(const JobSpec& spec) {
-  JobSpec s = spec;
-  auto momentum = AsyncMomentum(spec);
-  PS_CHECK(momentum.ok()) << momentum.status().message();
-  s.momentum = *momentum;
-  if (s.momentum == 0)
-    s.nesterov = false;  // libtorch refuses Nesterov without momentum
-  return s;
-}
 
 double AsyncRecipe::LrScale(uint64_t staleness) const {
   return share_ * StalenessScale(staleness_lr_, staleness);

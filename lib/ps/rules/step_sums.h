@@ -4,7 +4,7 @@
 // memory does not grow with the number of workers. Every piece counts its
 // addends; the one that completes it divides by their count, so no pass
 // over the sums is left for the step's close, and a key whose pieces are
-// all complete is final before the step closes (ps/store/step_order.h). A
+// all complete is final before the step closes (ps/rules/step_order.h). A
 // worker lost mid-step leaves the pieces it added in their sums (each
 // element is then the mean of the gradients that reached it).
 // Not thread-safe: the server's io thread alone uses it.
@@ -14,6 +14,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "ps/store/parameter_server.h"
 #include "wire/compression.h"
 
 namespace pstrain::ps {
@@ -22,7 +23,7 @@ class StepSums {
  public:
   /// Pushes arrive in pieces of this many bytes of a key (the last piece
   /// of a key may be shorter).
-  static constexpr uint64_t kPieceBytes = 512 * 1024;
+  static constexpr uint64_t kPieceBytes = ParameterServer::kPieceBytes;
 
   StepSums() = default;
   /// Zeroed sums shaped as `params` (float32, float64 or int64,

@@ -3,11 +3,12 @@
 // stepping its optimizer on it, each part with its own state:
 //   --async_lr       the push's share of the lr (ps/job/optimizer.h);
 //   --staleness_lr   a factor by the push's staleness;
-//   --delay_compensation  DC-ASGD's correction (ps/store/delay_compensation.h);
-//   --async_momentum lookahead  parameters sent ahead (ps/store/lookahead.h);
-// and the momentum the optimizers are built with (--async_momentum auto).
-// Sync has an AsyncRecipe too, which changes nothing. Not thread-safe; the
-// ParameterServer calls it from the Engine's thread.
+//   --delay_compensation  DC-ASGD's correction (ps/rules/delay_compensation.h);
+//   --async_momentum lookahead  parameters sent ahead (ps/rules/lookahead.h);
+// the momentum the optimizers are built with (--async_momentum auto) is
+// the job's (ServerOptimizerSpec, ps/job/optimizer.h). Not thread-safe;
+// the async rule (ps/rules/async_update.h) calls it from the Engine's
+// thread.
 
 #include <cstdint>
 #include <memory>
@@ -35,10 +36,6 @@ class AsyncRecipe {
   AsyncRecipe(const JobSpec& spec, const std::vector<at::Tensor>& params,
               const std::vector<bool>& dense);
   ~AsyncRecipe();
-
-  /// `spec` with the momentum --async_momentum gives (Nesterov off where
-  /// that is 0): what the optimizers are built from.
-  static JobSpec OptimizerSpec(const JobSpec& spec);
 
   /// The factor on the scheduled lr of a push `staleness` versions old:
   /// AsyncLrShare times StalenessScale; 1 in sync.

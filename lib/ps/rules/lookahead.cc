@@ -1,4 +1,4 @@
-#include "ps/store/lookahead.h"
+#include "ps/rules/lookahead.h"
 
 #include <cmath>
 #include <sstream>

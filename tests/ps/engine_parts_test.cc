@@ -1,10 +1,15 @@
 // The Engine's smaller parts: its peers (PeerTable), the --step_timeout
-// clock (StepDeadline) and the snapshots waiting for a version
-// (SnapshotQueue).
+// clock (StepDeadline), the snapshots waiting for a version
+// (SnapshotQueue) and the workers' progress (ProgressFeed).
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "ps/engine/peer_table.h"
+#include "ps/engine/progress_feed.h"
 #include "ps/engine/snapshot_queue.h"
 #include "ps/engine/step_deadline.h"
 
@@ -113,6 +118,28 @@ TEST(SnapshotQueueTest, TakesWhatIsDueInOrderAndAbandonsTheRest) {
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0].min_version, 5u);
   EXPECT_TRUE(q.empty());
+}
+
+std::string HeartbeatMeta(const std::string& json) {
+  std::string meta;
+  wire::EncodeMeta(wire::Heartbeat{json}, &meta);
+  return meta;
+}
+
+TEST(ProgressFeedTest, HandsOnEachProgressAndSkipsEmptyOnes) {
+  ProgressFeed feed;
+  // No receiver: nothing is decoded, not even bad bytes.
+  EXPECT_TRUE(feed.Heartbeat(3, "\xff").ok());
+  std::vector<std::pair<int, std::string>> got;
+  feed.set_receiver([&](int rank, std::string_view json) {
+    got.emplace_back(rank, std::string(json));
+  });
+  ASSERT_TRUE(feed.Heartbeat(3, HeartbeatMeta(R"({"step":7})")).ok());
+  ASSERT_TRUE(feed.Heartbeat(4, HeartbeatMeta("")).ok());
+  ASSERT_TRUE(feed.Heartbeat(2, HeartbeatMeta(R"({"step":1})")).ok());
+  EXPECT_EQ(got, (std::vector<std::pair<int, std::string>>{
+                     {3, R"({"step":7})"}, {2, R"({"step":1})"}}));
+  EXPECT_FALSE(feed.Heartbeat(3, "\xff").ok());
 }
 
 }  // namespace

@@ -38,5 +38,13 @@ TEST(StandbyAcksTest, TheLeastHeldOfSeveralCountsAndADroppedOneNoLonger) {
   EXPECT_EQ(acks.held(), kNone);
 }
 
+TEST(StandbyAcksTest, CountsTheBytesSentToStandbys) {
+  StandbyAcks acks;
+  EXPECT_EQ(acks.bytes_sent(), 0u);
+  acks.Sent(100);
+  acks.Sent(28);
+  EXPECT_EQ(acks.bytes_sent(), 128u);
+}
+
 }  // namespace
 }  // namespace pstrain::ps

@@ -56,6 +56,7 @@
 #include "ps/engine/outbox.h"
 #include "ps/engine/peer_table.h"
 #include "ps/engine/peer_watch.h"
+#include "ps/engine/progress_feed.h"
 #include "ps/engine/pull_records.h"
 #include "ps/engine/server_roster.h"
 #include "ps/engine/snapshot_queue.h"
@@ -140,9 +141,8 @@ class Engine {
   /// `json` lives only for the call. A heartbeat without progress, and one
   /// from a peer that is not a registered worker, call nothing. On the
   /// thread that calls OnMeta (the io thread).
-  void set_on_progress(
-      std::function<void(int rank, std::string_view json)> fn) {
-    on_progress_ = std::move(fn);
+  void set_on_progress(ProgressFeed::Receiver fn) {
+    progress_.set_receiver(std::move(fn));
   }
 
   // Inputs. Each takes the time it happens at where time matters.
@@ -379,10 +379,7 @@ class Engine {
   Placement placed_;
   OutFrame out_;  // reused for every send
   std::function<void(uint64_t)> on_version_;
-  std::function<void(int, std::string_view)> on_progress_;
-  wire::Heartbeat heartbeat_;  // reused: its json keeps its capacity
-  uint64_t refused_pushes_ = 0;
-  uint64_t standby_bytes_ = 0;  // copies sent to standbys
+  ProgressFeed progress_;  // workers' heartbeats' progress
   bool stop_training_ = false;
   bool stopping_ = false;
   Status failure_;

@@ -116,7 +116,7 @@ void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
   if (standby) {
     frame.data.push_back({snapshot->applied.data(), applied_bytes});
     for (const DataSpan& d : frame.data)
-      standby_bytes_ += d.bytes;
+      standbys_.Sent(d.bytes);
   }
   peer->snapshot = std::move(snapshot);  // its bytes are borrowed until written
   outbox_->Send(to, frame);

@@ -64,8 +64,8 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
   s.workers_lost = members_.losses();
   s.timed_out_steps = deadline_.timed_out();
   s.max_clock_gap = ssp_.max_clock_gap();
-  s.refused_pushes = refused_pushes_;
-  s.standby_bytes = standby_bytes_;
+  s.refused_pushes = rule_->refused_pushes();
+  s.standby_bytes = standbys_.bytes_sent();
   s.discarded_steps = rule_->discarded_steps();
   if (rule_->traits().applies_each_push)
     s.staleness_histogram = StalenessHistogram(rule_->staleness_histogram());

@@ -343,7 +343,6 @@ void Engine::CloseTimedOutStep(uint64_t version) {
 }
 
 void Engine::RefusePush(const WorkerPeer& peer, uint64_t version) {
-  ++refused_pushes_;
   const int key = peer.refused_key;
   const std::string name = formats_.Name(key);
   outbox_->Info("refused the push of rank " + std::to_string(peer.rank) +

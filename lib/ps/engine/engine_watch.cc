@@ -25,17 +25,10 @@ std::string WholeSeconds(std::chrono::milliseconds d) {
 
 }  // namespace
 
-// OnFrame noted the time. A registered worker's progress goes to
-// on_progress_, unread; the meta was checked (wire::ValidateFrame), and
-// decoding into heartbeat_ allocates only when a json outgrows it.
+// OnFrame noted the time. Only a registered worker's progress counts.
 Status Engine::OnHeartbeat(Peer& peer, std::string_view meta) {
   WorkerPeer* worker = Registered(peer);
-  if (!worker || !on_progress_)
-    return Status::Ok();
-  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &heartbeat_));
-  if (!heartbeat_.json.empty())
-    on_progress_(worker->rank, heartbeat_.json);
-  return Status::Ok();
+  return worker ? progress_.Heartbeat(worker->rank, meta) : Status::Ok();
 }
 
 void Engine::Tick(Time now) {

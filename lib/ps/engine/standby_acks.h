@@ -33,9 +33,14 @@ class StandbyAcks {
   /// The highest version every standby holds; the largest uint64_t when
   /// there is none (nothing is waited for).
   uint64_t held() const;
+  /// A copy of `bytes` bytes was sent to a standby.
+  void Sent(uint64_t bytes) { bytes_sent_ += bytes; }
+  /// Bytes of copies sent to standbys so far.
+  uint64_t bytes_sent() const { return bytes_sent_; }
 
  private:
   std::vector<std::pair<PeerId, uint64_t>> held_;  // by standby
+  uint64_t bytes_sent_ = 0;
 };
 
 }  // namespace pstrain::ps

@@ -23,7 +23,7 @@ AsyncUpdate::AsyncUpdate(const JobSpec& spec, ParameterServer* store)
       staleness_histogram_(kMaxStaleness + 1, 0),
       order_(store->num_keys()) {}
 
-Result<bool> AsyncUpdate::Push(int w, uint64_t version, bool refused) {
+Result<bool> AsyncUpdate::Apply(int w, uint64_t version, bool refused) {
   if (refused)
     return false;
   ParameterServer& store = *this->store();

@@ -35,7 +35,6 @@ class AsyncUpdate : public UpdateRule {
   }
   void AddRows(int, int) override {}  // they wait in RowsBuffer for Push
   Status CheckPush(int, uint64_t) const override { return Status::Ok(); }
-  Result<bool> Push(int w, uint64_t version, bool refused) override;
   bool RemoveWorker(int) override { return false; }
   bool AddWorker(int) override { return false; }
   const StepOrder& step_order() const override { return order_; }
@@ -50,6 +49,8 @@ class AsyncUpdate : public UpdateRule {
   }
 
  private:
+  Result<bool> Apply(int w, uint64_t version, bool refused) override;
+
   GradBuffers buffers_;
   std::unique_ptr<AsyncRecipe> recipe_;
   std::vector<uint64_t> staleness_histogram_;

@@ -33,7 +33,7 @@ class BufferedSync : public SyncRule {
     buffers_.DecodeRecord(w, key, codec, params, data, nbytes);
   }
   void AddRows(int, int) override {}  // they wait in RowsBuffer
-  Result<bool> Push(int w, uint64_t version, bool refused) override {
+  Result<bool> Apply(int w, uint64_t version, bool refused) override {
     if (refused)
       return false;
     PS_RETURN_IF_ERROR(CheckPush(w, version));

@@ -38,7 +38,7 @@ class StreamingSync : public SyncRule {
   void AddRows(int w, int key) override { AccumulateRows(w, key); }
   // A refused push still counts so that the step closes, but its earlier
   // finite pieces are in the sums already: the whole step is skipped.
-  Result<bool> Push(int w, uint64_t version, bool refused) override {
+  Result<bool> Apply(int w, uint64_t version, bool refused) override {
     if (refused)
       DiscardStep();
     PS_RETURN_IF_ERROR(CheckPush(w, version));

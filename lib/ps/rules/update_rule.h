@@ -71,9 +71,14 @@ class UpdateRule {
   virtual Status CheckPush(int w, uint64_t version) const = 0;
   /// Worker `w`'s push of gradients computed on `version` is complete;
   /// `refused`: one of its pieces held NaN or Inf, and it must not change
-  /// the parameters. Returns whether a new version exists (sync: this push
-  /// closed the step). Errors as CheckPush.
-  virtual Result<bool> Push(int w, uint64_t version, bool refused) = 0;
+  /// the parameters (refused_pushes() counts it). Returns whether a new
+  /// version exists (sync: this push closed the step). Errors as
+  /// CheckPush.
+  Result<bool> Push(int w, uint64_t version, bool refused) {
+    if (refused)
+      ++refused_;
+    return Apply(w, version, refused);
+  }
   /// Buffered sync: closes the current step with the pushes in so far
   /// (--step_timeout); returns whether it stepped (false when no push is
   /// in). Other rules: false.
@@ -161,6 +166,8 @@ class UpdateRule {
 
   // What it counted.
 
+  /// Pushes refused for a NaN or Inf so far (Push).
+  uint64_t refused_pushes() const { return refused_; }
   /// Buffered sync: late pushes dropped so far. Others: 0.
   virtual uint64_t dropped_pushes() const { return 0; }
   /// Sync steps that ended without an optimizer step (DiscardStep).
@@ -202,6 +209,8 @@ class UpdateRule {
   double step_timeout() const { return traits_.step_timeout; }
 
  protected:
+  // Push's work: what becomes of the push is the rule's.
+  virtual Result<bool> Apply(int w, uint64_t version, bool refused) = 0;
   ParameterServer* store() const { return store_; }
   // Worker w's push computed on `version` was applied (applies_each_push).
   void NoteApplied(int w, uint64_t version) {
@@ -212,6 +221,7 @@ class UpdateRule {
   RuleTraits traits_;
   ParameterServer* store_;
   std::vector<int64_t> applied_;
+  uint64_t refused_ = 0;
 };
 
 /// The rule of `spec.mode` (and --backup_workers, --step_timeout) over

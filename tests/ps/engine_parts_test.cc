@@ -1,6 +1,7 @@
 // The Engine's smaller parts: its peers (PeerTable), the --step_timeout
 // clock (StepDeadline), the snapshots waiting for a version
-// (SnapshotQueue) and the workers' progress (ProgressFeed).
+// (SnapshotQueue), the workers' progress (ProgressFeed) and the work that
+// waits for parameter writes (WriteFence).
 
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "ps/engine/progress_feed.h"
 #include "ps/engine/snapshot_queue.h"
 #include "ps/engine/step_deadline.h"
+#include "ps/engine/write_fence.h"
 
 namespace pstrain::ps {
 namespace {
@@ -140,6 +142,29 @@ TEST(ProgressFeedTest, HandsOnEachProgressAndSkipsEmptyOnes) {
   EXPECT_EQ(got, (std::vector<std::pair<int, std::string>>{
                      {3, R"({"step":7})"}, {2, R"({"step":1})"}}));
   EXPECT_FALSE(feed.Heartbeat(3, "\xff").ok());
+}
+
+// Work waits while params frames are on the wire and is taken in order
+// once the last has left; work held while taken waits apart.
+TEST(WriteFenceTest, TakesTheWaitingWorkInOrderAndKeepsNewWorkApart) {
+  using Kind = WriteFence::Work::Kind;
+  WriteFence fence;
+  EXPECT_FALSE(fence.Holds({Kind::kPush, -1, 0, 7, 1}));  // nothing sent
+  fence.Sent(7);
+  EXPECT_TRUE(fence.Holds({Kind::kRemoveWorker, 2, 0, 0, 0}));
+  EXPECT_TRUE(fence.Holds({Kind::kPush, -1, 0, 7, 3}));
+  EXPECT_TRUE(fence.Written(7));
+  const std::vector<WriteFence::Work>& taken = fence.TakeWaiting();
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[0].kind, Kind::kRemoveWorker);
+  EXPECT_EQ(taken[1].request_id, 3u);
+  fence.Sent(7);
+  EXPECT_TRUE(fence.Holds({Kind::kCloseStep, -1, 5, 0, 0}));
+  EXPECT_EQ(taken.size(), 2u);  // what was taken stays as it was
+  EXPECT_TRUE(fence.Written(7));
+  const std::vector<WriteFence::Work>& next = fence.TakeWaiting();
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].version, 5u);
 }
 
 }  // namespace

@@ -129,8 +129,7 @@ TEST(MembershipTest, FenceHoldsTheRemovalAndTheRejoin) {
   EXPECT_TRUE(job.members.lost(1));
   EXPECT_EQ(job.members.lost_count(), 1);
   ASSERT_TRUE(job.fence.Written(7));
-  std::vector<WriteFence::Work> work;
-  job.fence.TakeWaiting(&work);
+  const std::vector<WriteFence::Work>& work = job.fence.TakeWaiting();
   ASSERT_EQ(work.size(), 1u);
   EXPECT_EQ(work[0].worker, 1);
   EXPECT_EQ(job.members.Remove(1), Membership::Removal::kNone);

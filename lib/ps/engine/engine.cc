@@ -26,7 +26,8 @@ Engine::Engine(const JobSpec& spec, std::vector<wire::KeySpec> fingerprint,
       ssp_(spec.num_workers(), spec.staleness),
       members_(spec.num_servers, spec.num_workers(), rule_.get(), &ssp_,
                &fence_),
-      watch_(options_.timeout, spec.dead_after) {
+      watch_(options_.timeout, spec.dead_after),
+      reader_(server, rule_.get(), &formats_) {
   // See OnNewVersion. A standby copies whole versions, so with --replicas
   // no key may leave before its version is whole and copied.
   rule_->set_step_by_key(spec.replicas <= 1);

@@ -58,6 +58,8 @@
 #include "ps/engine/peer_watch.h"
 #include "ps/engine/progress_feed.h"
 #include "ps/engine/pull_records.h"
+#include "ps/engine/push_reader.h"
+#include "ps/engine/read_plan.h"
 #include "ps/engine/server_roster.h"
 #include "ps/engine/snapshot_queue.h"
 #include "ps/engine/ssp_gate.h"
@@ -83,17 +85,6 @@ struct EngineOptions {
   /// Non-empty: every peer must prove it knows this token (net/auth.h)
   /// before any other frame is accepted. Default: none.
   std::string auth_token;
-};
-
-/// Where an incoming frame's data bytes go (Engine::OnMeta fills it).
-struct ReadPlan {
-  std::vector<MutableSpan> buffers;
-  /// Read one buffer at a time and call Engine::OnPiece after each (the
-  /// buffers may share memory).
-  bool piece_by_piece = false;
-  /// A push's: by descriptor (tensors, then rows), the index of its first
-  /// buffer, for a tagged push (net::Connection::ReadTagged).
-  std::vector<size_t> groups;
 };
 
 struct Peer;
@@ -255,13 +246,6 @@ class Engine {
 
   Status PlanPush(Peer& peer, const wire::FrameHeader& header,
                   std::string_view meta, ReadPlan* plan);
-  Status CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
-                       const char* what);
-  void PlanPieces(WorkerPeer& peer, const std::vector<wire::TensorDesc>& grads,
-                  ReadPlan* plan);
-  void PlanRecord(WorkerPeer& peer, const wire::TensorDesc& desc,
-                  ReadPlan* plan);
-  void AddRecord(WorkerPeer& peer, int key, uint64_t nbytes);
   // Where key k's parameters leave from, and how many bytes: the tensor,
   // or its --pull_compression record of `version` (made now, unless the
   // key is still to be stepped: StepNextKey or StepAhead makes it then);
@@ -269,15 +253,7 @@ class Engine {
   // --async_momentum lookahead sends parameters of its own.
   std::pair<const void*, uint64_t> ParamBytes(int key, int worker,
                                               uint64_t version);
-  // Row-sparse keys (engine_rows.cc).
-  Status CheckRows(const std::vector<wire::SparseRows>& rows,
-                   const std::vector<wire::RowRequest>& requests,
-                   const char* what);
-  Status CheckRowIds(const std::vector<int64_t>& ids, uint32_t key,
-                     const std::string& record);
-  void PlanRows(WorkerPeer& peer, const std::vector<wire::SparseRows>& rows,
-                ReadPlan* plan);
-  void AddRowsPiece(WorkerPeer& peer, size_t index);
+  // Row-sparse replies (engine_rows.cc).
   void SendRows(WorkerPeer& peer, uint64_t id);
   Status OnPull(Peer& peer, uint64_t id, std::string_view meta);
   Status AwaitVersion(WorkerPeer& peer, uint64_t id, uint64_t min_version,
@@ -356,6 +332,7 @@ class Engine {
   StandbyAcks standbys_;   // --replicas: this shard's standbys
   StepDeadline deadline_;  // --step_timeout
   PeerWatch watch_;        // --timeout, --dead_after, late ticks
+  PushReader reader_;      // pushes into the rule
   // A sync step's keys, stepped one per Continue (OnNewVersion), or ahead
   // of the close: params frames wait on `gate` for the keys not yet
   // stepped (marks by UpdateRule::step_order()); `posted`: Continue
@@ -369,7 +346,6 @@ class Engine {
     bool stop_after = false;  // StopTraining came while `ahead`
   };
   KeySteps key_steps_;
-  std::vector<WriteFence::Work> fenced_;  // RunFenced's, kept to reuse
   // --placement server: where batches run, and their shapes; no runner:
   // push_batch is refused.
   struct Placement {

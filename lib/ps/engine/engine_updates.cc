@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "ps/engine/engine.h"
-#include "ps/engine/finite_check.h"
 #include "ps/engine/peer.h"
 #include "ps/job/tensor_codec.h"
 
@@ -42,20 +41,16 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
                       " tensors, expected " +
                       std::to_string(server_->num_keys()));
   }
-  PS_RETURN_IF_ERROR(CheckPushKeys(grads, what));
   static const std::vector<wire::RowRequest> kNone;
   PS_RETURN_IF_ERROR(
-      CheckRows(rows, push_pull ? peer.push.requests : kNone, what));
+      reader_.Check(grads, rows, push_pull ? peer.push.requests : kNone, what));
   peer.duplicate = spec_.replicas > 1 && IsDuplicate(peer);
   if (!peer.duplicate) {
     PS_RETURN_IF_ERROR(members_.CheckMember(peer.worker));
     PS_RETURN_IF_ERROR(rule_->CheckPush(peer.worker, peer.pushed_version()));
   }
-  peer.refused_key = -1;
-  peer.refused_why.clear();
-  PlanPieces(peer, grads, plan);
+  reader_.Plan(peer, grads, rows, plan);
   outbox_->Trace({nullptr, peer.rank});  // its first key is being read
-  PlanRows(peer, rows, plan);
   plan->piece_by_piece = true;
   peer.push_id = header.request_id;
   peer.reading_push = push_pull;
@@ -84,146 +79,21 @@ bool Engine::IsDuplicate(const WorkerPeer& peer) const {
   return last >= 0 && static_cast<int64_t>(version) <= last;
 }
 
-// A push names every key once, in any order: a worker sends its gradients
-// in the order backward computes them (net/send_gate.h).
-Status Engine::CheckPushKeys(const std::vector<wire::TensorDesc>& grads,
-                             const char* what) {
-  const auto& params = server_->params();
-  formats_.seen.assign(params.size(), false);  // allocates once
-  for (size_t i = 0; i < grads.size(); ++i) {
-    const uint32_t key = grads[i].key;
-    if (key >= params.size() || formats_.seen[key]) {
-      return Corruption(
-          std::string(what) + ": tensor " + std::to_string(i) + " is key " +
-          std::to_string(key) + ", " +
-          (key >= params.size()
-               ? "expected a key below " + std::to_string(params.size())
-               : std::string("which an earlier tensor was")));
-    }
-    formats_.seen[key] = true;
-    if (server_->is_row_sparse(static_cast<int>(key))) {
-      return Corruption(std::string(what) + ": tensor " + std::to_string(i) +
-                        " is key " + std::to_string(key) + " (" +
-                        formats_.Name(static_cast<int>(key)) +
-                        "), which is row-sparse: expected its rows");
-    }
-    const wire::Codec codec = formats_.push[key];
-    PS_RETURN_IF_ERROR(
-        CheckDescMatches(grads[i], key, params[key], what, codec));
-    if (codec == wire::Codec::kRaw)
-      continue;
-    const uint64_t want =
-        wire::CompressedBytes(codec, formats_.compression.params,
-                              static_cast<size_t>(params[key].numel()));
-    if (grads[i].nbytes != want) {
-      return Corruption(std::string(what) + ": tensor " + std::to_string(i) +
-                        " (key " + std::to_string(key) + ") has " +
-                        std::to_string(grads[i].nbytes) + " bytes of " +
-                        wire::CodecName(codec) + ", expected " +
-                        std::to_string(want));
-    }
-  }
-  return Status::Ok();
-}
-
-// A push is read a piece at a time, each checked for NaN and Inf while it
-// is still in cache (OnPiece), into where the update rule wants it.
-void Engine::PlanPieces(WorkerPeer& peer,
-                        const std::vector<wire::TensorDesc>& grads,
-                        ReadPlan* plan) {
-  constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
-  peer.pieces.clear();
-  const auto& params = server_->params();
-  // Sized before any piece points into it: records share the buffer.
-  uint64_t largest = 0;
-  for (const auto& desc : grads) {
-    if (formats_.push[desc.key] != wire::Codec::kRaw)
-      largest = std::max(largest, desc.nbytes);
-  }
-  if (peer.record.size() < largest)
-    peer.record.resize(largest);  // once per peer
-  for (const auto& desc : grads) {
-    const int k = static_cast<int>(desc.key);
-    plan->groups.push_back(plan->buffers.size());
-    if (formats_.push[k] != wire::Codec::kRaw) {
-      PlanRecord(peer, desc, plan);
-      continue;
-    }
-    const uint64_t nbytes = params[k].nbytes();
-    for (uint64_t off = 0; off < nbytes; off += kPiece) {
-      const uint64_t n = std::min(kPiece, nbytes - off);
-      peer.pieces.push_back({k, off, n});
-      plan->buffers.push_back({rule_->PieceBuffer(peer.worker, k, off), n});
-    }
-  }
-}
-
-// A compressed record is read whole, a piece at a time, into the peer's
-// record buffer, and decoded once its last piece is in (AddRecord).
-void Engine::PlanRecord(WorkerPeer& peer, const wire::TensorDesc& desc,
-                        ReadPlan* plan) {
-  constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
-  const int k = static_cast<int>(desc.key);
-  for (uint64_t off = 0; off < desc.nbytes; off += kPiece) {
-    const uint64_t n = std::min(kPiece, desc.nbytes - off);
-    WorkerPeer::Piece piece{k, off, n};
-    if (off + n == desc.nbytes)
-      piece.record_bytes = desc.nbytes;
-    peer.pieces.push_back(piece);
-    plan->buffers.push_back({peer.record.data() + off, n});
-  }
-}
-
-// Checked whole before any of it is added: a sum cannot be taken apart.
-void Engine::AddRecord(WorkerPeer& peer, int key, uint64_t nbytes) {
-  const wire::Codec codec = formats_.push[key];
-  const size_t n = static_cast<size_t>(server_->params()[key].numel());
-  Status s = wire::Validate(codec, formats_.compression.params,
-                            peer.record.data(), nbytes, n);
-  if (!s.ok()) {
-    peer.refused_key = key;
-    peer.refused_why = s.message();
-    if (rule_->steps_ahead())
-      rule_->DiscardStep();  // as for a NaN piece (OnPiece)
-    return;
-  }
-  rule_->AddRecord(peer.worker, key, codec, formats_.compression.params,
-                   peer.record.data(), nbytes);
-  StepAhead(key);
-}
-
 void Engine::OnPiece(PeerId id, size_t index) {
   WorkerPeer* peer = peers_.FindWorker(id);
   if (!peer || peer->refused_key >= 0 || peer->duplicate)
     return;  // the rest of a refused push is dropped, and all of a duplicate
+  const int key = reader_.Read(*peer, index);
+  if (key < 0)
+    return;
   const WorkerPeer::Piece& piece = peer->pieces[index];
-  if (piece.rows != nullptr)
-    return AddRowsPiece(*peer, index);
-  if (formats_.push[piece.key] != wire::Codec::kRaw) {
-    if (piece.record_bytes > 0)
-      AddRecord(*peer, piece.key, piece.record_bytes);
-    return;
-  }
-  const char* data = rule_->PieceBuffer(peer->worker, piece.key, piece.offset);
-  // Checked before it is added: a NaN in the sum could not be taken out.
-  if (!AllFinite(data, piece.bytes,
-                 server_->params()[piece.key].scalar_type())) {
-    peer->refused_key = piece.key;
-    // The step is skipped from this piece on, not from the end of its
-    // push: until then another worker's piece could still make a key
-    // final, and StepAhead would step it (and start the step's replies)
-    // in a step already known to be skipped.
-    if (rule_->steps_ahead())
-      rule_->DiscardStep();
-    return;
-  }
-  rule_->AddPiece(peer->worker, piece.key, piece.offset, piece.bytes);
-  const uint64_t nbytes = server_->params()[piece.key].nbytes();
-  if (outbox_->tracing() && piece.offset + piece.bytes == nbytes) {
-    outbox_->Trace({"push", peer->rank, piece.key,
+  const uint64_t nbytes = server_->params()[key].nbytes();
+  if (outbox_->tracing() && piece.record_bytes == 0 &&
+      piece.offset + piece.bytes == nbytes) {
+    outbox_->Trace({"push", peer->rank, key,
                     static_cast<int64_t>(peer->pushed_version()), nbytes});
   }
-  StepAhead(piece.key);
+  StepAhead(key);
 }
 
 Status Engine::OnPull(Peer& from, uint64_t id, std::string_view meta) {

@@ -177,9 +177,7 @@ void Engine::OnWritten(PeerId id, wire::MsgType type, Time now) {
 // What waited for the parameter writes, in order: lost and finished
 // workers leave the quorum, timed-out steps close, then the held pushes.
 void Engine::RunFenced() {
-  std::vector<WriteFence::Work> work;
-  work.swap(fenced_);  // its capacity, so that nothing allocates
-  fence_.TakeWaiting(&work);
+  const std::vector<WriteFence::Work>& work = fence_.TakeWaiting();
   using Kind = WriteFence::Work::Kind;
   for (const auto& w : work) {
     if (w.kind == Kind::kRemoveWorker)
@@ -190,8 +188,6 @@ void Engine::RunFenced() {
       CloseTimedOutStep(w.version);
   }
   RunHeldPushes(work);
-  work.clear();
-  fenced_.swap(work);
   StepKeysAhead();  // keys that were in while replies were on the wire
 }
 

@@ -36,7 +36,6 @@ struct KeyFormats {
   wire::Params params_msg;                      // a reply's, reused
   std::vector<wire::TensorDesc> params_by_key;  // descriptors, built once
   std::vector<int> order;  // scratch: a push's keys, reused
-  std::vector<bool> seen;  // by key: scratch of a push's checks, reused
 };
 
 }  // namespace pstrain::ps

@@ -47,10 +47,11 @@ bool WriteFence::removing(int w) const {
   });
 }
 
-void WriteFence::TakeWaiting(std::vector<Work>* out) {
+const std::vector<WriteFence::Work>& WriteFence::TakeWaiting() {
   PS_CHECK(in_flight_ == 0) << "work taken while params are on the wire";
-  out->clear();
-  out->swap(waiting_);
+  taken_.clear();
+  taken_.swap(waiting_);
+  return taken_;
 }
 
 }  // namespace pstrain::ps

@@ -56,15 +56,17 @@ class WriteFence {
   /// Whether removing worker `w` from the quorum waits (Membership asks
   /// before the rank may rejoin).
   bool removing(int w) const;
-  /// The work kept, in the order it came; the fence keeps none.
-  /// REQUIRES: open().
-  void TakeWaiting(std::vector<Work>* out);
+  /// The work kept, in the order it came; the fence keeps none. Valid
+  /// until the next TakeWaiting; work held meanwhile waits apart. Allocates
+  /// nothing once the two lists have grown. REQUIRES: open().
+  const std::vector<Work>& TakeWaiting();
 
  private:
   int in_flight_ = 0;
   bool own_replies_ = false;
   std::unordered_map<PeerId, int> per_peer_;
   std::vector<Work> waiting_;
+  std::vector<Work> taken_;  // TakeWaiting's, kept to reuse
 };
 
 }  // namespace pstrain::ps

@@ -1,0 +1,140 @@
+// PushReader: a push's descriptors checked against the server's keys, its
+// bytes planned piece by piece into the rule's buffers, and each piece
+// checked for NaN and Inf before the rule adds it; without an Engine or
+// a socket.
+
+#include "ps/engine/push_reader.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ps/engine/peer.h"
+#include "ps/job/tensor_codec.h"
+#include "ps/rules/update_rule.h"
+#include "ps/store/parameter_server.h"
+
+namespace pstrain::ps {
+namespace {
+
+JobSpec ReaderSpec() {
+  JobSpec s;
+  s.mode = Mode::kSync;
+  s.world_size = 3;  // two workers
+  s.lr = 1.0;
+  s.momentum = 0;
+  return s;
+}
+
+// Key 0 spans three pieces; key 1 is one float.
+struct Reader {
+  Reader()
+      : params{torch::zeros({static_cast<int64_t>(
+                                ParameterServer::kPieceBytes / 4 * 2 + 3)})
+                   .requires_grad_(),
+               torch::zeros({1}).requires_grad_()},
+        store(ReaderSpec(), params),
+        rule(MakeUpdateRule(ReaderSpec(), &store)),
+        formats(ReaderSpec(),
+                {KeySpecOf("big", params[0]), KeySpecOf("one", params[1])},
+                store),
+        reader(&store, rule.get(), &formats),
+        peer(Peer(), 0) {}
+
+  std::vector<wire::TensorDesc> Descs(std::vector<uint32_t> keys) const {
+    std::vector<wire::TensorDesc> d;
+    for (uint32_t k : keys)
+      d.push_back(DescribeTensor(k, params[k]));
+    return d;
+  }
+  // Fills buffer `i` of the plan with `value` and reads it.
+  int ReadFilled(const ReadPlan& plan, size_t i, float value) {
+    std::vector<float> v(plan.buffers[i].bytes / 4, value);
+    std::memcpy(plan.buffers[i].data, v.data(), plan.buffers[i].bytes);
+    return reader.Read(peer, i);
+  }
+
+  std::vector<at::Tensor> params;
+  ParameterServer store;
+  std::unique_ptr<UpdateRule> rule;
+  KeyFormats formats;
+  PushReader reader;
+  WorkerPeer peer;
+};
+
+TEST(PushReaderTest, EveryKeyOnceInAnyOrder) {
+  Reader r;
+  EXPECT_TRUE(r.reader.Check(r.Descs({1, 0}), {}, {}, "push_pull").ok());
+  Status twice = r.reader.Check(r.Descs({0, 0}), {}, {}, "push_pull");
+  EXPECT_EQ(twice.code(), StatusCode::kCorruption);
+  EXPECT_EQ(twice.message(),
+            "push_pull: tensor 1 is key 0, which an earlier tensor was");
+  auto descs = r.Descs({0, 1});
+  descs[1].key = 2;
+  EXPECT_EQ(r.reader.Check(descs, {}, {}, "push").message(),
+            "push: tensor 1 is key 2, expected a key below 2");
+  descs = r.Descs({0, 1});
+  descs[1].dims[0] = 2;
+  descs[1].nbytes = 8;
+  EXPECT_FALSE(r.reader.Check(descs, {}, {}, "push").ok());
+}
+
+TEST(PushReaderTest, PlansAGroupPerKeyAndABufferPerPiece) {
+  Reader r;
+  ReadPlan plan;
+  r.reader.Plan(r.peer, r.Descs({1, 0}), {}, &plan);
+  ASSERT_EQ(plan.buffers.size(), 4u);  // key 1, then key 0's three pieces
+  EXPECT_EQ(plan.groups, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(plan.buffers[0].bytes, 4u);
+  EXPECT_EQ(plan.buffers[1].bytes, ParameterServer::kPieceBytes);
+  EXPECT_EQ(plan.buffers[3].bytes, 12u);
+  ASSERT_EQ(r.peer.pieces.size(), 4u);
+  EXPECT_EQ(r.peer.pieces[2].key, 0);
+  EXPECT_EQ(r.peer.pieces[2].offset, ParameterServer::kPieceBytes);
+}
+
+TEST(PushReaderTest, AFinitePieceGoesToTheRuleAndANanOneRefusesThePush) {
+  Reader r;
+  ReadPlan plan;
+  r.reader.Plan(r.peer, r.Descs({0, 1}), {}, &plan);
+  EXPECT_EQ(r.ReadFilled(plan, 0, 2.0f), 0);
+  EXPECT_EQ(r.peer.refused_key, -1);
+  EXPECT_EQ(r.ReadFilled(plan, 3, std::numeric_limits<float>::quiet_NaN()), -1);
+  EXPECT_EQ(r.peer.refused_key, 1);
+  EXPECT_EQ(r.peer.refused_why, "");
+  // A new push starts unrefused.
+  ReadPlan again;
+  r.reader.Plan(r.peer, r.Descs({0, 1}), {}, &again);
+  EXPECT_EQ(r.peer.refused_key, -1);
+}
+
+// The pieces read are what the rule sums: a push of worker 0 and one of
+// worker 1 close the step on their mean.
+TEST(PushReaderTest, WhatIsReadIsWhatTheStepAverages) {
+  Reader r;
+  WorkerPeer other(Peer(), 1);
+  for (auto [peer, value] : {std::pair<WorkerPeer*, float>{&r.peer, 1.0f},
+                             std::pair<WorkerPeer*, float>{&other, 3.0f}}) {
+    ReadPlan plan;
+    r.reader.Plan(*peer, r.Descs({0, 1}), {}, &plan);
+    for (size_t i = 0; i < plan.buffers.size(); ++i) {
+      std::vector<float> v(plan.buffers[i].bytes / 4, value);
+      std::memcpy(plan.buffers[i].data, v.data(), plan.buffers[i].bytes);
+      r.reader.Read(*peer, i);
+    }
+    ASSERT_TRUE(r.rule->Push(peer->worker, 0, false).ok());
+  }
+  r.rule->StepAllKeys();
+  EXPECT_EQ(r.store.version(), 1u);
+  EXPECT_FLOAT_EQ(r.params[1].item<float>(), -2.0f);  // 0 - 1.0 * mean 2
+  EXPECT_FLOAT_EQ(r.params[0][-1].item<float>(), -2.0f);
+}
+
+}  // namespace
+}  // namespace pstrain::ps

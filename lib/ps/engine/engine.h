@@ -50,6 +50,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "net/send_gate.h"
+#include "ps/engine/batch_desk.h"
 #include "ps/engine/batch_runner.h"
 #include "ps/engine/key_formats.h"
 #include "ps/engine/membership.h"
@@ -119,8 +120,7 @@ class Engine {
   /// push, answered with batch_done. nullptr (the default): push_batch is
   /// refused. REQUIRES: before Start.
   void set_batch_runner(BatchRunner* runner, BatchShapes shapes) {
-    placed_.runner = runner;
-    placed_.shapes = std::move(shapes);
+    batches_.set_runner(runner, std::move(shapes));
   }
   /// Called after each new version is whole (e.g. to evaluate).
   void set_on_version(std::function<void(uint64_t)> fn) {
@@ -262,9 +262,7 @@ class Engine {
   Result<bool> Step(WorkerPeer& peer, uint64_t version);
   // --placement server (engine_batches.cc).
   Status PlanBatch(Peer& peer, std::string_view meta, ReadPlan* plan);
-  Status CheckBatch(const wire::PushBatch& batch) const;
   Status OnPushBatch(WorkerPeer& peer, uint64_t id);
-  void AddBatchKeys(WorkerPeer& peer, const std::vector<at::Tensor>& keys);
   void SendBatchDone(WorkerPeer& peer, uint64_t id);
   void ArmStepTimeout();
   void CloseTimedOutStep(uint64_t version);
@@ -346,14 +344,8 @@ class Engine {
     bool stop_after = false;  // StopTraining came while `ahead`
   };
   KeySteps key_steps_;
-  // --placement server: where batches run, and their shapes; no runner:
-  // push_batch is refused.
-  struct Placement {
-    BatchRunner* runner = nullptr;
-    BatchShapes shapes;
-  };
-  Placement placed_;
-  OutFrame out_;  // reused for every send
+  BatchDesk batches_;  // --placement server
+  OutFrame out_;       // reused for every send
   std::function<void(uint64_t)> on_version_;
   ProgressFeed progress_;  // workers' heartbeats' progress
   bool stop_training_ = false;

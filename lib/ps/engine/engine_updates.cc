@@ -21,7 +21,7 @@ Status Engine::PlanPush(Peer& from, const wire::FrameHeader& header,
   if (!worker)
     return InvalidArgument(std::string(what) + " before register");
   WorkerPeer& peer = *worker;
-  if (placed_.runner) {
+  if (batches_.on()) {
     return InvalidArgument(std::string(what) +
                            ": the model trains on the server (--placement "
                            "server): send push_batch");
@@ -101,7 +101,7 @@ Status Engine::OnPull(Peer& from, uint64_t id, std::string_view meta) {
   if (!worker)
     return InvalidArgument("pull before register");
   WorkerPeer& peer = *worker;
-  if (placed_.runner) {
+  if (batches_.on()) {
     return InvalidArgument(
         "pull: the model trains on the server (--placement server)");
   }

@@ -230,7 +230,7 @@ void Engine::RunHeldPushes(const std::vector<WriteFence::Work>& work) {
 void Engine::SendParams(WorkerPeer& peer, uint64_t id, bool ahead) {
   if (peer.closing)
     return;
-  if (placed_.runner)
+  if (batches_.on())
     return SendBatchDone(peer, id);  // the model stays on the server
   const uint64_t version = server_->version() + (ahead ? 1 : 0);
   peer.replied_ahead = ahead;

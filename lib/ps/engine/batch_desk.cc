@@ -1,0 +1,95 @@
+#include "ps/engine/batch_desk.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include <ATen/ATen.h>
+
+#include "ps/engine/finite_check.h"
+#include "ps/engine/peer.h"
+#include "ps/store/parameter_server.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+std::vector<int64_t> Sample(const wire::TensorDesc& d) {
+  return std::vector<int64_t>(d.dims.begin() + 1, d.dims.begin() + d.ndim);
+}
+
+// "[8, 7]", or with `sample` "[B, 7]".
+std::string DimsText(const std::vector<int64_t>& dims, const char* first) {
+  std::string s = "[";
+  s += first;
+  for (int64_t d : dims)
+    s += ", " + std::to_string(d);
+  return s + "]";
+}
+
+// `*t` as a tensor of `d`'s dtype and shape, reused while they stay.
+void Reuse(const wire::TensorDesc& d, at::Tensor* t) {
+  const std::vector<int64_t> dims(d.dims.begin(), d.dims.begin() + d.ndim);
+  const at::ScalarType type =
+      d.dtype == wire::DType::kInt64 ? at::kLong : at::kFloat;
+  if (t->defined() && t->scalar_type() == type && t->sizes().equals(dims))
+    return;
+  *t = at::empty(dims, at::TensorOptions().dtype(type));
+}
+
+}  // namespace
+
+Status BatchDesk::Check(const wire::PushBatch& b) const {
+  const std::string b_rows = std::to_string(b.x.dims[0]);
+  if (Sample(b.x) != shapes_.x_sample) {
+    return InvalidArgument(
+        "push_batch: x is float32 " + DimsText(Sample(b.x), b_rows.c_str()) +
+        "; the model takes float32 " + DimsText(shapes_.x_sample, "B"));
+  }
+  const wire::DType y_type =
+      shapes_.y_float ? wire::DType::kFloat32 : wire::DType::kInt64;
+  if (b.y.dtype != y_type || Sample(b.y) != shapes_.y_sample) {
+    return InvalidArgument(
+        std::string("push_batch: y is ") + wire::DTypeName(b.y.dtype) + " " +
+        DimsText(Sample(b.y), b_rows.c_str()) + "; expected " +
+        wire::DTypeName(y_type) + " " + DimsText(shapes_.y_sample, "B"));
+  }
+  return Status::Ok();
+}
+
+void BatchDesk::Plan(WorkerPeer& peer, ReadPlan* plan) {
+  Reuse(peer.batch.msg.x, &peer.batch.x);
+  Reuse(peer.batch.msg.y, &peer.batch.y);
+  plan->buffers.push_back({peer.batch.x.data_ptr(), peer.batch.msg.x.nbytes});
+  plan->buffers.push_back({peer.batch.y.data_ptr(), peer.batch.msg.y.nbytes});
+}
+
+void BatchDesk::Run(WorkerPeer& peer, uint64_t id, uint64_t version) const {
+  peer.batch.in_flight = true;
+  runner_->Run(
+      BatchJob{peer.id, id, peer.worker, version, peer.batch.x, peer.batch.y});
+}
+
+void BatchDesk::AddKeys(WorkerPeer& peer, const std::vector<at::Tensor>& keys,
+                        UpdateRule* rule) {
+  constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
+  peer.refused_key = -1;
+  peer.refused_why.clear();
+  for (size_t k = 0; k < keys.size() && peer.refused_key < 0; ++k) {
+    const int key = static_cast<int>(k);
+    const auto* src = static_cast<const char*>(keys[k].data_ptr());
+    const uint64_t nbytes = keys[k].nbytes();
+    for (uint64_t off = 0; off < nbytes; off += kPiece) {
+      const uint64_t n = std::min(kPiece, nbytes - off);
+      char* dst = rule->PieceBuffer(peer.worker, key, off);
+      std::memcpy(dst, src + off, n);
+      if (!AllFinite(dst, n, keys[k].scalar_type())) {
+        peer.refused_key = key;  // the step goes on without it, as a push's
+        break;
+      }
+      rule->AddPiece(peer.worker, key, off, n);
+    }
+  }
+}
+
+}  // namespace pstrain::ps

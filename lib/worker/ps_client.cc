@@ -1,8 +1,5 @@
 #include "worker/ps_client.h"
 
-#include <algorithm>
-#include <numeric>
-
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
@@ -29,13 +26,8 @@ bool PsClient::Heartbeat(std::string_view progress) {
   std::unique_lock<std::mutex> lock(call_mu_, std::try_to_lock);
   if (!lock.owns_lock())
     return false;
-  // Encoded into buffers kept from the last beat, under the lock.
-  heartbeat_msg_.json.assign(progress);
-  wire::EncodeMeta(heartbeat_msg_, &heartbeat_meta_);
-  wire::EncodeFramePrefix(wire::MsgType::kHeartbeat, 0, heartbeat_meta_, 0,
-                          &heartbeat_);
   // A failed write shows again, with its reason, in the next call.
-  (void)client_.WriteNow(heartbeat_);
+  (void)client_.WriteNow(heartbeat_.Encode(progress));
   NoteBytes();
   return true;
 }
@@ -152,15 +144,14 @@ void PsClient::Attach(std::vector<at::Tensor> params,
                       std::vector<at::Tensor> grads) {
   params_ = std::move(params);
   grads_ = std::move(grads);
-  marks_.assign(grads_.size(), 0);
+  push_order_.Reset(grads_.size());
   DescribePush();
 }
 
 void PsClient::SetSendGate(net::SendGate* gate, std::vector<uint32_t> marks) {
   gate_ = gate;
   client_.WatchGate(gate);
-  marks_ = std::move(marks);
-  marks_.resize(grads_.size(), 0);
+  push_order_.SetMarks(std::move(marks));
   DescribePush();
 }
 
@@ -172,10 +163,10 @@ void PsClient::SetArrivals(ParamArrivals* arrivals,
 
 void PsClient::SetSparse(std::vector<SparseSlot>* slots) {
   sparse_ = slots;
-  is_sparse_.assign(grads_.size(), false);
+  push_order_.ClearRowKeys();
   if (slots != nullptr) {
     for (const SparseSlot& slot : *slots)
-      is_sparse_.at(slot.key) = true;
+      push_order_.AddRowKey(slot.key);
   }
   DescribePush();
 }
@@ -186,13 +177,10 @@ void PsClient::SetCompressor(PushCompressor* compressor) {
 }
 
 void PsClient::OnPiece(size_t index) {
-  if (index >= piece_keys_.size())
+  if (index >= reply_.pieces())
     return;
-  if (piece_slots_[index] >= 0)
-    ApplyRows(index);
-  if (IsRecord(index))
-    DecodePulled(index);
-  const int key = piece_keys_[index];
+  reply_.Land(index, params_, sparse_);
+  const int key = reply_.key(index);
   if (key >= static_cast<int>(slice_keys_.size()))
     return;
   if (spans_ != nullptr)
@@ -201,50 +189,14 @@ void PsClient::OnPiece(size_t index) {
     arrivals_->OnSlice(slice_keys_[key]);
 }
 
-void PsClient::DecodePulled(size_t index) {
-  const int k = piece_keys_[index];
-  const wire::TensorDesc& d = reply_.params[index];
-  auto* data = static_cast<uint8_t*>(params_[k].data_ptr());
-  const size_t n = static_cast<size_t>(params_[k].numel());
-  Status s = wire::Validate(d.codec, {}, data, d.nbytes, n);
-  if (!s.ok()) {
-    if (pull_error_.ok())
-      pull_error_ =
-          Corruption("params: key " + std::to_string(k) + ": " + s.message());
-    return;
-  }
-  wire::DecodeInPlace(d.codec, data, n);
-}
-
 Status PsClient::FinishReply() {
-  if (!piecewise()) {
-    for (size_t i = 0; i < piece_slots_.size(); ++i) {
-      if (piece_slots_[i] >= 0)
-        ApplyRows(i);
-      if (IsRecord(i))
-        DecodePulled(i);
-    }
-  }
-  Status s = pull_error_;
-  pull_error_ = Status::Ok();
-  return s;
+  return reply_.Finish(!piecewise(), params_, sparse_);
 }
 
 void PsClient::DescribePush() {
-  push_order_.resize(grads_.size());
-  std::iota(push_order_.begin(), push_order_.end(), 0);
-  if (!tagged()) {
-    std::stable_sort(
-        push_order_.begin(), push_order_.end(),
-        [this](uint32_t a, uint32_t b) { return marks_[a] < marks_[b]; });
-  }
-  is_sparse_.resize(grads_.size(), false);
-  push_order_.erase(
-      std::remove_if(push_order_.begin(), push_order_.end(),
-                     [this](uint32_t k) { return is_sparse_[k]; }),
-      push_order_.end());
+  push_order_.Plan(gate_ != nullptr, has_rows());
   push_msg_.grads.clear();
-  for (uint32_t k : push_order_) {
+  for (uint32_t k : push_order_.order()) {
     wire::TensorDesc d = ps::DescribeTensor(k, grads_[k]);
     if (compressor_ != nullptr && compressor_->compressed(k)) {
       d.codec = compressor_->codec(k);
@@ -258,15 +210,17 @@ void PsClient::DescribePush() {
 void PsClient::AddGrads(net::FrameBuffers& req) const {
   req.SetGate(gate_);
   const bool tagged = this->tagged();
-  for (size_t i = 0; i < push_order_.size(); ++i) {
-    const uint32_t k = push_order_[i];
+  const std::vector<uint32_t>& order = push_order_.order();
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t k = order[i];
     if (tagged)
       req.AddTag(static_cast<uint32_t>(i));
     if (compressor_ != nullptr && compressor_->compressed(k)) {
       const std::vector<uint8_t>& record = compressor_->record(k);
-      req.AddData(record.data(), record.size(), marks_[k]);
+      req.AddData(record.data(), record.size(), push_order_.mark(k));
     } else {
-      req.AddData(grads_[k].data_ptr(), grads_[k].nbytes(), marks_[k]);
+      req.AddData(grads_[k].data_ptr(), grads_[k].nbytes(),
+                  push_order_.mark(k));
     }
   }
   AddRows(req);
@@ -275,53 +229,15 @@ void PsClient::AddGrads(net::FrameBuffers& req) const {
 Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
                         uint64_t, std::vector<asio::mutable_buffer>* dst) {
   PS_RETURN_IF_ERROR(Expect(header.type, wire::MsgType::kParams));
-  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &reply_));
+  PS_RETURN_IF_ERROR(reply_.Decode(meta));
+  const wire::Params& reply = reply_.meta();
   if (spans_ != nullptr)
-    spans_->StartReply(static_cast<int64_t>(reply_.version));
-  if (reply_.params.size() + reply_.rows.size() != params_.size()) {
-    return Corruption(
-        "params carries " +
-        std::to_string(reply_.params.size() + reply_.rows.size()) +
-        " tensors, expected " + std::to_string(params_.size()));
-  }
-  piece_keys_.clear();
-  piece_slots_.clear();
-  pull_error_ = Status::Ok();
-  // Dense keys come in the server's step order (ps/rules/step_order.h), each
-  // once; the row-sparse keys came as rows (the server's SendRows).
-  seen_.assign(params_.size(), false);
-  for (const wire::TensorDesc& d : reply_.params) {
-    const size_t k = d.key;
-    if (k >= params_.size() || seen_[k])
-      return Corruption("params: tensor of key " + std::to_string(d.key) +
-                        (k >= params_.size() ? " out of range" : " twice"));
-    seen_[k] = true;
-    const bool coded = d.codec != wire::Codec::kRaw;
-    PS_RETURN_IF_ERROR(ps::CheckDescMatches(
-        d, k, params_[k], "params", coded ? pull_codec_ : wire::Codec::kRaw));
-    if (coded) {
-      const size_t want = wire::CompressedBytes(
-          d.codec, {}, static_cast<size_t>(params_[k].numel()));
-      if (d.nbytes != want) {
-        return Corruption("params: key " + std::to_string(k) + " has " +
-                          std::to_string(d.nbytes) + " bytes of " +
-                          wire::CodecName(d.codec) + ", expected " +
-                          std::to_string(want));
-      }
-      // The record lands at the front of the tensor it decodes into, as a
-      // raw tensor lands in it whole (DecodePulled): no second buffer.
-      dst->emplace_back(params_[k].data_ptr(), want);
-    } else {
-      dst->emplace_back(params_[k].data_ptr(), params_[k].nbytes());
-    }
-    piece_keys_.push_back(static_cast<int>(k));
-    piece_slots_.push_back(-1);
-  }
-  PS_RETURN_IF_ERROR(PlanReplyRows(dst));
+    spans_->StartReply(static_cast<int64_t>(reply.version));
+  PS_RETURN_IF_ERROR(reply_.Plan(params_, sparse_, dst));
   if (arrivals_ != nullptr) {
     arrivals_->OnMeta();
     // Rows of no bytes have no buffer, so no piece: they are in already.
-    for (const wire::SparseRows& r : reply_.rows) {
+    for (const wire::SparseRows& r : reply.rows) {
       if (r.rows.nbytes == 0 && r.rows.key < slice_keys_.size())
         arrivals_->OnSlice(slice_keys_[r.rows.key]);
     }
@@ -335,7 +251,7 @@ Result<uint64_t> PsClient::Pull(uint64_t min_version) {
   req.Reset(wire::MsgType::kPull, 0, meta_);
   PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
   PS_RETURN_IF_ERROR(FinishReply());
-  return reply_.version;
+  return reply_.meta().version;
 }
 
 Result<uint64_t> PsClient::PushPull(uint64_t version) {
@@ -346,13 +262,13 @@ Result<uint64_t> PsClient::PushPull(uint64_t version) {
   req.Reset(wire::MsgType::kPushPull, 0, meta_);
   AddGrads(req);
   if (spans_ != nullptr) {
-    spans_->StartPush(static_cast<int64_t>(version), &push_order_,
+    spans_->StartPush(static_cast<int64_t>(version), &push_order_.order(),
                       &slice_keys_);
     req.SetWriteObserver(spans_);
   }
   PS_RETURN_IF_ERROR(Call(req, this, wire::MsgType::kParams));
   PS_RETURN_IF_ERROR(FinishReply());
-  return reply_.version;
+  return reply_.meta().version;
 }
 
 Status PsClient::Push(uint64_t version) {
@@ -380,9 +296,7 @@ Result<double> PsClient::PushBatch(uint64_t version, const at::Tensor& x,
   PS_RETURN_IF_ERROR(Call(req, nullptr, wire::MsgType::kBatchDone));
   wire::BatchDone done;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(client_.reply_meta(), &done));
-  reply_.version = done.version;
-  reply_.stop = done.stop;
-  reply_.members.clear();
+  reply_.TakeBatchDone(done.version, done.stop);
   return done.loss;
 }
 

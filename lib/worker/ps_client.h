@@ -25,35 +25,16 @@
 #include "report/worker_stats.h"
 #include "util/result.h"
 #include "wire/messages.h"
+#include "worker/heartbeat_frame.h"
+#include "worker/params_reply.h"
+#include "worker/push_order.h"
+#include "worker/sparse_slot.h"
 
 namespace pstrain::worker {
 
 class ExchangeSpans;
 class ParamArrivals;
 class PushCompressor;
-
-/// One row-sparse key among a PsClient's attached tensors
-/// (ps/job/sparse_keys.h): what the next push_pull carries of it and asks for.
-/// The owner (the training loop, through ServerGroup) fills it before each
-/// push_pull; `push_rows` may be filled until the gate opens fully
-/// (GradStream::End), as the rows leave last. Ids are the slice's own rows
-/// (model row minus the slice's first), ascending and unique. The codecs are
-/// the job's rule for the key (ps::PushRowsCodecOf, ps::PullRowsCodecOf): raw,
-/// fp16 or bf16.
-struct SparseSlot {
-  uint32_t key = 0;               // index among the attached tensors
-  std::vector<int64_t> push_ids;  // rows this batch touched
-  at::Tensor push_rows;           // float32 [push_ids.size(), row_dim]
-  std::vector<int64_t> want_ids;  // rows the next batch looks up
-  at::Tensor reply_rows;          // where the reply's rows land, float32
-  /// What push_rows travel in. Not raw: push_record carries them, sized
-  /// (wire::CompressedBytes) with push_rows and filled when they are.
-  wire::Codec push_codec = wire::Codec::kRaw;
-  std::vector<uint8_t> push_record;
-  /// What the reply's rows must come in; a record of them is read into
-  /// reply_rows' front and decoded there (wire::DecodeInPlace).
-  wire::Codec pull_codec = wire::Codec::kRaw;
-};
 
 class PsClient : private net::ReplySink {
  public:
@@ -111,7 +92,7 @@ class PsClient : private net::ReplySink {
   /// (net::Connection::SetSendWindow). Pushes with row-sparse keys stay in
   /// mark order, untagged. `priority` false: none of this (the default).
   void SetPriority(bool priority, uint64_t send_window) {
-    priority_ = priority;
+    push_order_.set_priority(priority);
     if (priority)
       client_.SetSendWindow(send_window);
     DescribePush();
@@ -136,7 +117,7 @@ class PsClient : private net::ReplySink {
   /// fp16 or bf16), decoded into the attached tensors as they arrive; a
   /// record that does not decode (wire::Validate) fails the call. Raw:
   /// none may.
-  void SetPullCodec(wire::Codec codec) { pull_codec_ = codec; }
+  void SetPullCodec(wire::Codec codec) { reply_.set_pull_codec(codec); }
   /// --timeline: push-pulls report their keys' writes and arrivals to
   /// `spans` (which must outlive this client). nullptr: none.
   void SetSpans(ExchangeSpans* spans) { spans_ = spans; }
@@ -183,10 +164,10 @@ class PsClient : private net::ReplySink {
 
   /// The last params reply's members (wire::Params::members), and its
   /// version: read them once the reply's meta is in (ParamArrivals).
-  const std::vector<uint32_t>& members() const { return reply_.members; }
-  uint64_t reply_version() const { return reply_.version; }
+  const std::vector<uint32_t>& members() const { return reply_.meta().members; }
+  uint64_t reply_version() const { return reply_.meta().version; }
   /// Whether the last params reply said the job stops (wire::Params::stop).
-  bool stop_requested() const { return reply_.stop; }
+  bool stop_requested() const { return reply_.meta().stop; }
 
   uint64_t bytes_pushed() const { return client_.bytes_written(); }
   uint64_t bytes_pulled() const { return client_.bytes_read(); }
@@ -219,30 +200,13 @@ class PsClient : private net::ReplySink {
   void DescribeRows();
   /// The row-sparse slots' row data of a push, after the dense keys'.
   void AddRows(net::FrameBuffers& req) const;
-  /// The reply's rows: checked against the slots, each given a buffer.
-  Status PlanReplyRows(std::vector<asio::mutable_buffer>* dst);
-  /// Writes the rows of reply buffer `index` into their tensor (a record
-  /// validated and decoded first; a failure is kept in pull_error_).
-  void ApplyRows(size_t index);
-  // Whether pushes are tagged: SetPriority took, and a push is gated and
-  // carries no rows.
-  bool tagged() const {
-    return priority_ && gate_ != nullptr &&
-           (sparse_ == nullptr || sparse_->empty());
-  }
-  /// Whether the reply's buffer `index` is a compressed record: the dense
-  /// keys' buffers come first, one per reply_.params entry.
-  bool IsRecord(size_t index) const {
-    return index < reply_.params.size() &&
-           reply_.params[index].codec != wire::Codec::kRaw;
-  }
-  /// The reply's buffer `index` is a compressed record, read into the
-  /// front of its tensor: validates it and decodes it there
-  /// (wire::DecodeInPlace; a failure is kept in pull_error_).
-  void DecodePulled(size_t index);
+  // Whether this client has row-sparse slots, whose pushes carry rows.
+  bool has_rows() const { return sparse_ != nullptr && !sparse_->empty(); }
+  // Whether pushes are tagged (PushOrder::Tags).
+  bool tagged() const { return push_order_.Tags(gate_ != nullptr, has_rows()); }
   /// After a params reply is in whole: the rows and records not yet
-  /// applied (without ParamArrivals, pieces are not reported), then
-  /// pull_error_.
+  /// applied (without ParamArrivals, pieces are not reported), then the
+  /// first of their failures.
   Status FinishReply();
   /// One request and its reply of type `want`; data goes to `sink`.
   Status Call(net::FrameBuffers& request, net::ReplySink* sink,
@@ -255,28 +219,18 @@ class PsClient : private net::ReplySink {
   std::vector<at::Tensor> params_;
   std::vector<at::Tensor> grads_;
   net::SendGate* gate_ = nullptr;
-  std::vector<uint32_t> marks_;       // by key
-  std::vector<uint32_t> push_order_;  // keys by ascending mark, or key order
-  bool priority_ = false;
+  PushOrder push_order_;
   ParamArrivals* arrivals_ = nullptr;
   std::vector<int> slice_keys_;  // by attached tensor
   std::vector<SparseSlot>* sparse_ = nullptr;
-  std::vector<bool> is_sparse_;   // by attached tensor
-  std::vector<bool> seen_;        // by attached tensor: in this reply
-  std::vector<int> piece_keys_;   // the reply's buffers: attached tensor
-  std::vector<int> piece_slots_;  // ... and sparse slot, or -1
   PushCompressor* compressor_ = nullptr;
   ExchangeSpans* spans_ = nullptr;
-  wire::Codec pull_codec_ = wire::Codec::kRaw;
-  Status pull_error_;
   wire::PushPull push_msg_;  // descriptors built once
   wire::Push push_only_msg_;
-  wire::Params reply_;             // reused
-  std::string meta_;               // reused
-  std::mutex call_mu_;             // held by Call; Heartbeat only tries it
-  wire::Heartbeat heartbeat_msg_;  // Heartbeat's, under call_mu_
-  std::string heartbeat_meta_;
-  std::string heartbeat_;  // the encoded frame
+  ParamsReply reply_;         // reused
+  std::string meta_;          // reused
+  std::mutex call_mu_;        // held by Call; Heartbeat only tries it
+  HeartbeatFrame heartbeat_;  // Heartbeat's, under call_mu_
   // The connection's counters, copied under call_mu_ (NoteBytes).
   std::atomic<uint64_t> pushed_seen_{0};
   std::atomic<uint64_t> pulled_seen_{0};

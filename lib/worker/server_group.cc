@@ -95,7 +95,7 @@ Status ServerGroup::JoinServers(const std::vector<wire::KeySpec>& fingerprint) {
     clients_.push_back(NewClient(s));
     PS_RETURN_IF_ERROR(ConnectTo(*clients_.back(), s));
   }
-  versions_.assign(spec_.num_servers, 0);
+  round_.Reset(spec_.num_servers);
   for (auto& c : clients_)
     PS_RETURN_IF_ERROR(c->Register(fingerprint));
   return Status::Ok();
@@ -120,19 +120,11 @@ void ServerGroup::Attach(HostMirror* mirror, GradStream* stream) {
   }
   auto compression = ps::CompressionOf(spec_);
   PS_CHECK(compression.ok()) << compression.status().ToString();
-  compression_ = *compression;
-  compressors_.resize(spec_.num_servers);
-  slices_of_key_.assign(mirror_->params().size(), {});
-  for (int s = 0; s < spec_.num_servers; ++s) {
-    const auto& mine = plan_.by_server[s];
-    for (size_t j = 0; j < mine.size(); ++j)
-      slices_of_key_[plan_.slices[mine[j]].key].push_back(
-          {s, static_cast<int>(j)});
-  }
+  compressors_.Plan(*compression, plan_, mirror_->params().size());
   for (int s = 0; s < spec_.num_servers; ++s)
     AttachSlices(*clients_[s], s);
-  if (compression_.push != wire::Codec::kRaw)
-    stream_->SetPrepare([this](int key) { Prepare(key); });
+  if (compressors_.codes())
+    stream_->SetPrepare([this](int key) { compressors_.Prepare(key); });
   fanout_ = std::make_unique<Fanout>(spec_.num_servers + 1, [this](int i) {
     return i > 0 ? ExchangeWith(i - 1) : Status::Ok();
   });
@@ -147,39 +139,28 @@ void ServerGroup::AttachSlices(PsClient& client, int s) {
   client.SetSendGate(stream_->gate(), SliceMarks(s));
   client.SetArrivals(arrivals_.get(), SliceKeys(s));
   client.SetSpans(spans_.empty() ? nullptr : spans_[s].get());
-  if (!sparse_slots_.empty())
-    client.SetSparse(&sparse_slots_[s]);
-  client.SetPullCodec(compression_.pull);
-  if (!compressors_[s])
+  if (!rows_.empty())
+    client.SetSparse(rows_.slots(s));
+  client.SetPullCodec(compressors_.spec().pull);
+  if (compressors_.of(s) == nullptr)
     MakeCompressor(s);
-  client.SetCompressor(compressors_[s].get());
+  client.SetCompressor(compressors_.of(s));
 }
 
 // The same rule as the server's (ps::PushCodecOf), slice by slice.
 void ServerGroup::MakeCompressor(int s) {
   std::vector<at::Tensor> grads = ps::SliceViews(plan_, s, mirror_->grads());
   const auto& mine = plan_.by_server[s];
-  const std::vector<SparseRef> none;
-  const auto& refs = sparse_refs_.empty() ? none : sparse_refs_[s];
   std::vector<bool> trained(mine.size()), sparse(mine.size(), false);
   for (size_t j = 0; j < mine.size(); ++j) {
     const int key = plan_.slices[mine[j]].key;
-    for (const SparseRef& ref : refs)
-      sparse[j] = sparse[j] || ref.key == key;
+    sparse[j] = rows_.Holds(s, key);
     trained[j] = mirror_->model_params()[key].requires_grad();
   }
   const uint64_t seed = spec_.seed * wire::kSplitMixGamma ^
                         (static_cast<uint64_t>(options_.rank) << 20) ^
                         static_cast<uint64_t>(s);
-  compressors_[s] = PushCompressor::ForSlices(compression_, std::move(grads),
-                                              trained, sparse, seed);
-}
-
-void ServerGroup::Prepare(int model_key) {
-  for (const auto& [s, j] : slices_of_key_[model_key]) {
-    if (compressors_[s])
-      compressors_[s]->Compress(j);
-  }
+  compressors_.Make(s, std::move(grads), trained, sparse, seed);
 }
 
 std::vector<int> ServerGroup::SliceKeys(int s) const {
@@ -198,32 +179,29 @@ std::vector<uint32_t> ServerGroup::SliceMarks(int s) const {
 }
 
 Status ServerGroup::ExchangeWith(int s) {
-  auto v = exchange_ == Exchange::kPull ? clients_[s]->Pull(0)
-                                        : clients_[s]->PushPull(versions_[s]);
+  auto v = round_.kind() == Exchange::kPull
+               ? clients_[s]->Pull(0)
+               : clients_[s]->PushPull(round_.version(s));
   if (!v.ok()) {
     arrivals_->OpenAll();  // what the training thread waits for will not come
     return v.status();
   }
-  versions_[s] = *v;
-  answered_[s] = true;
+  round_.Answer(s, *v);
   return Status::Ok();
 }
 
 void ServerGroup::Start(Exchange what) {
-  exchange_ = what;
+  round_.Start(what);
   for (auto& spans : spans_)
     spans->set_step(step_);
   arrivals_->Begin();
-  answered_.assign(spec_.num_servers, false);
   fanout_->Start();
-  exchanging_ = true;
 }
 
 // Waits for the exchange to end (every reply in); the next may start then.
 Status ServerGroup::Finish() {
-  if (!exchanging_)
+  if (!round_.End())  // none under way
     return Status::Ok();
-  exchanging_ = false;
   trace::Scope wait(options_.timeline, SpanOf("wait exchange"));
   Status s = fanout_->Wait();
   wait.End();
@@ -235,8 +213,8 @@ Status ServerGroup::Finish() {
     reorder_ = false;
   }
   if (s.ok())
-    version_ = versions_[0];
-  if (s.ok() && exchange_ == Exchange::kPull)
+    version_ = round_.version(0);
+  if (s.ok() && round_.kind() == Exchange::kPull)
     ++pulls_;
   return s;
 }
@@ -309,7 +287,7 @@ Status ServerGroup::Reconnect(const Status& why) {
 // pulled from: the step ends as if no server had died.
 bool ServerGroup::Resends(const std::vector<int>& lost) const {
   if (spec_.replicas <= 1 || mirror_ == nullptr ||
-      exchange_ != Exchange::kPushPull || !answered_[0])
+      round_.kind() != Exchange::kPushPull || !round_.answered(0))
     return false;
   return std::none_of(lost.begin(), lost.end(), [](int s) { return s == 0; });
 }
@@ -318,12 +296,12 @@ Status ServerGroup::Resend(const std::vector<int>& lost) {
   arrivals_->Begin();
   Status s = Status::Ok();
   for (int server : lost) {
-    if (!answered_[server] && s.ok())
+    if (!round_.answered(server) && s.ok())
       s = ExchangeWith(server);
   }
   arrivals_->OpenAll();
   PS_RETURN_IF_ERROR(s);
-  version_ = versions_[0];
+  version_ = round_.version(0);
   resent_ = true;
   return Status::Ok();
 }

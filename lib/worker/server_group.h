@@ -22,6 +22,7 @@
 #include "util/fanout.h"
 #include "util/result.h"
 #include "worker/batch_rows.h"
+#include "worker/exchange_round.h"
 #include "worker/exchange_spans.h"
 #include "worker/grad_stream.h"
 #include "worker/heartbeats.h"
@@ -31,6 +32,8 @@
 #include "worker/progress_board.h"
 #include "worker/ps_client.h"
 #include "worker/push_compressor.h"
+#include "worker/row_slices.h"
+#include "worker/slice_compressors.h"
 #include "worker/trainer.h"
 
 namespace pstrain::worker {
@@ -60,7 +63,7 @@ class ServerGroup {
   /// REQUIRES: Attach.
   ParamArrivals& arrivals() { return *arrivals_; }
 
-  enum class Exchange { kPull, kPushPull };
+  using Exchange = ExchangeRound::Kind;
   /// Starts a pull or a push-pull with every server, and returns at once.
   void Start(Exchange what);
   /// Waits for the exchange to end, every reply in; ok when none runs.
@@ -85,7 +88,7 @@ class ServerGroup {
   /// The row-sparse model keys (ps/job/sparse_keys.h), by model key: from now
   /// on their slices travel as rows in push_pulls. REQUIRES: Attach.
   void SetRowSparse(const std::vector<bool>& model_keys);
-  bool has_row_sparse() const { return !sparse_refs_.empty(); }
+  bool has_row_sparse() const { return !rows_.empty(); }
   /// Of row-sparse model key `key`: the model rows this step's batch
   /// touched and those the next batch looks up, each ascending and unique.
   /// Split over the servers' slices for the next push_pull.
@@ -104,8 +107,8 @@ class ServerGroup {
   /// sum over the id's occurrences), for the push.
   void GatherRows();
   /// Rows pushed and asked for by the push_pulls so far, over all servers.
-  uint64_t rows_pushed() const { return rows_pushed_; }
-  uint64_t rows_pulled() const { return rows_pulled_; }
+  uint64_t rows_pushed() const { return rows_.rows_pushed(); }
+  uint64_t rows_pulled() const { return rows_.rows_pulled(); }
 
   /// --placement server: `batch` to rank 0's model (PsClient::PushBatch);
   /// once its step is in, version() is rank 0's and *loss the batch's.
@@ -159,7 +162,6 @@ class ServerGroup {
   /// --compression: server s's PushCompressor (none when every key is
   /// raw), and GradStream's prepare codes each model key's slices.
   void MakeCompressor(int server_rank);
-  void Prepare(int model_key);
   std::vector<int> SliceKeys(int server_rank) const;
   Status ExchangeWith(int server_rank);
   bool Resends(const std::vector<int>& lost) const;
@@ -175,33 +177,17 @@ class ServerGroup {
   GradStream* stream_ = nullptr;                    // clients_ watch its gate
   std::unique_ptr<ParamArrivals> arrivals_;         // clients_ report to it
   std::vector<std::unique_ptr<PsClient>> clients_;  // by server rank
-  std::vector<uint64_t> versions_;                  // by server rank
-  std::vector<char> answered_;  // by server rank: this exchange's reply in
-                                // (char: each set by its own thread)
+  ExchangeRound round_;  // the exchange under way, or the last
   bool resent_ = false;
   // Task 1 + s: the exchange with server s; task 0, the training thread's,
   // has nothing to do: it computes meanwhile.
   std::unique_ptr<Fanout> fanout_;
-  Exchange exchange_ = Exchange::kPull;
-  bool exchanging_ = false;  // started and not yet finished
   bool reorder_ = false;
   // Read by heartbeats_' thread: declared before it, so that it goes last.
   ProgressBoard progress_;
   std::unique_ptr<Heartbeats> heartbeats_;  // while training
-  // Row-sparse slices: per server, the client's slots and, beside each,
-  // the model key and row range it is a slice of.
-  struct SparseRef {
-    int key;
-    int64_t row_begin, row_end;
-  };
-  std::vector<std::vector<SparseSlot>> sparse_slots_;  // by server rank
-  std::vector<std::vector<SparseRef>> sparse_refs_;    // by server rank
-  ps::CompressionSpec compression_;
-  std::vector<std::unique_ptr<PushCompressor>> compressors_;  // by server
-  // By model key: the (server, slice key) pairs Prepare codes.
-  std::vector<std::vector<std::pair<int, int>>> slices_of_key_;
-  uint64_t rows_pushed_ = 0;
-  uint64_t rows_pulled_ = 0;
+  RowSlices rows_;                          // the row-sparse tables' slices
+  SliceCompressors compressors_;            // --compression, by server
   int64_t pulls_ = 0;
   int64_t reconnects_ = 0;
   uint64_t version_ = 0;

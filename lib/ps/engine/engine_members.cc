@@ -1,6 +1,7 @@
-// Membership: a worker lost mid-job (its connection closed, or silent for
-// --dead_after seconds) leaves the sync quorum and training goes on with
-// the rest; the same rank started again rejoins at the current version.
+// Connections that end, and membership: a worker lost mid-job (its
+// connection closed, or silent for --dead_after seconds) leaves the sync
+// quorum and training goes on with the rest; the same rank started again
+// rejoins at the current version.
 
 #include <sstream>
 
@@ -8,6 +9,40 @@
 #include "ps/engine/peer.h"
 
 namespace pstrain::ps {
+
+void Engine::OnClose(PeerId id, const Status& why, Time now) {
+  now_ = now;
+  Peer* closed = peers_.Retire(id);  // a caller up the stack may hold it
+  if (!closed)
+    return;
+  Peer& peer = *closed;
+  peer.closing = true;
+  if (fence_.Closed(id))
+    outbox_->Post();  // work waited for its writes
+  WorkerPeer* worker = AsWorker(peer);
+  ServerPeer* server = AsServer(peer);
+  if (Registered(peer) && !stopping_) {
+    LoseWorker(*worker, why);
+  } else if (server && !server->shard_in && !stopping_ && spec_.replicas > 1) {
+    LoseServer(*server, why);
+  } else if (server && !server->shard_in && !stopping_) {
+    Fail(Unavailable("rank " + std::to_string(peer.rank) +
+                     " (server) disconnected before sending its parameters" +
+                     (why.ok() ? "" : " (" + why.message() + ")")));
+  } else if (!why.ok() && !stopping_) {
+    outbox_->Info("dropped connection from " + peer.remote + ": " +
+                  why.ToString());
+  }
+  if (AsTool(peer) && standbys_.Drop(id) && !stopping_) {
+    outbox_->Info("a standby of this server's shard disconnected; " +
+                  std::to_string(standbys_.count()) + " left");
+    ReleaseReplies();  // no longer waited for
+  }
+  if (worker)
+    members_.Disconnect(worker->worker, worker);
+  if (server)
+    roster_.Disconnect(server->server(), server);
+}
 
 void Engine::LoseWorker(WorkerPeer& peer, const Status& why) {
   const int w = peer.worker;

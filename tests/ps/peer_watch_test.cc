@@ -20,7 +20,6 @@ Time Clock(double seconds) {
 constexpr std::chrono::milliseconds kTimeout{10000};
 
 TEST(PeerWatchTest, TimesOutOnlyAfterTheTimeoutWithoutProgress) {
-  PeerTable peers;
   PeerWatch watch(kTimeout, 0);
   watch.Start(Clock(1));
   EXPECT_FALSE(watch.TimedOut(Clock(11)));

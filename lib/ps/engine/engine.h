@@ -7,26 +7,29 @@
 // message each stage admits and what answers it: share/doc/conversation.md.
 //
 // The Engine routes each input to the part that owns its rule, the way a
-// database's core leans on its version set, memtable and write batch:
-//   PeerTable (ps/engine/peer_table.h)     the connections, each typed by role
-//                                   from its hello on (ps/engine/peer.h);
-//   Membership (ps/engine/membership.h)    who trains: registered, done, lost
-//   and
-//                                   rejoining workers; it alone changes the
-//                                   step's quorum and SspGate's set;
-//   UpdateRule (ps/rules/update_rule.h)   where pushed bytes land and when a
-//   step
-//                                   happens, on the ParameterServer;
-//   WriteFence (ps/engine/write_fence.h)   no step while parameters are written
-//                                   straight from their storage;
-//   SspGate (ps/engine/ssp_gate.h)         SSP's staleness bound on replies;
-//   StepDeadline (ps/engine/step_deadline.h)  --step_timeout;
-//   KeyFormats (ps/engine/key_formats.h)   each key's name and codecs;
-//   ServerRoster (ps/engine/server_roster.h)  rank 0's view of the other
-//   servers; SnapshotQueue (ps/engine/snapshot_queue.h)  snapshots waiting for
-//   a version.
+// database's core leans on its version set, memtable and write batch. Each
+// is in ps/engine/ unless said otherwise:
+//   PeerTable (peer_table.h)      the connections, each typed by role from
+//                                 its hello on (peer.h);
+//   Membership (membership.h)     who trains: registered, done, lost and
+//                                 rejoining workers, and the step's quorum;
+//   UpdateRule (ps/rules/update_rule.h)  where pushed bytes land and when a
+//                                 step happens, on the ParameterServer;
+//   PushReader (push_reader.h)    a push's checks, pieces and NaN refusals;
+//   BatchDesk (batch_desk.h)      --placement server's batches;
+//   WriteFence (write_fence.h)    no step while parameters are written
+//                                 straight from their storage;
+//   SspGate (ssp_gate.h)          SSP's staleness bound on replies;
+//   StepDeadline (step_deadline.h)  --step_timeout;
+//   PeerWatch (peer_watch.h)      --timeout, handshakes, --dead_after;
+//   KeyFormats (key_formats.h)    each key's name and codecs;
+//   ServerRoster (server_roster.h)  rank 0's view of the other servers;
+//   SnapshotQueue (snapshot_queue.h)  snapshots waiting for a version;
+//   StandbyAcks (standby_acks.h)  --replicas: what the standbys hold;
+//   ProgressFeed (progress_feed.h)  the workers' heartbeat progress.
 // What stays here is the handshake (auth, hello, register, done), the held
-// replies, key-by-key stepping, --dead_after, and the job's --timeout.
+// replies and key-by-key stepping, rank 0's part with several servers, and
+// the snapshots' replies.
 //
 // A peer that sends bad bytes or breaks the protocol gets an error frame and
 // is dropped; the job goes on. A registered worker that disconnects is lost:

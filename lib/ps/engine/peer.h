@@ -64,7 +64,7 @@ struct WorkerPeer final : Peer {
     int key;
     uint64_t offset, bytes;
     // A row-sparse key's rows (RowsBuffer), whole; a record of them at
-    // its front, decoded there (Engine::AddRowsPiece).
+    // its front, decoded there (PushReader::Read).
     char* rows = nullptr;
     // A compressed record's last piece: the record's bytes (it is in
     // `record` whole once this piece is); 0 for any other piece.

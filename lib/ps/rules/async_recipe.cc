@@ -1,6 +1,5 @@
 #include "ps/rules/async_recipe.h"
 
-#include "ps/job/rule_traits.h"
 #include "ps/rules/delay_compensation.h"
 #include "ps/rules/lookahead.h"
 #include "util/check.h"
@@ -16,8 +15,6 @@ AsyncRecipe::AsyncRecipe(const JobSpec& spec,
   auto share = AsyncLrShare(spec);
   PS_CHECK(share.ok()) << share.status().message();
   share_ = *share;
-  if (!RuleTraitsOf(spec).applies_each_push)
-    return;
   const int workers = spec.num_workers();
   if (spec.delay_compensation > 0) {
     dc_ = std::make_unique<DelayCompensation>(spec.delay_compensation, params,

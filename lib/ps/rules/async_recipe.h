@@ -32,7 +32,8 @@ class AsyncRecipe {
  public:
   /// `params`: the server's keys, borrowed; `dense`, by key: those libtorch's
   /// optimizers train (neither buffers nor row-sparse).
-  /// REQUIRES: ValidateJobSpec(spec).ok().
+  /// REQUIRES: ValidateJobSpec(spec).ok(), and spec's rule applies each
+  /// push (async, ssp).
   AsyncRecipe(const JobSpec& spec, const std::vector<at::Tensor>& params,
               const std::vector<bool>& dense);
   ~AsyncRecipe();

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include "ps/job/sparse_keys.h"
 #include "wire/compression.h"

@@ -68,5 +68,7 @@
   /* worker -> server on its host: move onto shared memory? */                \
   X(23, kShmOffer, "shm_offer", ShmOffer, kNone)                              \
   /* server -> worker: where to hand the segment over, or why not */          \
-  X(24, kShmTicket, "shm_ticket", ShmTicket, kNone)
+  X(24, kShmTicket, "shm_ticket", ShmTicket, kNone)                           \
+  /* server -> its standby: the step that made a version (snapshot reply) */  \
+  X(25, kStepRecord, "step_record", StepRecord, kTensors)
 // clang-format on

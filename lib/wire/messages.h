@@ -214,9 +214,24 @@ struct Shard {
   std::vector<TensorDesc> params;
 };
 
+/// The step that made `version`, for a standby that holds version - 1 to
+/// replay (Li et al., OSDI 2014, section 4.3: replication after
+/// aggregation): the reply to a Snapshot with the replay flag when the
+/// server has that step's record. Data, one tensor per desc: for each key
+/// of the shard in order, a trained key's gradient as the optimizer stepped
+/// with it (averaged, corrected and clipped), a buffer's values after the
+/// step; then the step's learning rate (float64 [1] as 8 bytes); then the
+/// applied pushes by worker (int64, as a standby Shard's). Meta: u64
+/// version, u32 count, count x TensorDesc.
+struct StepRecord {
+  uint64_t version = 0;
+  std::vector<TensorDesc> params;
+};
+
 /// The master's observer (a tool) asks a server for its slices at the first
 /// version >= min_version that it makes, or at once when it is past it;
-/// reply: Shard. Meta: u64 min_version, u8 flags.
+/// reply: Shard (or StepRecord, see replay). Meta: u64 min_version, u8
+/// flags.
 struct Snapshot {
   uint64_t min_version = 0;
   /// Also the server's optimizer state at that version (flag bit
@@ -227,11 +242,16 @@ struct Snapshot {
   /// workers with no version its standbys do not hold yet (flag bit
   /// kSnapshotStandby).
   bool standby = false;
+  /// A standby that takes, instead of the whole shard, the record of the
+  /// step that made min_version when the server has it (flag bit
+  /// kSnapshotReplay; with standby only).
+  bool replay = false;
 };
 
 /// Snapshot flag bits.
 inline constexpr uint8_t kSnapshotOptimizerState = 1;
 inline constexpr uint8_t kSnapshotStandby = 2;
+inline constexpr uint8_t kSnapshotReplay = 4;
 
 /// A worker or server asks rank 0 (the master) for the job's TorchScript
 /// module (--model PATH) at the handshake; reply: ModuleMsg. Meta: empty.

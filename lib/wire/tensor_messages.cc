@@ -154,7 +154,7 @@ Status ReadTensorMeta(std::string_view meta, MsgType type, uint64_t* version,
     PS_RETURN_IF_ERROR(r.Desc(&desc));
     return r.Wrap(sink.Dense(desc));
   }));
-  if (type == MsgType::kShard)
+  if (type == MsgType::kShard || type == MsgType::kStepRecord)
     return r.Finish();
   PS_RETURN_IF_ERROR(ReadSparseRows(r, sink));
   if (type != MsgType::kParams) {
@@ -353,12 +353,22 @@ Status DecodeMeta(std::string_view meta, Shard* out) {
   return ReadTensorMeta(meta, TypeOf(*out), &out->version, sink);
 }
 
+void EncodeMeta(const StepRecord& m, std::string* meta) {
+  EncodeDescs(m.version, m.params, meta);
+}
+
+Status DecodeMeta(std::string_view meta, StepRecord* out) {
+  std::vector<SparseRows> none;
+  DecodeSink sink(&out->params, &none, nullptr);
+  return ReadTensorMeta(meta, TypeOf(*out), &out->version, sink);
+}
+
 void EncodeMeta(const Snapshot& m, std::string* meta) {
   meta->clear();
   MetaWriter w(meta);
   w.U64(m.min_version);
   w.U8((m.with_optimizer_state ? kSnapshotOptimizerState : 0) |
-       (m.standby ? kSnapshotStandby : 0));
+       (m.standby ? kSnapshotStandby : 0) | (m.replay ? kSnapshotReplay : 0));
 }
 
 Status DecodeMeta(std::string_view meta, Snapshot* out) {
@@ -366,13 +376,17 @@ Status DecodeMeta(std::string_view meta, Snapshot* out) {
   uint8_t flags = 0;
   PS_RETURN_IF_ERROR(r.U64("min_version", &out->min_version));
   PS_RETURN_IF_ERROR(r.U8("flags", &flags));
-  constexpr uint8_t kKnown = kSnapshotOptimizerState | kSnapshotStandby;
+  constexpr uint8_t kKnown =
+      kSnapshotOptimizerState | kSnapshotStandby | kSnapshotReplay;
   if ((flags & ~kKnown) != 0) {
     return r.Error("flags " + std::to_string(flags) +
                    " has unknown bits, expected 0.." + std::to_string(kKnown));
   }
   out->with_optimizer_state = (flags & kSnapshotOptimizerState) != 0;
   out->standby = (flags & kSnapshotStandby) != 0;
+  out->replay = (flags & kSnapshotReplay) != 0;
+  if (out->replay && !out->standby)
+    return r.Error("flag replay without standby");
   return r.Finish();
 }
 

@@ -82,7 +82,8 @@ std::vector<std::string> FrameOfEveryType() {
             21, "x...y......."),
       Frame(BatchDone{6, 2.5, false}, 22, ""),
       Frame(ShmOffer{"boot/net:1/uid:0"}, 23, ""),
-      Frame(ShmTicket{"pstrain-shm-1-ab", std::string(32, 'e'), ""}, 24, "")};
+      Frame(ShmTicket{"pstrain-shm-1-ab", std::string(32, 'e'), ""}, 24, ""),
+      Frame(StepRecord{5, descs}, 25, "xyz")};
 }
 
 // Feeds `bytes` in pieces of `chunk` until the reader leaves kNeedMore or
@@ -241,9 +242,9 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   ExpectError(f, StatusCode::kIncompatible,
               "protocol version 11, this build speaks 10");
   f = SampleFrame();
-  f[6] = 25;
+  f[6] = 26;
   ExpectError(f, StatusCode::kCorruption,
-              "frame header: type 25 is unknown, expected 1..24");
+              "frame header: type 26 is unknown, expected 1..25");
   f = SampleFrame();
   f[11] = static_cast<char>(0x80);
   ExpectError(f, StatusCode::kCorruption,

@@ -110,13 +110,13 @@ TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
 }
 
 TEST(FrameTest, RejectsUnknownType) {
-  for (uint16_t t : {0, 25, 0x0100, 0xFFFF}) {
+  for (uint16_t t : {0, 26, 0x0100, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.type = static_cast<MsgType>(t);
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kCorruption);
     EXPECT_EQ(s.message(), "frame header: type " + std::to_string(t) +
-                               " is unknown, expected 1..24");
+                               " is unknown, expected 1..25");
   }
 }
 
@@ -202,25 +202,26 @@ TEST(FrameTest, MsgTypeNames) {
       "ack",        "pull",       "push_pull", "params",     "done",
       "push",       "auth_hello", "challenge", "auth",       "server_info",
       "shard",      "heartbeat",  "snapshot",  "get_module", "module",
-      "push_batch", "batch_done", "shm_offer", "shm_ticket"};
+      "push_batch", "batch_done", "shm_offer", "shm_ticket", "step_record"};
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(t)), names[t - 1]);
   }
   EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(0)), "unknown");
-  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(25)), "unknown");
+  EXPECT_STREQ(MsgTypeName(static_cast<MsgType>(26)), "unknown");
 }
 
 TEST(FrameTest, TheMessageTableSaysWhichTypesCarryTensors) {
-  EXPECT_EQ(kMaxMsgType, 24);
+  EXPECT_EQ(kMaxMsgType, 25);
   EXPECT_FALSE(IsMsgType(0));
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     EXPECT_TRUE(IsMsgType(t)) << t;
   }
-  EXPECT_FALSE(IsMsgType(25));
+  EXPECT_FALSE(IsMsgType(26));
   for (uint16_t t = 1; t <= kMaxMsgType; ++t) {
     const MsgType type = static_cast<MsgType>(t);
     const bool tensors = type == MsgType::kPushPull || type == MsgType::kPush ||
                          type == MsgType::kParams || type == MsgType::kShard ||
+                         type == MsgType::kStepRecord ||
                          type == MsgType::kModule ||
                          type == MsgType::kPushBatch;
     EXPECT_EQ(DataSectionOf(type),

@@ -397,6 +397,7 @@ TEST(MessagesTest, ValidateFrameAcceptsEveryType) {
   ok(MsgType::kAuth, Meta(Auth{std::string(32, 'p')}), 0);
   ok(MsgType::kServerInfo, Meta(ServerInfo{"h:1"}), 0);
   ok(MsgType::kShard, Meta(Shard{1, descs}), 24);
+  ok(MsgType::kStepRecord, Meta(StepRecord{2, descs}), 24);
   ok(MsgType::kHeartbeat, Meta(Heartbeat{"{}"}), 0);
   ok(MsgType::kSnapshot, Meta(Snapshot{5, true}), 0);
   ok(MsgType::kGetModule, "", 0);
@@ -414,8 +415,10 @@ TEST(MessagesTest, RefusesUnknownFlagBits) {
   params.back() = 2;
   ExpectCorrupt<Params>(params,
                         "params: flags 2 has unknown bits, expected 0 or 1");
+  ExpectCorrupt<Snapshot>(U64(3) + Bytes({8}),
+                          "snapshot: flags 8 has unknown bits, expected 0..7");
   ExpectCorrupt<Snapshot>(U64(3) + Bytes({4}),
-                          "snapshot: flags 4 has unknown bits, expected 0..3");
+                          "snapshot: flag replay without standby");
   Params decoded;
   ASSERT_TRUE(DecodeMeta(Meta(Params{1, {}, {}, true}), &decoded).ok());
   EXPECT_TRUE(decoded.stop);
@@ -427,6 +430,23 @@ TEST(MessagesTest, RefusesUnknownFlagBits) {
   ASSERT_TRUE(DecodeMeta(U64(9) + Bytes({2}), &snapshot).ok());
   EXPECT_TRUE(snapshot.standby);
   EXPECT_FALSE(snapshot.with_optimizer_state);
+  EXPECT_FALSE(snapshot.replay);
+  EXPECT_EQ(Meta(Snapshot{9, true, true, true}), U64(9) + Bytes({7}));
+  ASSERT_TRUE(DecodeMeta(U64(9) + Bytes({6}), &snapshot).ok());
+  EXPECT_TRUE(snapshot.replay);
+}
+
+TEST(MessagesTest, StepRecordIsAShardOfAnotherType) {
+  EXPECT_EQ(TypeOf(StepRecord{}), MsgType::kStepRecord);
+  EXPECT_EQ(static_cast<uint16_t>(MsgType::kStepRecord), 25);
+  const std::vector<TensorDesc> descs = {Desc(0, DType::kFloat32, {2, 3}),
+                                         Desc(1, DType::kUInt8, {8})};
+  EXPECT_EQ(Meta(StepRecord{7, descs}), Meta(Shard{7, descs}));
+  StepRecord decoded;
+  ASSERT_TRUE(DecodeMeta(Meta(StepRecord{7, descs}), &decoded).ok());
+  EXPECT_EQ(decoded.version, 7u);
+  ASSERT_EQ(decoded.params.size(), 2u);
+  EXPECT_EQ(decoded.params[1].nbytes, 8u);
 }
 
 TEST(MessagesTest, ValidateFrameChecksDataAndType) {
@@ -444,8 +464,8 @@ TEST(MessagesTest, ValidateFrameChecksDataAndType) {
   // Meta decoded as the header's type says: a Pull's meta is no Hello.
   EXPECT_EQ(check(MsgType::kHello, Meta(Pull{5}), 0).message(),
             "hello: role 5 is unknown, expected 1..3");
-  EXPECT_EQ(check(static_cast<MsgType>(25), "", 0).message(),
-            "frame header: type 25 is unknown, expected 1..24");
+  EXPECT_EQ(check(static_cast<MsgType>(26), "", 0).message(),
+            "frame header: type 26 is unknown, expected 1..25");
   Status s = ValidateFrame(Header(MsgType::kAck, 9), "", 0);
   EXPECT_EQ(s.message(), "frame: body_len 9 != 4 + meta_len 0 + data 0");
 }
@@ -491,6 +511,7 @@ TEST(MessagesTest, EveryTruncationFails) {
   ExpectEveryPrefixFails(PushBatch{3, Desc(0, DType::kFloat32, {4, 2}),
                                    Desc(1, DType::kFloat32, {4})});
   ExpectEveryPrefixFails(BatchDone{4, 1.25, true});
+  ExpectEveryPrefixFails(StepRecord{7, {Desc(0, DType::kFloat32, {2})}});
 }
 
 TEST(MessagesTest, GoldenBytesOfShmOfferAndShmTicket) {
@@ -613,6 +634,7 @@ TEST(MessagesTest, TypeOfAndRoleName) {
   EXPECT_EQ(TypeOf(Auth{}), MsgType::kAuth);
   EXPECT_EQ(TypeOf(ServerInfo{}), MsgType::kServerInfo);
   EXPECT_EQ(TypeOf(Shard{}), MsgType::kShard);
+  EXPECT_EQ(TypeOf(StepRecord{}), MsgType::kStepRecord);
   EXPECT_EQ(TypeOf(Heartbeat{}), MsgType::kHeartbeat);
   EXPECT_EQ(TypeOf(Snapshot{}), MsgType::kSnapshot);
   EXPECT_EQ(TypeOf(GetModule{}), MsgType::kGetModule);

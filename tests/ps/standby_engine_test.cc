@@ -3,10 +3,13 @@
 // stops waiting for a standby that disconnects, and a server that took a
 // shard over answers a push it has already applied without applying it.
 
+#include <cstring>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "ps/engine/engine.h"
+#include "ps/store/parameter_server.h"
 #include "testing/engine_harness.h"
 #include "wire/messages.h"
 
@@ -148,6 +151,48 @@ TEST(StandbyEngineTest, AStandbysCopyCarriesTheAppliedPushes) {
   const auto* applied = static_cast<const int64_t*>(shard->data[3].data);
   EXPECT_EQ(applied[0], 7);
   EXPECT_EQ(applied[1], -1);
+}
+
+// Replication after aggregation: a standby that asked with the replay
+// flag before the version was made gets the step's record, which replayed
+// on its copy of version 0 gives version 1 bit for bit; one that asks after
+// gets the whole shard.
+TEST(StandbyEngineTest, AStandbyThatAskedInTimeGetsTheStepsRecord) {
+  EngineHarness h(Spec(), Params());
+  ParameterServer copy(Spec(), Params());
+  const PeerId standby = JoinStandby(h);
+  ASSERT_TRUE(Ask(h, standby, 0, 2).ok());
+  ASSERT_TRUE(h.Feed(standby, wire::Snapshot{1, true, true, true}, 3).ok());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
+  ASSERT_TRUE(h.Push(b, 0, Grads(3), 11).ok());
+  h.Settle();
+  ASSERT_EQ(h.CountSent(standby, wire::MsgType::kStepRecord), 1);
+  const testing::FakeOutbox::Sent& sent = h.outbox().sent.back();
+  ASSERT_EQ(sent.type, wire::MsgType::kStepRecord);
+  wire::StepRecord msg;
+  ASSERT_TRUE(wire::DecodeMeta(sent.meta, &msg).ok());
+  EXPECT_EQ(msg.version, 1u);
+  ASSERT_EQ(msg.params.size(), 4u);  // 2 keys, the lr, applied
+  ASSERT_EQ(sent.data.size(), 4u);
+  std::vector<at::Tensor> values;
+  for (int k = 0; k < 2; ++k) {
+    values.push_back(
+        torch::from_blob(const_cast<void*>(sent.data[k].data), {k == 0 ? 3 : 5})
+            .clone());
+  }
+  EXPECT_TRUE(values[0].equal(torch::full({3}, 2.0f)));  // the mean
+  double lr = 0;
+  ASSERT_EQ(sent.data[2].bytes, sizeof(lr));
+  std::memcpy(&lr, sent.data[2].data, sizeof(lr));
+  copy.Replay(values, lr);
+  EXPECT_TRUE(copy.params()[0].equal(h.server().params()[0]));
+  EXPECT_TRUE(copy.params()[1].equal(h.server().params()[1]));
+  EXPECT_FALSE(copy.params()[0].equal(torch::zeros({3})));
+  // Asked late, version 1 comes whole.
+  ASSERT_TRUE(h.Feed(standby, wire::Snapshot{1, true, true, true}, 4).ok());
+  EXPECT_EQ(h.outbox().sent.back().type, wire::MsgType::kShard);
+  EXPECT_EQ(h.CountSent(standby, wire::MsgType::kStepRecord), 1);
 }
 
 TEST(StandbyEngineTest, WithoutReplicasAnOldPushIsStillRefused) {

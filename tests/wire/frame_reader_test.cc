@@ -228,7 +228,7 @@ TEST(FrameReaderTest, AVersion9HelloIsRefusedNamingBothVersions) {
   std::string_view in = hello9;
   ASSERT_EQ(reader.Feed(&in), State::kError);
   EXPECT_EQ(reader.status().ToString(),
-            "incompatible: protocol version 9, this build speaks 10");
+            "incompatible: protocol version 9, this build speaks 11");
   EXPECT_EQ(in.size(), hello9.size() - kFrameHeaderBytes);
 }
 
@@ -238,9 +238,9 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   ExpectError(f, StatusCode::kCorruption,
               "frame header: magic is 0x52545300, expected 0x52545350");
   f = SampleFrame();
-  f[4] = 11;
+  f[4] = 12;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 11, this build speaks 10");
+              "protocol version 12, this build speaks 11");
   f = SampleFrame();
   f[6] = 26;
   ExpectError(f, StatusCode::kCorruption,

@@ -144,7 +144,7 @@ TEST(MessagesTest, GoldenFramePrefix) {
   std::string out = "stale";
   EncodeFramePrefix(MsgType::kHello, 0x0A0B, Meta(Hello{Role::kServer, 0, 2}),
                     0, &out);
-  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x0a, 0x00, 0x01, 0x00,  //
+  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x0b, 0x00, 0x01, 0x00,  //
                         0x00, 0x00, 0x00, 0x00,                          //
                         13,   0,    0,    0,    0,    0,    0,    0,     //
                         0x0B, 0x0A, 0,    0,    0,    0,    0,    0,     //

@@ -184,9 +184,10 @@ class Engine {
   /// This server's parameters (and, when asked, its optimizer state) at the
   /// first version >= `min_version` once all its keys are stepped, or at
   /// once when it is there or past it; `done` gets nullptr when the run ends
-  /// first.
+  /// first. `replay` (a standby's): the record of the step that made the
+  /// version does, when it is taken as the version is made (TakeStepRecord).
   void RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
-                       SnapshotDone done, Time now);
+                       SnapshotDone done, Time now, bool replay = false);
   /// Ends training now (--target_accuracy reached): pushes from now on are
   /// answered but not applied, and every params reply, the held ones at
   /// once, tells the worker to stop.
@@ -244,7 +245,7 @@ class Engine {
   void ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
                      bool standby, std::shared_ptr<const Snapshot> snapshot);
   bool VersionComplete() const;
-  void TakeDueSnapshots();
+  void TakeDueSnapshots(bool just_made);
   void AbandonSnapshots();
 
   Status PlanPush(Peer& peer, const wire::FrameHeader& header,

@@ -1,6 +1,10 @@
 // Snapshots of this server's parameters at a version, for rank 0's observer
-// (a tool peer, or rank 0's own code): copied the moment that version is
-// whole, so that scoring and saving them never hold a step up.
+// (a tool peer, or rank 0's own code) and for standbys: copied the moment
+// that version is whole, so that scoring and saving them never hold a step
+// up. A standby that holds the version before gets the step's record
+// instead (replication after aggregation), when it asked in time: the
+// record is taken as the version is made, before the next step's pushes
+// land in its gradients.
 
 #include "ps/engine/engine.h"
 #include "ps/engine/peer.h"
@@ -14,34 +18,48 @@ bool Engine::VersionComplete() const {
 }
 
 void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
-                             SnapshotDone done, Time now) {
+                             SnapshotDone done, Time now, bool replay) {
   now_ = now;
   if (stopping_) {
     done(nullptr);
     return;
   }
-  snapshots_.Add(min_version, with_optimizer_state, std::move(done));
+  snapshots_.Add(min_version, with_optimizer_state, std::move(done), replay);
   if (VersionComplete())
-    TakeDueSnapshots();
+    TakeDueSnapshots(/*just_made=*/false);
 }
 
 // One copy serves every request due now (one with the optimizer state if
-// any asks for it).
-void Engine::TakeDueSnapshots() {
+// any asks for it), and one step record every standby's that it does.
+void Engine::TakeDueSnapshots(bool just_made) {
   if (snapshots_.empty())
     return;
   const uint64_t version = server_->version();
   SnapshotQueue::Due due = snapshots_.TakeDue(version);
-  if (due.requests.empty())
-    return;
-  auto snapshot =
-      TakeSnapshot(*server_, rule_->applied(), due.with_optimizer_state, now_);
-  if (!snapshot.ok()) {
-    outbox_->Info("snapshot of version " + std::to_string(version) +
-                  " failed: " + snapshot.status().message());
+  std::shared_ptr<const Snapshot> record;
+  bool whole = false;
+  bool with_optimizer_state = false;
+  for (const SnapshotQueue::Request& r : due.requests) {
+    if (r.replay && just_made && !record)
+      record = TakeStepRecord(*server_, rule_->applied(), now_);
+    if (!(r.replay && record)) {
+      whole = true;
+      with_optimizer_state = with_optimizer_state || r.with_optimizer_state;
+    }
+  }
+  std::shared_ptr<const Snapshot> snapshot;
+  if (whole) {
+    auto taken =
+        TakeSnapshot(*server_, rule_->applied(), with_optimizer_state, now_);
+    if (taken.ok()) {
+      snapshot = *taken;
+    } else {
+      outbox_->Info("snapshot of version " + std::to_string(version) +
+                    " failed: " + taken.status().message());
+    }
   }
   for (SnapshotQueue::Request& r : due.requests)
-    r.done(snapshot.ok() ? *snapshot : nullptr);
+    r.done(r.replay && record ? record : snapshot);
 }
 
 // The run ends: no version will be made for the requests still waiting.
@@ -68,7 +86,7 @@ Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
        standby](std::shared_ptr<const Snapshot> s) {
         ReplySnapshot(to, id, with_optimizer_state, standby, std::move(s));
       },
-      now_);
+      now_, msg.replay);
   return Status::Ok();
 }
 
@@ -92,7 +110,11 @@ void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
     msg.params.push_back(
         DescribeTensor(static_cast<uint32_t>(k), snapshot->params[k]));
   }
-  if (with_optimizer_state) {
+  const bool record = snapshot->step_record;
+  if (record) {
+    msg.params.push_back(DescribeBytes(
+        static_cast<uint32_t>(snapshot->params.size()), sizeof(double)));
+  } else if (with_optimizer_state) {
     msg.params.push_back(
         DescribeBytes(static_cast<uint32_t>(snapshot->params.size()),
                       snapshot->optimizer_state.size()));
@@ -102,14 +124,20 @@ void Engine::ReplySnapshot(PeerId to, uint64_t id, bool with_optimizer_state,
     msg.params.push_back(
         DescribeBytes(static_cast<uint32_t>(msg.params.size()), applied_bytes));
   }
-  wire::EncodeMeta(msg, &peer->meta);
+  if (record) {
+    wire::EncodeMeta(wire::StepRecord{msg.version, msg.params}, &peer->meta);
+  } else {
+    wire::EncodeMeta(msg, &peer->meta);
+  }
   OutFrame frame;
-  frame.type = wire::MsgType::kShard;
+  frame.type = record ? wire::MsgType::kStepRecord : wire::MsgType::kShard;
   frame.request_id = id;
   frame.meta = peer->meta;
   for (const at::Tensor& t : snapshot->params)
     frame.data.push_back({t.data_ptr(), t.nbytes()});
-  if (with_optimizer_state) {
+  if (record) {
+    frame.data.push_back({&snapshot->lr, sizeof(double)});
+  } else if (with_optimizer_state) {
     frame.data.push_back(
         {snapshot->optimizer_state.data(), snapshot->optimizer_state.size()});
   }

@@ -142,7 +142,7 @@ bool Engine::StartStepAhead() {
 }
 
 void Engine::VersionWhole() {
-  TakeDueSnapshots();
+  TakeDueSnapshots(/*just_made=*/true);
   if (on_version_)
     on_version_(server_->version());
 }

@@ -5,8 +5,9 @@
 namespace pstrain::ps {
 
 void SnapshotQueue::Add(uint64_t min_version, bool with_optimizer_state,
-                        Done done) {
-  requests_.push_back({min_version, with_optimizer_state, std::move(done)});
+                        Done done, bool replay) {
+  requests_.push_back(
+      {min_version, with_optimizer_state, std::move(done), replay});
 }
 
 SnapshotQueue::Due SnapshotQueue::TakeDue(uint64_t version) {

@@ -24,6 +24,9 @@ class SnapshotQueue {
     uint64_t min_version;
     bool with_optimizer_state;
     Done done;
+    /// A standby's: the record of the step that made the version
+    /// (TakeStepRecord) does, when the version is taken as it is made.
+    bool replay = false;
   };
   /// The requests due at a version, in the order they came.
   struct Due {
@@ -31,8 +34,10 @@ class SnapshotQueue {
     bool with_optimizer_state = false;  // any of them asks for it
   };
 
-  /// A snapshot at the first whole version >= `min_version`.
-  void Add(uint64_t min_version, bool with_optimizer_state, Done done);
+  /// A snapshot at the first whole version >= `min_version` (`replay`: or
+  /// the record of the step that made it, see Request).
+  void Add(uint64_t min_version, bool with_optimizer_state, Done done,
+           bool replay = false);
   /// No request waits.
   bool empty() const { return requests_.empty(); }
   /// Takes the requests due at `version` (min_version <= version); the

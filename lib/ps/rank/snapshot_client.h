@@ -52,11 +52,19 @@ class SnapshotClient : private net::ReplySink {
   /// Fetch in two halves: Ask sends the request, Answer waits for its
   /// reply, whose data lands in the tensors and strings Ask was given from
   /// Ask on. A standby asks for the next version, which acknowledges the
-  /// one it has, before it loads that one (ps/rank/standby.h).
+  /// one it has, before it loads that one (ps/rank/standby.h). With
+  /// `replay` (a standby's, with `applied`), the server may answer with the
+  /// record of the step that made min_version instead (wire::StepRecord):
+  /// then `slices` get that step's values (ParameterServer::Replay's),
+  /// step_record() is true and step_lr() its learning rate, and
+  /// `optimizer_state` is left empty.
   Status Ask(uint64_t min_version, const std::vector<at::Tensor>& slices,
              std::string* optimizer_state,
-             std::vector<int64_t>* applied = nullptr);
+             std::vector<int64_t>* applied = nullptr, bool replay = false);
   Result<uint64_t> Answer();
+  /// Whether the last answer was a step record, and its learning rate.
+  bool step_record() const { return step_record_; }
+  double step_lr() const { return step_lr_; }
   /// Whether the last call's error was the server's answer (an error
   /// frame) rather than a lost or silent connection.
   bool refused() const { return client_.error_from_peer(); }
@@ -75,7 +83,10 @@ class SnapshotClient : private net::ReplySink {
   const std::vector<at::Tensor>* slices_ = nullptr;  // during Fetch
   std::string* optimizer_state_ = nullptr;           // during Fetch
   std::vector<int64_t>* applied_ = nullptr;          // during Fetch
+  bool replay_ = false;                              // during Fetch
   uint64_t version_ = 0;
+  bool step_record_ = false;
+  double step_lr_ = 0;
   std::string meta_;
 };
 

@@ -38,8 +38,35 @@ Result<std::string> PrimaryAddress(const StandbyOptions& o,
   return job.server_addrs[o.shard];
 }
 
+// What a standby holds of a reply until it is the shard's: a copy lands
+// whole before it becomes the shard's (a primary that dies mid-copy leaves
+// the standby at the version before), and the next reply may land in the
+// staging tensors while this one is loaded.
+struct Landed {
+  bool step_record = false;
+  double lr = 0;
+  std::string optimizer_state;
+  std::vector<int64_t> applied;
+};
+
+// Takes the reply in `staging` for `server`: parameters and buffers copied
+// in (a whole copy), or a step's values copied into `values` to replay.
+void Take(const std::vector<at::Tensor>& staging, const Landed& landed,
+          ParameterServer& server, std::vector<at::Tensor>* values) {
+  at::NoGradGuard no_grad;
+  for (size_t k = 0; k < staging.size(); ++k) {
+    at::Tensor to =
+        landed.step_record ? (*values)[k] : server.params()[k].detach();
+    to.copy_(staging[k]);
+  }
+}
+
 // Copies every version the primary at `address` makes until the
 // connection ends. Returns whether the primary ended it (its run is over).
+// The first copy is whole; from then on the standby asks for the record
+// of each next step and replays it (Li et al., OSDI 2014, section 4.3),
+// and the primary sends a whole copy instead when it has no record of that
+// step (the standby asked late, or the step was not one Step made).
 Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
                   const std::string& address, ParameterServer& server,
                   std::vector<int64_t>* held_applied) {
@@ -48,50 +75,58 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
   primary.set_connect_timeout(kConnectTimeout);
   if (!primary.Connect(address).ok())
     return false;
-  // A copy lands here whole before it becomes the shard's: a primary that
-  // dies mid-copy leaves the standby at the version before.
   std::vector<at::Tensor> staging;
-  for (const at::Tensor& p : server.params())
+  std::vector<at::Tensor> values;
+  for (const at::Tensor& p : server.params()) {
     staging.push_back(p.detach().clone());
-  std::string state;
-  std::vector<int64_t> applied;
+    values.push_back(p.detach().clone());
+  }
+  const bool replay = !server.has_row_sparse();
+  Landed landed;
   // The first copy is of the version the primary holds now, whatever it
   // is; each later one is of the version after the one held. The request
   // for the next version acknowledges this one as soon as its bytes are
   // in: loading them is this process's own work, off the primary's path.
   const uint64_t next = server.version() == 0 ? 0 : server.version() + 1;
-  if (!primary.Ask(next, staging, &state, &applied).ok())
+  if (!primary.Ask(next, staging, &landed.optimizer_state, &landed.applied)
+           .ok())
     return false;
   for (;;) {
     auto version = primary.Answer();
     if (!version.ok())
       return primary.refused();
-    if (*version < server.version()) {  // versions only grow
-      return Corruption("rank " + std::to_string(o.shard) + " sent version " +
-                        std::to_string(*version) + ", older than the " +
-                        std::to_string(server.version()) +
-                        " its standby holds");
+    landed.step_record = primary.step_record();
+    landed.lr = primary.step_lr();
+    const std::string from = "rank " + std::to_string(o.shard);
+    if (*version < server.version() ||
+        (landed.step_record && *version != server.version() + 1)) {
+      return Corruption(from + " sent version " + std::to_string(*version) +
+                        (landed.step_record ? " as a step record" : "") +
+                        " to its standby, which holds " +
+                        std::to_string(server.version()));
     }
-    if (applied.size() != static_cast<size_t>(server.num_workers())) {
-      return Corruption("rank " + std::to_string(o.shard) + " sent " +
-                        std::to_string(applied.size()) +
+    if (landed.applied.size() != static_cast<size_t>(server.num_workers())) {
+      return Corruption(from + " sent " +
+                        std::to_string(landed.applied.size()) +
                         " workers' applied pushes, expected " +
                         std::to_string(server.num_workers()));
     }
-    {
-      at::NoGradGuard no_grad;
-      for (size_t k = 0; k < staging.size(); ++k)
-        server.params()[k].detach().copy_(staging[k]);
-    }
-    std::string loading;
-    loading.swap(state);  // the next reply may land in `state` from Ask on
-    std::vector<int64_t> loaded = applied;
-    if (!primary.Ask(*version + 1, staging, &state, &applied).ok())
+    Take(staging, landed, server, &values);
+    Landed loading;
+    std::swap(loading, landed);  // the next reply may land in `landed`
+    if (!primary
+             .Ask(*version + 1, staging, &landed.optimizer_state,
+                  &landed.applied, replay)
+             .ok())
       return false;
-    PS_RETURN_IF_ERROR(LoadOptimizerStateBytes(
-        loading, server.optimizers(),
-        "rank " + std::to_string(o.shard) + "'s optimizer state"));
-    *held_applied = std::move(loaded);
+    if (loading.step_record) {
+      server.Replay(values, loading.lr);
+    } else {
+      PS_RETURN_IF_ERROR(LoadOptimizerStateBytes(loading.optimizer_state,
+                                                 server.optimizers(),
+                                                 from + "'s optimizer state"));
+    }
+    *held_applied = std::move(loading.applied);
     server.set_version(*version);
   }
 }

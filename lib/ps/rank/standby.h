@@ -4,14 +4,18 @@
 // servers), kept on a thread of its own, and the takeover of that shard
 // when its server dies.
 //
-// What is copied: the shard's parameters and buffers and the optimizer's
-// state, whole, at each version, as rank 0's evaluations get them
-// (wire::Snapshot with the standby flag). Whole versions rather than the
-// aggregated gradient replayed: a copy is exact for every optimizer and
-// for row-sparse keys with nothing to keep deterministic, and a standby
-// that missed versions catches up with the next copy. It costs the shard's
-// bytes (plus the optimizer state) per version, where the gradient would
-// cost the shard's bytes alone.
+// What is copied: first the shard's parameters and buffers and the
+// optimizer's state, whole, as rank 0's evaluations get them
+// (wire::Snapshot with the standby flag); then, version after version, the
+// record of the step that made it (wire::StepRecord: the gradient the
+// optimizer stepped with, the buffers, the lr), which the standby replays
+// on its copy with the same libtorch arithmetic, bit for bit
+// (ParameterServer::Replay). That is the shard's bytes per version, where a
+// whole copy is the shard plus its optimizer state (twice the bytes with
+// momentum, and a serialization on each side). A version a record cannot
+// make (one stepped key by key, a job with row-sparse keys, or a version
+// the standby asked for late) comes whole instead, and a standby that
+// missed versions catches up with it.
 //
 // The primary answers workers only once its standbys hold the version
 // (ps/engine/standby_acks.h), so no version a worker has seen is lost with it.

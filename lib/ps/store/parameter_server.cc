@@ -115,6 +115,20 @@ void ParameterServer::Step(double lr) {
     PS_CHECK(opt_.stepper->Run().ok());
   }
   ++version_;
+  last_step_ = {version_, lr};
+}
+
+std::optional<double> ParameterServer::StepLr(uint64_t version) const {
+  if (version != version_ || last_step_.version != version || version == 0)
+    return std::nullopt;
+  return last_step_.lr;
+}
+
+void ParameterServer::Replay(const std::vector<at::Tensor>& values, double lr) {
+  PS_CHECK(!has_row_sparse()) << "a replayed step has no rows";
+  SetGradients(values);
+  CopyBuffers(values);
+  Step(lr);
 }
 
 // One optimizer step with only this key's gradient defined: libtorch's

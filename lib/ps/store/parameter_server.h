@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -139,6 +140,19 @@ class ParameterServer {
   void AdvanceVersion() { ++version_; }
   /// Buffer keys take `values` (one tensor per key, key order).
   void CopyBuffers(const std::vector<at::Tensor>& values);
+  /// The lr of the Step that made `version`, when Step made it and it is
+  /// the current version; nullopt when AdvanceVersion did (a step taken key
+  /// by key, or skipped), or when it is past.
+  std::optional<double> StepLr(uint64_t version) const;
+  /// A standby's replay of its primary's step (wire::StepRecord; Li et
+  /// al., OSDI 2014, section 4.3): every dense key steps with values[k]
+  /// (the gradient the primary stepped with, after its clipping) as its
+  /// gradient at `lr`, and every buffer key takes values[k]; version + 1.
+  /// From the primary's state before the step, bit for bit the primary's
+  /// step: the same libtorch arithmetic on the same operands. `values`:
+  /// one tensor per key of the params' dtypes and shapes, borrowed until
+  /// the next step. REQUIRES: !has_row_sparse().
+  void Replay(const std::vector<at::Tensor>& values, double lr);
   /// A push was applied or accumulated.
   void CountPush() { ++pushes_; }
   /// Pushes applied or accumulated so far.
@@ -186,6 +200,11 @@ class ParameterServer {
   int64_t schedule_versions_;
   uint64_t version_ = 0;
   uint64_t pushes_ = 0;
+  // The version the last Step made, and its lr.
+  struct {
+    uint64_t version = 0;
+    double lr = 0;
+  } last_step_;
 };
 
 }  // namespace pstrain::ps

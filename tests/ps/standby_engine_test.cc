@@ -189,10 +189,64 @@ TEST(StandbyEngineTest, AStandbyThatAskedInTimeGetsTheStepsRecord) {
   EXPECT_TRUE(copy.params()[0].equal(h.server().params()[0]));
   EXPECT_TRUE(copy.params()[1].equal(h.server().params()[1]));
   EXPECT_FALSE(copy.params()[0].equal(torch::zeros({3})));
-  // Asked late, version 1 comes whole.
+  // Asked again while the standby holds 0, the record is kept; without
+  // the replay flag, version 1 comes whole.
   ASSERT_TRUE(h.Feed(standby, wire::Snapshot{1, true, true, true}, 4).ok());
+  EXPECT_EQ(h.outbox().sent.back().type, wire::MsgType::kStepRecord);
+  ASSERT_TRUE(h.Feed(standby, wire::Snapshot{1, true, true, false}, 5).ok());
   EXPECT_EQ(h.outbox().sent.back().type, wire::MsgType::kShard);
-  EXPECT_EQ(h.CountSent(standby, wire::MsgType::kStepRecord), 1);
+}
+
+// The record of the step that made a version, from a sent frame.
+struct SentRecord {
+  uint64_t version = 0;
+  std::vector<at::Tensor> values;
+  double lr = 0;
+};
+
+SentRecord RecordOf(const testing::FakeOutbox::Sent& sent) {
+  SentRecord r;
+  wire::StepRecord msg;
+  EXPECT_TRUE(wire::DecodeMeta(sent.meta, &msg).ok());
+  r.version = msg.version;
+  for (int k = 0; k < 2; ++k) {
+    r.values.push_back(
+        torch::from_blob(const_cast<void*>(sent.data[k].data), {k == 0 ? 3 : 5})
+            .clone());
+  }
+  std::memcpy(&r.lr, sent.data[2].data, sizeof(r.lr));
+  return r;
+}
+
+// Async: each push makes a version, and both are made before the standby
+// asks for the first; their records are kept until it holds them, and it
+// replays one after the other into the primary's bits.
+TEST(StandbyEngineTest, RecordsOfVersionsMadeBeforeTheStandbyAskedAreKept) {
+  JobSpec spec = Spec();
+  spec.mode = Mode::kAsync;
+  EngineHarness h(spec, Params());
+  ParameterServer copy(spec, Params());
+  const PeerId standby = JoinStandby(h);
+  ASSERT_TRUE(Ask(h, standby, 0, 2).ok());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
+  ASSERT_TRUE(h.Push(b, 0, Grads(3), 11).ok());
+  h.Settle();
+  EXPECT_EQ(h.server().version(), 2u);
+  for (uint64_t v : {1, 2}) {
+    ASSERT_TRUE(
+        h.Feed(standby, wire::Snapshot{v, true, true, true}, 3 + v).ok());
+    ASSERT_EQ(h.outbox().sent.back().type, wire::MsgType::kStepRecord) << v;
+    const SentRecord r = RecordOf(h.outbox().sent.back());
+    EXPECT_EQ(r.version, v);
+    copy.Replay(r.values, r.lr);
+  }
+  EXPECT_TRUE(copy.params()[0].equal(h.server().params()[0]));
+  EXPECT_TRUE(copy.params()[1].equal(h.server().params()[1]));
+  // Holding 2, it has no use for them: an old request comes whole.
+  ASSERT_TRUE(h.Feed(standby, wire::Snapshot{3, true, true, true}, 6).ok());
+  ASSERT_TRUE(h.Feed(standby, wire::Snapshot{1, true, true, true}, 7).ok());
+  EXPECT_EQ(h.outbox().sent.back().type, wire::MsgType::kShard);
 }
 
 TEST(StandbyEngineTest, WithoutReplicasAnOldPushIsStillRefused) {

@@ -4,11 +4,14 @@
 // for every optimizer, with clipping, in sync and async; and a version no
 // Step made has no record.
 
+#include <limits>
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "ps/engine/step_records.h"
 #include "ps/store/parameter_server.h"
 #include "ps/store/snapshot.h"
 #include "testing/shard.h"
@@ -134,6 +137,31 @@ TEST(StepRecordTest, TheRecordIsOfTheCurrentVersionOnly) {
   EXPECT_EQ(record->applied, (std::vector<int64_t>{4, 5}));
   ASSERT_EQ(record->params.size(), 3u);
   EXPECT_TRUE(record->params[2].equal(torch::tensor(int64_t{1})));
+}
+
+std::shared_ptr<const Snapshot> RecordOf(uint64_t version) {
+  auto r = std::make_shared<Snapshot>();
+  r->version = version;
+  r->step_record = true;
+  return r;
+}
+
+TEST(StepRecordsTest, KeepsEachUntilEveryStandbyHoldsItAndAtMostMax) {
+  StepRecords records;
+  for (uint64_t v = 1; v <= 3; ++v)
+    records.Add(RecordOf(v));
+  EXPECT_EQ(records.Find(2)->version, 2u);
+  EXPECT_EQ(records.Find(4), nullptr);
+  records.DropThrough(2);
+  EXPECT_EQ(records.size(), 1u);
+  EXPECT_EQ(records.Find(2), nullptr);
+  EXPECT_EQ(records.Find(3)->version, 3u);
+  for (uint64_t v = 4; v < 4 + StepRecords::kMaxRecords; ++v)
+    records.Add(RecordOf(v));
+  EXPECT_EQ(records.size(), StepRecords::kMaxRecords);
+  EXPECT_EQ(records.Find(3), nullptr);                        // the oldest went
+  records.DropThrough(std::numeric_limits<uint64_t>::max());  // no standby
+  EXPECT_EQ(records.size(), 0u);
 }
 
 }  // namespace

@@ -69,6 +69,7 @@
 #include "ps/engine/ssp_gate.h"
 #include "ps/engine/standby_acks.h"
 #include "ps/engine/step_deadline.h"
+#include "ps/engine/step_records.h"
 #include "ps/engine/write_fence.h"
 #include "ps/job/compression_spec.h"
 #include "ps/job/job_spec.h"
@@ -332,6 +333,7 @@ class Engine {
   ServerRoster roster_;  // rank 0 with num_servers > 1 (ExpectServers)
   SnapshotQueue snapshots_;
   StandbyAcks standbys_;   // --replicas: this shard's standbys
+  StepRecords records_;    // the steps they have yet to replay
   StepDeadline deadline_;  // --step_timeout
   PeerWatch watch_;        // --timeout, --dead_after, late ticks
   PushReader reader_;      // pushes into the rule

@@ -34,6 +34,7 @@ void Engine::OnClose(PeerId id, const Status& why, Time now) {
                   why.ToString());
   }
   if (AsTool(peer) && standbys_.Drop(id) && !stopping_) {
+    records_.DropThrough(standbys_.held());
     outbox_->Info("a standby of this server's shard disconnected; " +
                   std::to_string(standbys_.count()) + " left");
     ReleaseReplies();  // no longer waited for

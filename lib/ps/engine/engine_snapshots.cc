@@ -24,6 +24,10 @@ void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
     done(nullptr);
     return;
   }
+  if (auto record = replay ? records_.Find(min_version) : nullptr) {
+    done(std::move(record));  // made already: the standby replays it
+    return;
+  }
   snapshots_.Add(min_version, with_optimizer_state, std::move(done), replay);
   if (VersionComplete())
     TakeDueSnapshots(/*just_made=*/false);
@@ -32,17 +36,18 @@ void Engine::RequestSnapshot(uint64_t min_version, bool with_optimizer_state,
 // One copy serves every request due now (one with the optimizer state if
 // any asks for it), and one step record every standby's that it does.
 void Engine::TakeDueSnapshots(bool just_made) {
-  if (snapshots_.empty())
-    return;
   const uint64_t version = server_->version();
+  if (just_made && standbys_.count() > 0) {
+    if (auto record = TakeStepRecord(*server_, rule_->applied(), now_))
+      records_.Add(std::move(record));
+  }
   SnapshotQueue::Due due = snapshots_.TakeDue(version);
-  std::shared_ptr<const Snapshot> record;
+  std::vector<std::shared_ptr<const Snapshot>> records;
   bool whole = false;
   bool with_optimizer_state = false;
   for (const SnapshotQueue::Request& r : due.requests) {
-    if (r.replay && just_made && !record)
-      record = TakeStepRecord(*server_, rule_->applied(), now_);
-    if (!(r.replay && record)) {
+    records.push_back(r.replay ? records_.Find(r.min_version) : nullptr);
+    if (!records.back()) {
       whole = true;
       with_optimizer_state = with_optimizer_state || r.with_optimizer_state;
     }
@@ -58,8 +63,8 @@ void Engine::TakeDueSnapshots(bool just_made) {
                     " failed: " + taken.status().message());
     }
   }
-  for (SnapshotQueue::Request& r : due.requests)
-    r.done(r.replay && record ? record : snapshot);
+  for (size_t i = 0; i < due.requests.size(); ++i)
+    due.requests[i].done(records[i] ? records[i] : snapshot);
 }
 
 // The run ends: no version will be made for the requests still waiting.
@@ -77,6 +82,7 @@ Status Engine::OnSnapshot(Peer& peer, uint64_t id, std::string_view meta) {
   const PeerId to = peer.id;
   if (msg.standby && !stopping_) {
     standbys_.Asked(to, msg.min_version);
+    records_.DropThrough(standbys_.held());
     ReleaseReplies();  // those that waited for this version's copy
   }
   const bool standby = msg.standby;

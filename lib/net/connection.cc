@@ -10,6 +10,7 @@
 #include <asio/write.hpp>
 
 #include "net/lifeline.h"
+#include "net/peer_host_watch.h"
 #include "net/send_gate.h"
 #include "wire/messages.h"
 
@@ -73,6 +74,8 @@ Connection::Connection(asio::ip::tcp::socket socket, Handler* handler,
 void Connection::Start() {
   std::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  if (options_.dead_after > 0)
+    WatchPeerHost(socket_.native_handle(), options_.dead_after);
   ReadHead();
 }
 

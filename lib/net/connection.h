@@ -40,6 +40,15 @@ namespace pstrain::net {
 struct ConnectionOptions {
   /// Largest body_len accepted, in bytes. Default: 4 GiB.
   uint64_t max_frame_bytes = wire::kDefaultMaxFrameBytes;
+  /// Seconds (the job's --dead_after; <= 0: off): a TCP connection whose
+  /// peer's host acknowledges nothing for this long is aborted by the
+  /// kernel, which then probes it every second while it is idle
+  /// (SO_KEEPALIVE, TCP_KEEPIDLE and TCP_KEEPINTVL 1 s, TCP_USER_TIMEOUT),
+  /// so a host that goes silent without a FIN (its link down, its power
+  /// off) closes every connection to it, idle or not, as a crash would. A
+  /// live peer's kernel answers the probes however busy or stopped the
+  /// process is.
+  double dead_after = 0;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {

@@ -22,7 +22,8 @@ ServerGroup::ServerGroup(const TrainerOptions& options, report::EventLog* log)
 
 std::unique_ptr<PsClient> ServerGroup::NewClient(int server_rank) const {
   auto client = std::make_unique<PsClient>(
-      options_.timeout, net::ConnectionOptions{options_.max_frame_bytes},
+      options_.timeout,
+      net::ConnectionOptions{options_.max_frame_bytes, spec_.dead_after},
       server_rank);
   client->set_auth_token(options_.auth_token);
   return client;

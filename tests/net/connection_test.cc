@@ -5,6 +5,11 @@
 
 #include "net/connection.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -16,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "net/listener.h"
+#include "net/peer_host_watch.h"
 #include "testing/bytes.h"
 #include "wire/frame_reader.h"
 #include "wire/messages.h"
@@ -275,6 +281,34 @@ TEST(ConnectionTest, RefusesTaggedDataWithoutItsTagsOrOnAnotherMessage) {
                 "pull: flags has the tagged bit, which only push, "
                 "push_pull and params may carry",
                 1, 0);
+}
+
+}  // namespace
+}  // namespace pstrain::net
+
+namespace pstrain::net {
+namespace {
+
+int IntOption(int fd, int level, int name) {
+  int value = -1;
+  socklen_t len = sizeof(value);
+  EXPECT_EQ(::getsockopt(fd, level, name, &value, &len), 0) << name;
+  return value;
+}
+
+// --dead_after as the kernel's watch: probes every second once idle, and
+// the connection aborted after that long without an acknowledgement.
+TEST(ConnectionTest, WatchPeerHostSetsTheKernelsProbesFromDeadAfter) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(IntOption(fd, SOL_SOCKET, SO_KEEPALIVE), 0);
+  WatchPeerHost(fd, 2.5);
+  EXPECT_EQ(IntOption(fd, SOL_SOCKET, SO_KEEPALIVE), 1);
+  EXPECT_EQ(IntOption(fd, IPPROTO_TCP, TCP_KEEPIDLE), 1);
+  EXPECT_EQ(IntOption(fd, IPPROTO_TCP, TCP_KEEPINTVL), 1);
+  EXPECT_EQ(IntOption(fd, IPPROTO_TCP, TCP_KEEPCNT), 3);
+  EXPECT_EQ(IntOption(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 2500);
+  ::close(fd);
 }
 
 }  // namespace

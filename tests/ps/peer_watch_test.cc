@@ -61,7 +61,7 @@ TEST(PeerWatchTest, NamesOnlyHandshakesPastTheTimeout) {
   EXPECT_EQ(late, std::vector<PeerId>{1});
 }
 
-TEST(PeerWatchTest, AWorkerIsSilentAfterDeadAfterUnlessItsBatchComputesHere) {
+TEST(PeerWatchTest, AWorkerIsSilentAfterDeadAfterUnlessItWaitsOnTheServer) {
   PeerTable peers;
   Peer& a = peers.Add(1, "a", "", Clock(0));
   WorkerPeer& w = peers.Become<WorkerPeer>(a, 0);
@@ -72,6 +72,9 @@ TEST(PeerWatchTest, AWorkerIsSilentAfterDeadAfterUnlessItsBatchComputesHere) {
   w.batch.in_flight = true;  // --placement server: the server's time
   EXPECT_FALSE(watch.Silent(w, Clock(3.5)));
   w.batch.in_flight = false;
+  w.held.waiting = true;  // its reply waits for the others, or the standbys
+  EXPECT_FALSE(watch.Silent(w, Clock(3.5)));
+  w.held.waiting = false;
   w.closing = true;
   EXPECT_FALSE(watch.Silent(w, Clock(3.5)));
   w.closing = false;

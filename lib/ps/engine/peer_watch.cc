@@ -38,7 +38,7 @@ void PeerWatch::LateHandshakes(const PeerTable& peers, Time now,
 
 bool PeerWatch::Silent(const WorkerPeer& p, Time now) const {
   return dead_after_ > 0 && p.stage == Peer::Stage::kRegistered && !p.closing &&
-         !p.batch.in_flight &&
+         !p.batch.in_flight && !p.held.waiting &&
          std::chrono::duration<double>(now - p.last_heard).count() >
              dead_after_;
 }

@@ -190,7 +190,8 @@ std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
   follow.master_addr = o.master_addr;
   follow.master_port = o.master_port;
   follow.timeout = o.timeout;
-  follow.connection = net::ConnectionOptions{o.max_frame_bytes};
+  follow.connection =
+      net::ConnectionOptions{o.max_frame_bytes, spec.dead_after};
   follow.auth_token = o.auth_token;
   auto serve = [o, log](const TakenShard& shard) {
     ServerRankOptions taken = o;

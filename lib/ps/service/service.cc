@@ -15,13 +15,15 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
     : io_(io),
       log_(log),
       options_(std::move(options)),
-      listener_(io, this, net::ConnectionOptions{options_.max_frame_bytes},
-                [this](std::shared_ptr<net::Connection> conn) {
-                  const PeerId id = next_id_++;
-                  ids_[conn.get()] = id;
-                  conns_[id] = conn;
-                  engine_.OnAccept(id, conn->remote(), Now());
-                }),
+      listener_(
+          io, this,
+          net::ConnectionOptions{options_.max_frame_bytes, spec.dead_after},
+          [this](std::shared_ptr<net::Connection> conn) {
+            const PeerId id = next_id_++;
+            ids_[conn.get()] = id;
+            conns_[id] = conn;
+            engine_.OnAccept(id, conn->remote(), Now());
+          }),
       timer_(*io),
       wake_timer_(*io),
       engine_(spec, std::move(fingerprint), server, this,

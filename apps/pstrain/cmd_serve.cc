@@ -21,6 +21,7 @@ struct ServeFlags {
   std::string bind_addr;         // "" = master_addr's interface
   std::string checkpoint_every;  // "" = only at the end
   int keep = 3;
+  bool rejoin = false;
 };
 
 Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
@@ -53,6 +54,7 @@ Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
   o.checkpoint = f.checkpoint;
   o.resume = f.resume;
   o.bind_addr = f.bind_addr;
+  o.rejoin = f.rejoin;
   if (!f.checkpoint_every.empty()) {
     PS_ASSIGN_OR_RETURN(
         o.checkpoint_every,
@@ -98,6 +100,12 @@ RunFn SetupServe(CLI::App* sub) {
   sub->add_option("--keep", f->keep, "How many periodic checkpoints to keep")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  sub->add_flag("--rejoin", f->rejoin,
+                "A server rank started again after it was lost from a running "
+                "job (--replicas 2 or more): it becomes a standby of its own "
+                "shard, which a standby took over, and of those it kept, each "
+                "brought up to date while the job runs, and takes a shard "
+                "over when its primary dies");
   sub->add_option("--bind_addr", f->bind_addr,
                   "Address to listen on; default: the one --master_addr "
                   "resolves to, never all interfaces unless asked (0.0.0.0)");

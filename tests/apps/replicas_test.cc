@@ -32,7 +32,7 @@ constexpr double kDeadAfter = 3;
 std::vector<std::string> LaunchArgs(const ScratchDir& dir,
                                     const std::string& checkpoint,
                                     double dead_after = kDeadAfter,
-                                    int steps = kSteps) {
+                                    int steps = kSteps, int epochs = 2) {
   return {"launch",
           "--world_size",
           "5",
@@ -45,7 +45,7 @@ std::vector<std::string> LaunchArgs(const ScratchDir& dir,
           "--batch_size",
           "8",
           "--epochs",
-          "2",
+          std::to_string(epochs),
           "--max_steps",
           std::to_string(steps),
           "--seed",
@@ -144,6 +144,61 @@ INSTANTIATE_TEST_SUITE_P(Servers, ReplicasTest, ::testing::Values(1, 2),
                          [](const auto& info) {
                            return "rank_" + std::to_string(info.param);
                          });
+
+// The port rank 0 announced in its listen event; -1 before it.
+int MasterPort(const Process& launch) {
+  for (const auto& e : FindEvents(launch.OutSoFar(), "listen")) {
+    if (e["rank"] == 0 && e.contains("port"))
+      return e["port"];
+  }
+  return -1;
+}
+
+// --rejoin: rank 1 is killed and its standby on rank 2 takes shard 1 over;
+// rank 1 started again with --rejoin becomes a standby of shard 1 (and of
+// shard 0, as before), brought up to date while the job runs; then rank 2
+// is killed, and the rejoined rank 1 takes shard 1 back (rank 0 takes shard
+// 2). Shard 1 outlives two deaths with --replicas 2, and the run ends with
+// the final parameters of a run that lost no server.
+TEST(ReplicasChainTest, ARejoinedServerIsAStandbyAgainAndTakesOver) {
+  constexpr int kLong = 200;
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  auto whole =
+      RunPstrain(LaunchArgs(dir, "whole.pt", kDeadAfter, kLong, 5), 240);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+
+  Process launch(WithBin(LaunchArgs(dir, "rejoined.pt", kDeadAfter, kLong, 5)));
+  const int one = WaitForStep(launch, 1, 20);
+  const int two = WaitForStep(launch, 2, 20);
+  ASSERT_GT(one, 0) << launch.OutSoFar();
+  ASSERT_GT(two, 0);
+  ASSERT_EQ(kill(one, SIGKILL), 0);
+  ASSERT_TRUE(launch.WaitForErr("standby of rank 1: took its shard over", 60))
+      << launch.OutSoFar();
+  Process rejoined(
+      {PstrainBin(), "serve", "--rank", "1", "--rejoin", "--world_size", "5",
+       "--num_servers", "3", "--master_addr", "127.0.0.1", "--master_port",
+       std::to_string(MasterPort(launch)), "--data_dir", dir.path(), "--json"});
+  ASSERT_TRUE(rejoined.WaitForErr("standby of rank 1: holds version", 60))
+      << rejoined.OutSoFar();
+  ASSERT_EQ(kill(two, SIGKILL), 0);
+
+  auto r = launch.Wait(240);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ProcessResult rj = rejoined.Wait(60);
+  ASSERT_EQ(rj.exit_code, 0) << rj.err;
+  EXPECT_NE(rj.err.find("standby of rank 1: took its shard over at version"),
+            std::string::npos)
+      << rj.err;
+  EXPECT_NE(r.err.find("standby of rank 2: took its shard over at version"),
+            std::string::npos)
+      << r.err;
+  const auto summary = FindEvent(r.out, "summary");
+  EXPECT_EQ(summary["steps"], kLong) << summary;
+  EXPECT_EQ(summary["workers_lost"], 0) << summary;
+  EXPECT_LT(MaxAbsDiff(dir.File("whole.pt"), dir.File("rejoined.pt")), 1e-6);
+}
 
 // Rank 1 and its standby's rank 2 both die: shard 1 has no copy left, and
 // rank 0 ends the job in one line naming it.

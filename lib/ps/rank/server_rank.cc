@@ -27,6 +27,7 @@
 #include "ps/rank/master_client.h"
 #include "ps/rank/server_metrics_feed.h"
 #include "ps/rank/server_resume.h"
+#include "ps/rank/server_standbys.h"
 #include "ps/rank/standby_host.h"
 #include "ps/service/placement.h"
 #include "ps/service/service.h"
@@ -181,19 +182,10 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
   return Status::Ok();
 }
 
-// --replicas: this rank's standbys (ps/rank/standby_host.h), each serving, as
-// server `shard`, the shard it takes over.
-std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
-                                          const JobSpec& spec,
-                                          report::EventLog* log) {
-  StandbyOptions follow;
-  follow.master_addr = o.master_addr;
-  follow.master_port = o.master_port;
-  follow.timeout = o.timeout;
-  follow.connection =
-      net::ConnectionOptions{o.max_frame_bytes, spec.dead_after};
-  follow.auth_token = o.auth_token;
-  auto serve = [o, log](const TakenShard& shard) {
+// --replicas: what a standby that takes a shard over serves it with.
+ServeTakeover TakeoverServer(const ServerRankOptions& o,
+                             report::EventLog* log) {
+  return [o, log](const TakenShard& shard) {
     ServerRankOptions taken = o;
     taken.rank = shard.rank;
     taken.metrics = nullptr;
@@ -204,7 +196,6 @@ std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
                       *shard.plan, *shard.server, log, shard.stop,
                       shard.applied);
   };
-  return std::make_unique<StandbyHost>(o.rank, spec, follow, serve, log);
 }
 
 // Rank s in 1..S-1.
@@ -234,7 +225,7 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
                                     spec.num_servers));
   // After this rank's own model is made: the standbys' draw from the same
   // generator, and a standby's first copy overwrites what it drew.
-  auto standbys = HostStandbys(o, spec, log);
+  auto standbys = HostStandbys(o, spec, TakeoverServer(o, log), log);
   return ServeShard(o, master, spec, *model, plan, server, log);
 }
 
@@ -338,7 +329,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   ServerRankOptions here = o;
   here.master_addr = options.host;
   here.master_port = service.port();
-  auto standbys = HostStandbys(here, spec, log);
+  auto standbys = HostStandbys(here, spec, TakeoverServer(here, log), log);
   Status ran = service.Run();
   if (feed)
     feed->Publish();
@@ -368,8 +359,13 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
 }  // namespace
 
 Status RunServerRank(const ServerRankOptions& options, report::EventLog* log) {
-  return options.rank > 0 ? ServeSlices(options, log)
-                          : ServeMaster(options, log);
+  if (options.rank > 0)
+    return options.rejoin
+               ? ServeRejoin(options, TakeoverServer(options, log), log)
+               : ServeSlices(options, log);
+  if (options.rejoin)
+    return InvalidArgument("--rejoin: rank 0 cannot rejoin; it is the master");
+  return ServeMaster(options, log);
 }
 
 }  // namespace pstrain::ps

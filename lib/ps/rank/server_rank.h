@@ -55,6 +55,10 @@ struct ServerRankOptions {
   /// "" (start from the seed), a checkpoint path, or "auto" (the newest
   /// complete periodic checkpoint, if any; ranks 1..S-1: rank 0's choice).
   std::string resume;
+  /// --rejoin (ranks 1..S-1): started again after this rank was lost, it
+  /// keeps standbys of its own shard and of those StandbyShards names,
+  /// and serves a shard only once it takes one over.
+  bool rejoin = false;
   /// Address to listen on; "" = the one master_addr resolves to (rank 0)
   /// or the interface that reaches rank 0 (ranks 1..S-1).
   std::string bind_addr;

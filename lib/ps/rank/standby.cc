@@ -69,7 +69,7 @@ void Take(const std::vector<at::Tensor>& staging, const Landed& landed,
 // step (the standby asked late, or the step was not one Step made).
 Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
                   const std::string& address, ParameterServer& server,
-                  std::vector<int64_t>* held_applied) {
+                  std::vector<int64_t>* held_applied, report::EventLog* log) {
   SnapshotClient primary(o.shard, spec.world_size, o.timeout, o.connection,
                          o.auth_token);
   primary.set_connect_timeout(kConnectTimeout);
@@ -128,6 +128,11 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
     }
     *held_applied = std::move(loading.applied);
     server.set_version(*version);
+    if (!loading.step_record) {
+      log->Info("standby of " + from + ": holds version " +
+                std::to_string(*version) + ", copied whole" +
+                (replay ? "; it replays each step from here" : ""));
+    }
   }
 }
 
@@ -164,7 +169,7 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
       address = *asked;
     }
     PS_ASSIGN_OR_RETURN(const bool ended,
-                        Copy(o, spec, address, server, applied));
+                        Copy(o, spec, address, server, applied, log));
     if (ended)
       return StandbyEnd::kPrimaryEnded;
     // The primary is gone, or unreachable: ask rank 0 for its shard.

@@ -36,11 +36,11 @@ Status RunStandby(const JobSpec& spec, StandbyOptions follow,
 
 }  // namespace
 
-StandbyHost::StandbyHost(int rank, const JobSpec& spec,
-                         const StandbyOptions& follow, ServeTakeover serve,
-                         report::EventLog* log)
+StandbyHost::StandbyHost(int rank, const std::vector<int>& shards,
+                         const JobSpec& spec, const StandbyOptions& follow,
+                         ServeTakeover serve, report::EventLog* log)
     : stop_at_end_(rank == 0) {
-  for (int shard : StandbyShards(spec, rank)) {
+  for (int shard : shards) {
     stops_.push_back(std::make_unique<TakeoverStop>());
     StandbyOptions mine = follow;
     mine.shard = shard;

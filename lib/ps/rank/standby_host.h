@@ -53,11 +53,13 @@ using ServeTakeover = std::function<Status(const TakenShard& shard)>;
 
 class StandbyHost {
  public:
-  /// Starts a standby of each shard of StandbyShards(spec, rank), with
-  /// `follow`'s rank 0 address, timeout and connection (its `shard` is set
-  /// per standby). Errors end a standby with a line in `log`.
-  StandbyHost(int rank, const JobSpec& spec, const StandbyOptions& follow,
-              ServeTakeover serve, report::EventLog* log);
+  /// Starts a standby of each shard of `shards` (StandbyShards(spec,
+  /// rank), and a rejoining rank's own), with `follow`'s rank 0 address,
+  /// timeout and connection (its `shard` is set per standby). Errors end a
+  /// standby with a line in `log`.
+  StandbyHost(int rank, const std::vector<int>& shards, const JobSpec& spec,
+              const StandbyOptions& follow, ServeTakeover serve,
+              report::EventLog* log);
   ~StandbyHost();
   StandbyHost(const StandbyHost&) = delete;
   StandbyHost& operator=(const StandbyHost&) = delete;

@@ -30,6 +30,7 @@ struct LaunchFlags {
   std::string checkpoint = "pstrain-model.pt";
   std::string device = "cpu";
   bool live = false;  // a RankBoard on the terminal; the children send JSON
+  bool restart_servers = false;
   LaunchHook hook;
 };
 
@@ -163,9 +164,17 @@ int Launch(LaunchFlags& f) {
   o.prefix_stdout = !f.local.json;  // JSON lines carry their rank already
   for (int r = 0; r < w.num_servers; ++r) {
     // --replicas: a server's standby takes its shard over (not rank 0's,
-    // which also holds the job).
-    o.children.push_back({ServeArgs(f, r, threads), "rank " + std::to_string(r),
-                          r > 0 && f.job.spec.replicas > 1});
+    // which also holds the job); --restart_servers starts the server again
+    // as a standby (serve --rejoin).
+    const bool survivable = r > 0 && f.job.spec.replicas > 1;
+    std::vector<std::string> args = ServeArgs(f, r, threads);
+    std::vector<std::string> again;
+    if (survivable && f.restart_servers) {
+      again = args;
+      again.push_back("--rejoin");
+    }
+    o.children.push_back({std::move(args), "rank " + std::to_string(r),
+                          survivable, std::move(again)});
   }
   for (int r = w.num_servers; r < w.world_size; ++r) {
     o.children.push_back(
@@ -198,6 +207,10 @@ CheckedCommand SetupLaunchChecked(CLI::App* sub) {
       ->capture_default_str();
   sub->add_option("--device", f->device, "Workers' device: cpu, cuda or cuda:i")
       ->capture_default_str();
+  sub->add_flag("--restart_servers", f->restart_servers,
+                "--replicas 2 or more: a server other than rank 0 that dies is "
+                "started again, to rejoin the job as a standby of its shard "
+                "(at most 3 times each)");
   f->hook = AddLaunchHooks(sub);
   return {[f] { return CheckLaunch(*f); }, [f] { return Launch(*f); }};
 }

@@ -16,14 +16,19 @@
 
 #include "cluster/line_relay.h"
 #include "cluster/signal_pipe.h"
+#include "cluster/spawn.h"
 #include "util/check.h"
 
 namespace pstrain::cluster {
 namespace {
 
+using internal::Describe;
 using internal::Errno;
+using internal::ExitCode;
 using internal::Fd;
 using internal::SignalPipe;
+using internal::Spawn;
+using internal::WaitBlocking;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollMillis = 100;
@@ -38,6 +43,8 @@ struct Child {
   const ChildSpec* spec;
   pid_t pid;  // -1 when not running (not yet started, or reaped)
   Stream out, err;
+  int restarts = 0;
+  bool restart_due = false;  // died; starts again with restart_argv
 };
 
 // Relays what the pipe holds now; at EOF or on error ends the last line and
@@ -53,117 +60,6 @@ void ReadStream(Stream* s) {
   }
   s->relay.Finish();
   s->fd.Reset();
-}
-
-int ExitCode(int wait_status) {
-  if (WIFEXITED(wait_status))
-    return WEXITSTATUS(wait_status);
-  if (WIFSIGNALED(wait_status))
-    return 128 + WTERMSIG(wait_status);
-  return 1;
-}
-
-// Waits for `pid` regardless of signals. Returns its exit code.
-int WaitBlocking(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return ExitCode(status);
-}
-
-struct ExecArgs {
-  char* const* argv;
-  int out_fd, err_fd, status_fd;
-  pid_t parent;
-  const SignalPipe* signals;
-  const sigset_t* mask;
-};
-
-// Runs in the forked child: only async-signal-safe calls until exec.
-[[noreturn]] void ExecChild(const ExecArgs& a) {
-  setpgid(0, 0);
-#ifdef __linux__
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != a.parent)
-    _exit(127);
-#endif
-  a.signals->ResetInChild();
-  sigprocmask(SIG_SETMASK, a.mask, nullptr);
-  if (dup2(a.out_fd, STDOUT_FILENO) >= 0 &&
-      dup2(a.err_fd, STDERR_FILENO) >= 0) {
-    execv(a.argv[0], a.argv);
-  }
-  int error = errno;
-  ssize_t ignored = write(a.status_fd, &error, sizeof(error));
-  (void)ignored;
-  _exit(127);
-}
-
-// Reads the errno a child sends when exec fails; 0 once exec closed the pipe.
-int ReadExecError(const Fd& status_read) {
-  int error = 0;
-  ssize_t n;
-  while ((n = read(status_read.get(), &error, sizeof(error))) < 0 &&
-         errno == EINTR) {
-  }
-  return n == static_cast<ssize_t>(sizeof(error)) ? error : 0;
-}
-
-std::string Describe(int wait_status) {
-  if (WIFSIGNALED(wait_status)) {
-    return "was killed by signal " + std::to_string(WTERMSIG(wait_status));
-  }
-  return "exited with status " + std::to_string(ExitCode(wait_status));
-}
-
-// Forks a child that execs `args`, with SIGINT, SIGTERM and SIGCHLD blocked
-// across fork so that none of our handlers runs in the child. Returns the
-// pid, or -1 with errno set.
-pid_t ForkExec(ExecArgs args) {
-  sigset_t block, old_mask;
-  sigemptyset(&block);
-  for (int sig : {SIGINT, SIGTERM, SIGCHLD})
-    sigaddset(&block, sig);
-  pthread_sigmask(SIG_BLOCK, &block, &old_mask);
-  args.mask = &old_mask;
-  pid_t pid = fork();
-  if (pid == 0)
-    ExecChild(args);
-  int fork_error = errno;
-  if (pid > 0)
-    setpgid(pid, pid);  // the child does it too; either may be first
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-  errno = fork_error;
-  return pid;
-}
-
-// Starts `child` with its stdout and stderr on new pipes. kIOError when the
-// pipes, fork or exec fail.
-Status Spawn(const SignalPipe& signals, Child* child) {
-  const ChildSpec& spec = *child->spec;
-  PS_CHECK(!spec.argv.empty()) << "child " << spec.label << " has no argv";
-  std::vector<char*> argv;
-  for (const std::string& arg : spec.argv) {
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  argv.push_back(nullptr);
-  Fd out_write, err_write, status_read, status_write;
-  PS_RETURN_IF_ERROR(internal::MakePipe(&child->out.fd, &out_write, true));
-  PS_RETURN_IF_ERROR(internal::MakePipe(&child->err.fd, &err_write, true));
-  PS_RETURN_IF_ERROR(internal::MakePipe(&status_read, &status_write, false));
-  pid_t pid = ForkExec({argv.data(), out_write.get(), err_write.get(),
-                        status_write.get(), getpid(), &signals, nullptr});
-  if (pid < 0)
-    return internal::Errno("fork");
-  status_write.Reset();
-  int exec_error = ReadExecError(status_read);
-  if (exec_error == 0) {
-    child->pid = pid;
-    return Status::Ok();
-  }
-  WaitBlocking(pid);
-  return internal::Errno(
-      "cannot start " + spec.label + " (" + spec.argv[0] + ")", exec_error);
 }
 
 // The children of one RunChildren call and the state of their teardown.
@@ -191,6 +87,8 @@ class ChildGroup {
   int PollTimeoutMillis() const;
   Status PollOnce();
   void ReapExited();
+  void StartAgain();
+  void Say(const std::string& message);
   void Drain();
 
   const LaunchOptions& options_;
@@ -237,8 +135,10 @@ ChildGroup::~ChildGroup() {
 }
 
 Status ChildGroup::StartAll() {
-  for (Child& c : children_)
-    PS_RETURN_IF_ERROR(Spawn(*signals_, &c));
+  for (Child& c : children_) {
+    PS_ASSIGN_OR_RETURN(c.pid, Spawn(*signals_, c.spec->argv, c.spec->label,
+                                     &c.out.fd, &c.err.fd));
+  }
   return Status::Ok();
 }
 
@@ -246,6 +146,7 @@ Result<int> ChildGroup::Wait() {
   while (AnyRunning()) {
     PS_RETURN_IF_ERROR(PollOnce());
     ReapExited();
+    StartAgain();
     if (kill_at_ && !killed_ && Clock::now() >= *kill_at_) {
       SignalAll(SIGKILL);
       killed_ = true;
@@ -332,17 +233,50 @@ void ChildGroup::ReapExited() {
     const bool survivable = c.spec->survivable;
     if (!survivable)
       first_failure_ = ExitCode(status);
-    const std::string message =
-        "pstrain launch: " + c.spec->label + " " + Describe(status) +
-        (survivable ? "; the others go on" : "; stopping the others");
-    if (options_.on_line) {
-      options_.on_line(children_.size(), true, message);
-    } else {
-      *options_.err << message << "\n";
-      options_.err->flush();
-    }
+    c.restart_due = survivable && !c.spec->restart_argv.empty() &&
+                    c.restarts < ChildSpec::kMaxRestarts && !kill_at_;
+    Say("pstrain launch: " + c.spec->label + " " + Describe(status) +
+        (survivable ? "; the others go on" : "; stopping the others") +
+        (c.restart_due ? "; starting it again" : ""));
     if (!survivable)
       BeginTeardown();
+  }
+}
+
+// The children that died with restart_argv start again, on new pipes,
+// once their old ones have given what they held.
+void ChildGroup::StartAgain() {
+  for (Child& c : children_) {
+    if (!c.restart_due || kill_at_)
+      continue;
+    c.restart_due = false;
+    for (Stream* s : {&c.out, &c.err}) {
+      while (s->fd.get() >= 0) {
+        pollfd fd{s->fd.get(), POLLIN, 0};
+        if (poll(&fd, 1, 0) <= 0)
+          break;
+        ReadStream(s);
+      }
+      s->relay.Finish();
+      s->fd.Reset();
+    }
+    auto pid = Spawn(*signals_, c.spec->restart_argv, c.spec->label, &c.out.fd,
+                     &c.err.fd);
+    if (!pid.ok()) {
+      Say("pstrain launch: " + pid.status().message());
+      continue;
+    }
+    c.pid = *pid;
+    ++c.restarts;
+  }
+}
+
+void ChildGroup::Say(const std::string& message) {
+  if (options_.on_line) {
+    options_.on_line(children_.size(), true, message);
+  } else {
+    *options_.err << message << "\n";
+    options_.err->flush();
   }
 }
 

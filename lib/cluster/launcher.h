@@ -23,6 +23,11 @@ struct ChildSpec {
   /// over (--replicas). Its end is told in one line, and the others go
   /// on; the group's status is then the others'. Default: false.
   bool survivable = false;
+  /// A survivable child that dies (not one that exits 0) starts again
+  /// with these arguments (e.g. a server's with --rejoin), at most
+  /// kMaxRestarts times, unless the group is being torn down; empty: never.
+  std::vector<std::string> restart_argv = {};
+  static constexpr int kMaxRestarts = 3;
 };
 
 struct LaunchOptions {

@@ -145,22 +145,14 @@ INSTANTIATE_TEST_SUITE_P(Servers, ReplicasTest, ::testing::Values(1, 2),
                            return "rank_" + std::to_string(info.param);
                          });
 
-// The port rank 0 announced in its listen event; -1 before it.
-int MasterPort(const Process& launch) {
-  for (const auto& e : FindEvents(launch.OutSoFar(), "listen")) {
-    if (e["rank"] == 0 && e.contains("port"))
-      return e["port"];
-  }
-  return -1;
-}
-
-// --rejoin: rank 1 is killed and its standby on rank 2 takes shard 1 over;
-// rank 1 started again with --rejoin becomes a standby of shard 1 (and of
-// shard 0, as before), brought up to date while the job runs; then rank 2
-// is killed, and the rejoined rank 1 takes shard 1 back (rank 0 takes shard
-// 2). Shard 1 outlives two deaths with --replicas 2, and the run ends with
-// the final parameters of a run that lost no server.
-TEST(ReplicasChainTest, ARejoinedServerIsAStandbyAgainAndTakesOver) {
+// --rejoin under launch --restart_servers: rank 1 is killed and its
+// standby on rank 2 takes shard 1 over; launch starts rank 1 again with
+// --rejoin, and it becomes a standby of shard 1 (and of shard 0, as
+// before), brought up to date while the job runs; then rank 2 is killed,
+// and the rejoined rank 1 takes shard 1 back (rank 0 takes shard 2). Shard
+// 1 outlives two deaths with --replicas 2, and the run ends with the final
+// parameters of a run that lost no server.
+TEST(ReplicasChainTest, ARestartedServerRejoinsAsAStandbyAndTakesOver) {
   constexpr int kLong = 200;
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
@@ -168,29 +160,35 @@ TEST(ReplicasChainTest, ARejoinedServerIsAStandbyAgainAndTakesOver) {
       RunPstrain(LaunchArgs(dir, "whole.pt", kDeadAfter, kLong, 5), 240);
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
 
-  Process launch(WithBin(LaunchArgs(dir, "rejoined.pt", kDeadAfter, kLong, 5)));
+  std::vector<std::string> args =
+      WithBin(LaunchArgs(dir, "rejoined.pt", kDeadAfter, kLong, 5));
+  args.push_back("--restart_servers");
+  Process launch(args);
   const int one = WaitForStep(launch, 1, 20);
   const int two = WaitForStep(launch, 2, 20);
   ASSERT_GT(one, 0) << launch.OutSoFar();
   ASSERT_GT(two, 0);
   ASSERT_EQ(kill(one, SIGKILL), 0);
-  ASSERT_TRUE(launch.WaitForErr("standby of rank 1: took its shard over", 60))
+  // The new rank 1's own line: rank 2's standby of shard 1 logged its
+  // first copy too.
+  ASSERT_TRUE(
+      launch.WaitForErr("[rank 1] standby of rank 1: holds version", 60))
       << launch.OutSoFar();
-  Process rejoined(
-      {PstrainBin(), "serve", "--rank", "1", "--rejoin", "--world_size", "5",
-       "--num_servers", "3", "--master_addr", "127.0.0.1", "--master_port",
-       std::to_string(MasterPort(launch)), "--data_dir", dir.path(), "--json"});
-  ASSERT_TRUE(rejoined.WaitForErr("standby of rank 1: holds version", 60))
-      << rejoined.OutSoFar();
   ASSERT_EQ(kill(two, SIGKILL), 0);
 
   auto r = launch.Wait(240);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const ProcessResult rj = rejoined.Wait(60);
-  ASSERT_EQ(rj.exit_code, 0) << rj.err;
-  EXPECT_NE(rj.err.find("standby of rank 1: took its shard over at version"),
+  EXPECT_NE(r.err.find("pstrain launch: rank 1 was killed by signal 9; the "
+                       "others go on; starting it again"),
             std::string::npos)
-      << rj.err;
+      << r.err;
+  EXPECT_NE(r.err.find("rejoins the job as a standby of its shard"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("[rank 1] standby of rank 1: took its shard over at "
+                       "version"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("standby of rank 2: took its shard over at version"),
             std::string::npos)
       << r.err;

@@ -130,6 +130,34 @@ TEST_F(LauncherTest, ASurvivableChildsDeathStopsNobody) {
       << err_.str();
 }
 
+// restart_argv (launch --restart_servers): a survivable child that dies
+// starts again with those arguments, at most kMaxRestarts times, and its
+// lines go on under its label; one that exits 0 does not.
+TEST_F(LauncherTest, ASurvivableChildThatDiesStartsAgainAtMostMaxTimes) {
+  ChildSpec dies = Sh("rank 1", "echo first; kill -KILL $$");
+  dies.survivable = true;
+  dies.restart_argv = Sh("", "echo again; kill -KILL $$").argv;
+  ChildSpec done = Sh("rank 2", "echo once");
+  done.survivable = true;
+  done.restart_argv = Sh("", "echo never").argv;
+  options_.children = {Sh("rank 0", "sleep 1; echo finished"), dies, done};
+  EXPECT_EQ(Run(), 0);
+  const std::string out = out_.str();
+  EXPECT_NE(out.find("[rank 1] first"), std::string::npos) << out;
+  size_t again = 0;
+  for (size_t at = out.find("[rank 1] again"); at != std::string::npos;
+       at = out.find("[rank 1] again", at + 1))
+    ++again;
+  EXPECT_EQ(again, static_cast<size_t>(ChildSpec::kMaxRestarts)) << out;
+  EXPECT_EQ(out.find("never"), std::string::npos) << out;
+  const std::string err = err_.str();
+  size_t restarts = 0;
+  for (size_t at = err.find("; starting it again"); at != std::string::npos;
+       at = err.find("; starting it again", at + 1))
+    ++restarts;
+  EXPECT_EQ(restarts, static_cast<size_t>(ChildSpec::kMaxRestarts)) << err;
+}
+
 TEST_F(LauncherTest, ChildIgnoringSigtermIsKilledAfterGrace) {
   char dir_template[] = "/tmp/launcher_test.XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);

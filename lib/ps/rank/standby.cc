@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <ATen/core/grad_mode.h>
 
@@ -38,28 +39,17 @@ Result<std::string> PrimaryAddress(const StandbyOptions& o,
   return job.server_addrs[o.shard];
 }
 
-// What a standby holds of a reply until it is the shard's: a copy lands
-// whole before it becomes the shard's (a primary that dies mid-copy leaves
-// the standby at the version before), and the next reply may land in the
-// staging tensors while this one is loaded.
+// One reply, where its bytes land. A copy lands whole here before it
+// becomes the shard's (a primary that dies mid-copy leaves the standby at
+// the version before). A standby has two: the next reply lands in one
+// while the other is loaded or replayed, each in place.
 struct Landed {
+  std::vector<at::Tensor> tensors;  // the shard's keys, or a step's values
   bool step_record = false;
   double lr = 0;
   std::string optimizer_state;
   std::vector<int64_t> applied;
 };
-
-// Takes the reply in `staging` for `server`: parameters and buffers copied
-// in (a whole copy), or a step's values copied into `values` to replay.
-void Take(const std::vector<at::Tensor>& staging, const Landed& landed,
-          ParameterServer& server, std::vector<at::Tensor>* values) {
-  at::NoGradGuard no_grad;
-  for (size_t k = 0; k < staging.size(); ++k) {
-    at::Tensor to =
-        landed.step_record ? (*values)[k] : server.params()[k].detach();
-    to.copy_(staging[k]);
-  }
-}
 
 // Copies every version the primary at `address` makes until the
 // connection ends. Returns whether the primary ended it (its run is over).
@@ -75,20 +65,19 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
   primary.set_connect_timeout(kConnectTimeout);
   if (!primary.Connect(address).ok())
     return false;
-  std::vector<at::Tensor> staging;
-  std::vector<at::Tensor> values;
+  Landed landed, loading;
   for (const at::Tensor& p : server.params()) {
-    staging.push_back(p.detach().clone());
-    values.push_back(p.detach().clone());
+    landed.tensors.push_back(p.detach().clone());
+    loading.tensors.push_back(p.detach().clone());
   }
   const bool replay = !server.has_row_sparse();
-  Landed landed;
   // The first copy is of the version the primary holds now, whatever it
   // is; each later one is of the version after the one held. The request
   // for the next version acknowledges this one as soon as its bytes are
   // in: loading them is this process's own work, off the primary's path.
   const uint64_t next = server.version() == 0 ? 0 : server.version() + 1;
-  if (!primary.Ask(next, staging, &landed.optimizer_state, &landed.applied)
+  if (!primary
+           .Ask(next, landed.tensors, &landed.optimizer_state, &landed.applied)
            .ok())
     return false;
   for (;;) {
@@ -111,22 +100,23 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
                         " workers' applied pushes, expected " +
                         std::to_string(server.num_workers()));
     }
-    Take(staging, landed, server, &values);
-    Landed loading;
-    std::swap(loading, landed);  // the next reply may land in `landed`
+    std::swap(loading, landed);  // the next reply lands in the other
     if (!primary
-             .Ask(*version + 1, staging, &landed.optimizer_state,
+             .Ask(*version + 1, landed.tensors, &landed.optimizer_state,
                   &landed.applied, replay)
              .ok())
       return false;
     if (loading.step_record) {
-      server.Replay(values, loading.lr);
+      server.Replay(loading.tensors, loading.lr);
     } else {
+      at::NoGradGuard no_grad;
+      for (size_t k = 0; k < loading.tensors.size(); ++k)
+        server.params()[k].detach().copy_(loading.tensors[k]);
       PS_RETURN_IF_ERROR(LoadOptimizerStateBytes(loading.optimizer_state,
                                                  server.optimizers(),
                                                  from + "'s optimizer state"));
     }
-    *held_applied = std::move(loading.applied);
+    *held_applied = loading.applied;
     server.set_version(*version);
     if (!loading.step_record) {
       log->Info("standby of " + from + ": holds version " +

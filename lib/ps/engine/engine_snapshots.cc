@@ -42,12 +42,13 @@ void Engine::TakeDueSnapshots(bool just_made) {
       records_.Add(std::move(record));
   }
   SnapshotQueue::Due due = snapshots_.TakeDue(version);
-  std::vector<std::shared_ptr<const Snapshot>> records;
+  auto record_of = [this](const SnapshotQueue::Request& r) {
+    return r.replay ? records_.Find(r.min_version) : nullptr;
+  };
   bool whole = false;
   bool with_optimizer_state = false;
   for (const SnapshotQueue::Request& r : due.requests) {
-    records.push_back(r.replay ? records_.Find(r.min_version) : nullptr);
-    if (!records.back()) {
+    if (!record_of(r)) {
       whole = true;
       with_optimizer_state = with_optimizer_state || r.with_optimizer_state;
     }
@@ -63,8 +64,10 @@ void Engine::TakeDueSnapshots(bool just_made) {
                     " failed: " + taken.status().message());
     }
   }
-  for (size_t i = 0; i < due.requests.size(); ++i)
-    due.requests[i].done(records[i] ? records[i] : snapshot);
+  for (SnapshotQueue::Request& r : due.requests) {
+    auto record = record_of(r);
+    r.done(record ? std::move(record) : snapshot);
+  }
 }
 
 // The run ends: no version will be made for the requests still waiting.

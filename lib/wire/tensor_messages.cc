@@ -343,14 +343,20 @@ Status DecodeMeta(std::string_view meta, Params* out) {
   return ReadTensorMeta(meta, TypeOf(*out), &out->version, sink);
 }
 
+// Shard and StepRecord: "u64 version, u32 count, count x TensorDesc".
+template <typename M>
+Status DecodeVersionedDescs(std::string_view meta, M* out) {
+  std::vector<SparseRows> none;
+  DecodeSink sink(&out->params, &none, nullptr);
+  return ReadTensorMeta(meta, TypeOf(*out), &out->version, sink);
+}
+
 void EncodeMeta(const Shard& m, std::string* meta) {
   EncodeDescs(m.version, m.params, meta);
 }
 
 Status DecodeMeta(std::string_view meta, Shard* out) {
-  std::vector<SparseRows> none;
-  DecodeSink sink(&out->params, &none, nullptr);
-  return ReadTensorMeta(meta, TypeOf(*out), &out->version, sink);
+  return DecodeVersionedDescs(meta, out);
 }
 
 void EncodeMeta(const StepRecord& m, std::string* meta) {
@@ -358,9 +364,7 @@ void EncodeMeta(const StepRecord& m, std::string* meta) {
 }
 
 Status DecodeMeta(std::string_view meta, StepRecord* out) {
-  std::vector<SparseRows> none;
-  DecodeSink sink(&out->params, &none, nullptr);
-  return ReadTensorMeta(meta, TypeOf(*out), &out->version, sink);
+  return DecodeVersionedDescs(meta, out);
 }
 
 void EncodeMeta(const Snapshot& m, std::string* meta) {

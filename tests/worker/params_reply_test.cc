@@ -35,6 +35,22 @@ std::vector<uint8_t> RecordOf(wire::Codec codec, std::vector<float> values) {
   return record;
 }
 
+// A reply of `params`' keys in the order `keys`, key 1 (float32 [4]) as
+// an fp16 record.
+wire::Params Fp16Reply(const std::vector<at::Tensor>& params,
+                       const std::vector<uint32_t>& keys) {
+  wire::Params msg;
+  for (uint32_t k : keys) {
+    msg.params.push_back(ps::DescribeTensor(k, params[k]));
+    if (k == 1) {
+      msg.params.back().codec = wire::Codec::kFp16;
+      msg.params.back().nbytes =
+          wire::CompressedBytes(wire::Codec::kFp16, {}, 4);
+    }
+  }
+  return msg;
+}
+
 TEST(ParamsReplyTest, PlansDenseKeysInTheOrderTheyCome) {
   std::vector<at::Tensor> params = ReplyTargets();
   wire::Params msg;
@@ -81,11 +97,7 @@ TEST(ParamsReplyTest, RefusesAReplyOfOtherKeys) {
 
 TEST(ParamsReplyTest, RefusesACodecNotAskedFor) {
   std::vector<at::Tensor> params = ReplyTargets();
-  wire::Params msg;
-  msg.params = {ps::DescribeTensor(0, params[0]),
-                ps::DescribeTensor(1, params[1])};
-  msg.params[1].codec = wire::Codec::kFp16;
-  msg.params[1].nbytes = wire::CompressedBytes(wire::Codec::kFp16, {}, 4);
+  const wire::Params msg = Fp16Reply(params, {0, 1});
   ParamsReply reply;  // raw only
   ASSERT_TRUE(reply.Decode(EncodedReply(msg)).ok());
   std::vector<asio::mutable_buffer> dst;
@@ -96,11 +108,7 @@ TEST(ParamsReplyTest, DecodesARecordInTheTensorItLandsIn) {
   std::vector<at::Tensor> params = ReplyTargets();
   const std::vector<uint8_t> record =
       RecordOf(wire::Codec::kFp16, {0.5f, -1.0f, 2.0f, 0.25f});
-  wire::Params msg;
-  msg.params = {ps::DescribeTensor(0, params[0]),
-                ps::DescribeTensor(1, params[1])};
-  msg.params[1].codec = wire::Codec::kFp16;
-  msg.params[1].nbytes = record.size();
+  const wire::Params msg = Fp16Reply(params, {0, 1});
   ParamsReply reply;
   reply.set_pull_codec(wire::Codec::kFp16);
   ASSERT_TRUE(reply.Decode(EncodedReply(msg)).ok());
@@ -123,11 +131,7 @@ TEST(ParamsReplyTest, KeepsTheFirstBadRecordUntilFinish) {
       RecordOf(wire::Codec::kFp16, {1.0f, 1.0f, 1.0f, 1.0f});
   record[2] = 0x00;  // element 1: fp16 NaN, 0x7e00
   record[3] = 0x7e;
-  wire::Params msg;
-  msg.params = {ps::DescribeTensor(1, params[1]),
-                ps::DescribeTensor(0, params[0])};
-  msg.params[0].codec = wire::Codec::kFp16;
-  msg.params[0].nbytes = record.size();
+  const wire::Params msg = Fp16Reply(params, {1, 0});
   ParamsReply reply;
   reply.set_pull_codec(wire::Codec::kFp16);
   ASSERT_TRUE(reply.Decode(EncodedReply(msg)).ok());

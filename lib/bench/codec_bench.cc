@@ -43,6 +43,8 @@ Result<nlohmann::json> RunCodecBench(const std::vector<std::string>& codecs,
   const double memcpy_gbps = MeasureMemcpy(raw, seconds);
   nlohmann::json out = nlohmann::json::array();
   for (const std::string& name : codecs) {
+    if (name.empty())  // --codecs '' asks for none
+      continue;
     ps::JobSpec spec;
     spec.compression = name;
     PS_ASSIGN_OR_RETURN(ps::CompressionSpec c, ps::CompressionOf(spec));

@@ -111,9 +111,13 @@ Status Client::Start(FrameBuffers& request, ReplySink* sink) {
   error_from_peer_ = false;
   conn_->Send(request);
   // What is ready now, without waiting: the write, as far as the socket
-  // takes it (and whatever of a reply is in already).
+  // takes it (and whatever of a reply is in already). One handler at a
+  // time, not poll(): a shared-memory read that looks again from the queue
+  // is always ready, and poll() would run it until its spin ran out, long
+  // after the request was written and, often, its reply read.
   io_.restart();
-  io_.poll();
+  while (!reply_done_ && conn_ && conn_->writing() && io_.poll_one() > 0) {
+  }
   return Status::Ok();
 }
 

@@ -151,6 +151,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void CloseWith(const Status& why) { Finish(why); }
 
   bool closed() const { return closed_; }
+  /// Whether a frame is being written (Send's queue is not yet drained).
+  bool writing() const { return writing_; }
   /// "127.0.0.1:53124", or "?" when the socket is gone.
   const std::string& remote() const { return remote_; }
   /// This end's address ("127.0.0.1"), the interface that reaches the peer;

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -308,6 +310,59 @@ TEST(ShmTransportTest, FramesOfEverySizeGoThroughTheRings) {
     EXPECT_EQ(back, data) << n;
   }
   EXPECT_EQ(server.acceptor().attached(), 1u);
+}
+
+// Start writes the request and returns; it must not stay to run a read
+// that looks again from the queue (always ready): with a spin of an hour
+// it would return only once the server is gone. The watchdog stops the
+// server after 10 s in that case, and the test fails on its flag rather
+// than hanging.
+TEST(ShmTransportTest, StartReturnsOnceTheRequestIsWrittenWhateverTheSpin) {
+  ShmServer server;
+  Client client;
+  ASSERT_TRUE(
+      client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  ShmStreamOptions spin_long;
+  spin_long.spin = std::chrono::hours(1);
+  ASSERT_TRUE(OfferShm(&client, milliseconds(5000), 64 << 10, spin_long).ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false, stopped_server = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, std::chrono::seconds(10), [&] { return started; })) {
+      stopped_server = true;
+      lock.unlock();
+      server.Stop();
+    }
+  });
+  const std::string data = Pattern(4096, 7);
+  wire::TensorDesc d;
+  d.dtype = wire::DType::kUInt8;
+  d.ndim = 1;
+  d.dims[0] = static_cast<int64_t>(data.size());
+  d.nbytes = data.size();
+  std::string meta;
+  wire::Push push;
+  push.grads = {d};
+  wire::EncodeMeta(push, &meta);
+  FrameBuffers& f = client.NewRequest();
+  f.Reset(wire::MsgType::kPush, 0, meta);
+  f.AddData(data.data(), data.size());
+  BufferSink sink;
+  Status s = client.Start(f, &sink);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    started = true;
+  }
+  cv.notify_one();
+  watchdog.join();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(stopped_server);
+  wire::MsgType reply;
+  ASSERT_TRUE(client.Await(milliseconds(5000), &reply).ok());
+  EXPECT_EQ(sink.buf, data);
+  client.Close();
 }
 
 TEST(ShmTransportTest, ACookieTheServerDidNotGiveIsRefused) {

@@ -27,6 +27,16 @@ struct WireFlags {
   bool json = false;
 };
 
+// "looks/yields/sleeps" per op of one shared-memory end; "-" over TCP.
+std::string WaitsCell(const json& c, const char* end) {
+  if (c.value("transport", "") != "shm")
+    return "-";
+  const json& w = c.value(end, json::object());
+  return bench::FixedDecimals(Number(w, "looks_per_op"), 1) + "/" +
+         bench::FixedDecimals(Number(w, "yields_per_op"), 1) + "/" +
+         bench::FixedDecimals(Number(w, "sleeps_per_op"), 2);
+}
+
 void PrintWireTable(const json& result) {
   std::vector<bench::TableRow> rows;
   for (const json& c : result.value("cases", json::array())) {
@@ -39,16 +49,19 @@ void PrintWireTable(const json& result) {
          bench::FixedDecimals(Number(c, "limit_gbps"), 2),
          bench::FixedDecimals(100 * Number(c, "fraction_of_limit"), 0),
          bench::FixedDecimals(Number(c, "memcpy_gbps"), 2),
-         bench::FixedDecimals(Number(c, "tcp_round_trip_us"), 1)});
+         bench::FixedDecimals(Number(c, "tcp_round_trip_us"), 1),
+         WaitsCell(c, "worker_waits"), WaitsCell(c, "server_waits")});
   }
   std::cout
       << "pstrain bench wire: the server and the workers are threads of this "
          "process, over loopback TCP or shared memory; GB/s = 1e9 bytes/s "
          "(push_pull counts the bytes both ways); limit = a plain TCP socket "
-         "pair streaming the same size one way; TCP RTT = its round trip\n\n"
+         "pair streaming the same size one way; TCP RTT = its round trip; "
+         "waits = looks/yields/sleeps per op of the shared-memory ends\n\n"
       << bench::FormatTable(
              {"op", "size", "workers", "transport", "median us", "p99 us",
-              "GB/s", "limit GB/s", "% of limit", "memcpy GB/s", "TCP RTT us"},
+              "GB/s", "limit GB/s", "% of limit", "memcpy GB/s", "TCP RTT us",
+              "worker waits", "server waits"},
              rows);
   std::vector<bench::TableRow> codecs;
   for (const json& c : result.value("codecs", json::array())) {

@@ -13,6 +13,7 @@
 #include "bench/codec_bench.h"
 #include "bench/loopback_limits.h"
 #include "bench/start_line.h"
+#include "net/shm_wait.h"
 #include "ps/job/tensor_codec.h"
 #include "ps/service/service.h"
 #include "ps/store/parameter_server.h"
@@ -29,7 +30,19 @@ struct CaseResult {
   std::vector<double> latencies_us;  // every op of every worker
   double elapsed_s = 0;
   uint64_t ops = 0;
+  // How the shared-memory ends waited over the timed ops (process totals,
+  // taken by the first worker around its loop, so every worker's and the
+  // server's ops of the case are in them).
+  net::ShmWaitCounts worker_waits, server_waits;
 };
+
+net::ShmWaitCounts Minus(net::ShmWaitCounts a, const net::ShmWaitCounts& b) {
+  a.ops -= b.ops;
+  a.looks -= b.looks;
+  a.yields -= b.yields;
+  a.sleeps -= b.sleeps;
+  return a;
+}
 
 double Percentile(std::vector<double> v, double q) {
   if (v.empty())
@@ -71,6 +84,8 @@ Status WorkerLoop(const BenchServer& server, int rank, int world_size,
     if (!line->Arrive())
       return Unavailable("another worker of the case failed");
     CaseResult& r = (*results)[i];
+    const net::ShmWaitCounts worker0 = net::ShmWaitTotals(false),
+                             server0 = net::ShmWaitTotals(true);
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration<double>(seconds);
     while (Clock::now() < deadline || r.ops < 5) {
@@ -81,6 +96,10 @@ Status WorkerLoop(const BenchServer& server, int rank, int world_size,
       ++r.ops;
     }
     r.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+    if (rank == 1) {
+      r.worker_waits = Minus(net::ShmWaitTotals(false), worker0);
+      r.server_waits = Minus(net::ShmWaitTotals(true), server0);
+    }
   }
   return client.Done(report::WorkerStats{});
 }
@@ -119,9 +138,21 @@ Result<std::vector<CaseResult>> RunCases(uint64_t bytes, int workers,
                                     r.latencies_us.end());
       merged[i].ops += r.ops;
       merged[i].elapsed_s = std::max(merged[i].elapsed_s, r.elapsed_s);
+      merged[i].worker_waits += r.worker_waits;
+      merged[i].server_waits += r.server_waits;
     }
   }
   return merged;
+}
+
+// One end's waits per operation of the case (a push_pull is one op, of
+// two reads and writes or more on each end).
+nlohmann::json WaitsJson(const net::ShmWaitCounts& c, uint64_t ops) {
+  const double n = std::max<uint64_t>(ops, 1);
+  return {{"looks_per_op", c.looks / n},
+          {"yields_per_op", c.yields / n},
+          {"sleeps_per_op", c.sleeps / n},
+          {"stream_ops_per_op", c.ops / n}};
 }
 
 nlohmann::json CaseJson(const std::string& op, uint64_t bytes, int workers,
@@ -147,7 +178,9 @@ nlohmann::json CaseJson(const std::string& op, uint64_t bytes, int workers,
           {"memcpy_gbps", mem},
           {"fraction_of_memcpy", effective / mem},
           {"tcp_round_trip_us", rtt},
-          {"fraction_of_tcp_round_trip", median / rtt}};
+          {"fraction_of_tcp_round_trip", median / rtt},
+          {"worker_waits", WaitsJson(r.worker_waits, r.ops)},
+          {"server_waits", WaitsJson(r.server_waits, r.ops)}};
 }
 
 Result<nlohmann::json> MeasureLimits(uint64_t bytes, double seconds) {

@@ -15,7 +15,8 @@ ShmStream::ShmStream(asio::io_context& io, ShmSegment segment, bool server_end,
       data_bell_(io, own.data),
       room_bell_(io, own.room),
       peer_(peer),
-      options_(options) {}
+      options_(options),
+      server_end_(server_end) {}
 
 ShmStream::~ShmStream() {
   std::error_code ignored;

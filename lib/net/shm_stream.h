@@ -43,6 +43,7 @@
 #include <asio/post.hpp>
 
 #include "net/shm_segment.h"
+#include "net/shm_wait.h"
 #include "util/status.h"
 
 namespace pstrain::net {
@@ -115,6 +116,8 @@ class ShmStream {
   /// Why the last operation failed with invalid_argument: the ring's
   /// kCorruption. Ok otherwise.
   const Status& failure() const { return failure_; }
+  /// How this stream's reads and writes waited, since it began.
+  const ShmWaitCounts& wait_counts() const { return counts_; }
   uint64_t ring_bytes() const { return segment_.ring_bytes(); }
 
  private:
@@ -145,15 +148,25 @@ class ShmStream {
     std::chrono::steady_clock::time_point spin_until{};
     std::chrono::steady_clock::time_point busy_until{};
     Attempt result{};
+    ShmWaitCounts counts{};
+
+    template <typename Self>
+    void Complete(Self& self, std::error_code ec, size_t bytes) {
+      counts.ops = 1;
+      stream->Count(counts);
+      self.complete(ec, bytes);
+    }
 
     template <typename Self>
     void operator()(Self& self, std::error_code ec = {}) {
       if (state == State::kDone)
-        return self.complete(result.ec, result.bytes);
+        return Complete(self, result.ec, result.bytes);
       const bool initiating = state == State::kStart;
+      if (!initiating)
+        ++counts.looks;
       if (state == State::kWaiting) {
         if (ec && (stream->closed_ || ec != asio::error::operation_aborted))
-          return self.complete(ec, 0);
+          return Complete(self, ec, 0);
         // Drained before the look, so that a ring after it wakes the
         // next sleep rather than being lost.
         stream->DrainBell(kRead);
@@ -166,8 +179,10 @@ class ShmStream {
           busy_until = now + stream->options_.busy;
         }
         if (now < spin_until) {
-          if (now >= busy_until)
+          if (now >= busy_until) {
+            ++counts.yields;
             std::this_thread::yield();
+          }
           auto ex = stream->get_executor();
           return asio::post(ex, std::move(self));
         }
@@ -184,6 +199,7 @@ class ShmStream {
         result = stream->Try<kRead>(buffers);
         if (result.would_block) {
           state = State::kWaiting;
+          ++counts.sleeps;
           stream->Bell(kRead).async_wait(
               asio::posix::descriptor_base::wait_read, std::move(self));
           return;
@@ -196,7 +212,7 @@ class ShmStream {
         auto ex = stream->get_executor();
         return asio::post(ex, std::move(self));
       }
-      self.complete(result.ec, result.bytes);
+      Complete(self, result.ec, result.bytes);
     }
   };
 
@@ -251,6 +267,10 @@ class ShmStream {
   }
   void DrainBell(bool read);
   void CancelWaits();
+  void Count(const ShmWaitCounts& op) {
+    counts_ += op;
+    AddShmWaitTotals(server_end_, op);
+  }
 
   asio::io_context* io_;
   ShmSegment segment_;
@@ -260,6 +280,8 @@ class ShmStream {
   asio::posix::stream_descriptor room_bell_;
   ShmBells peer_;
   ShmStreamOptions options_;
+  bool server_end_;
+  ShmWaitCounts counts_;
   bool peer_gone_ = false;
   bool closed_ = false;
   Status failure_;

@@ -16,6 +16,8 @@ ShmStream::ShmStream(asio::io_context& io, ShmSegment segment, bool server_end,
       room_bell_(io, own.room),
       peer_(peer),
       options_(options),
+      read_policy_(options.busy, options.spin),
+      write_policy_(options.busy, options.spin),
       server_end_(server_end) {}
 
 ShmStream::~ShmStream() {

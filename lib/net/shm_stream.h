@@ -149,6 +149,8 @@ class ShmStream {
     std::chrono::steady_clock::time_point busy_until{};
     Attempt result{};
     ShmWaitCounts counts{};
+    // How long the last look's yield took; -1: it did not yield.
+    std::chrono::nanoseconds yield_took{-1};
 
     template <typename Self>
     void Complete(Self& self, std::error_code ec, size_t bytes) {
@@ -172,16 +174,24 @@ class ShmStream {
         stream->DrainBell(kRead);
       }
       result = stream->Try<kRead>(buffers);
+      bool keep_looking = true;
+      if (yield_took.count() >= 0) {
+        keep_looking = stream->Policy(kRead).Yielded(yield_took,
+                                                     !result.would_block);
+        yield_took = std::chrono::nanoseconds(-1);
+      }
       if (result.would_block && state == State::kSpinning && !stream->closed_) {
-        const auto now = std::chrono::steady_clock::now();
+        auto now = std::chrono::steady_clock::now();
         if (spin_until == std::chrono::steady_clock::time_point{}) {
-          spin_until = now + stream->options_.spin;
-          busy_until = now + stream->options_.busy;
+          const ShmWaitPlan plan = stream->Policy(kRead).Begin();
+          spin_until = now + plan.spin;
+          busy_until = now + plan.busy;
         }
-        if (now < spin_until) {
+        if (keep_looking && now < spin_until) {
           if (now >= busy_until) {
             ++counts.yields;
             std::this_thread::yield();
+            yield_took = std::chrono::steady_clock::now() - now;
           }
           auto ex = stream->get_executor();
           return asio::post(ex, std::move(self));
@@ -216,6 +226,9 @@ class ShmStream {
     }
   };
 
+  ShmWaitPolicy& Policy(bool read) {
+    return read ? read_policy_ : write_policy_;
+  }
   void RaiseFlag(bool read) {
     if (read)
       rx_.ConsumerWaits();
@@ -280,6 +293,8 @@ class ShmStream {
   asio::posix::stream_descriptor room_bell_;
   ShmBells peer_;
   ShmStreamOptions options_;
+  ShmWaitPolicy read_policy_;
+  ShmWaitPolicy write_policy_;
   bool server_end_;
   ShmWaitCounts counts_;
   bool peer_gone_ = false;

@@ -1,5 +1,7 @@
 #include "net/shm_wait.h"
 
+#include <algorithm>
+
 namespace pstrain::net {
 
 namespace {
@@ -14,6 +16,37 @@ AtomicCounts& Totals(bool server_end) {
 }
 
 }  // namespace
+
+ShmWaitPolicy::ShmWaitPolicy(std::chrono::nanoseconds busy,
+                             std::chrono::nanoseconds spin)
+    : busy_(busy), spin_(std::max(busy, spin)) {}
+
+ShmWaitPlan ShmWaitPolicy::Begin() {
+  ++waits_;
+  if (core_taken())
+    return {};  // sleep at once (see the header)
+  if (peer_on_our_core())
+    return {std::chrono::nanoseconds(0), spin_};
+  return {busy_, spin_};
+}
+
+bool ShmWaitPolicy::Yielded(std::chrono::nanoseconds took, bool found) {
+  fastest_yield_ = std::min(fastest_yield_, took);
+  if (took >= spin_) {
+    // Held off our core for the whole spin: whoever had it, yielding
+    // waits for them, and a doorbell would have preempted them.
+    taken_until_ = waits_ + kTakenWindow;
+    return false;
+  }
+  // A yield that returned at once costs a system call; one that ran
+  // another thread costs two context switches, far more.
+  const auto switched =
+      std::max<std::chrono::nanoseconds>(std::chrono::microseconds(2),
+                                         8 * fastest_yield_);
+  if (took >= switched && found)
+    shared_until_ = waits_ + kSharedWindow;
+  return true;
+}
 
 ShmWaitCounts ShmWaitTotals(bool server_end) {
   const AtomicCounts& t = Totals(server_end);

@@ -18,4 +18,12 @@ Status SplitAddress(const std::string& address, std::string* host, int* port) {
   return Status::Ok();
 }
 
+std::string RemoteAddressOf(const asio::ip::tcp::socket& socket) {
+  std::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  if (ec)
+    return "?";
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
 }  // namespace pstrain::net

@@ -9,24 +9,13 @@
 #include <asio/read.hpp>
 #include <asio/write.hpp>
 
+#include "net/address.h"
 #include "net/lifeline.h"
 #include "net/peer_host_watch.h"
 #include "net/send_gate.h"
 #include "wire/messages.h"
 
 namespace pstrain::net {
-
-namespace {
-
-std::string RemoteOf(const asio::ip::tcp::socket& socket) {
-  std::error_code ec;
-  auto ep = socket.remote_endpoint(ec);
-  if (ec)
-    return "?";
-  return ep.address().to_string() + ":" + std::to_string(ep.port());
-}
-
-}  // namespace
 
 template <typename Buffers, typename Fn>
 void Connection::ReadAll(const Buffers& buffers, Fn fn) {
@@ -68,7 +57,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Handler* handler,
     : socket_(std::move(socket)),
       handler_(handler),
       options_(options),
-      remote_(RemoteOf(socket_)),
+      remote_(RemoteAddressOf(socket_)),
       parser_(options.max_frame_bytes) {}
 
 void Connection::Start() {
@@ -133,6 +122,12 @@ void Connection::OnLifeline(const std::error_code& ec, size_t n) {
   shm_->PeerGone();
 }
 
+bool Connection::ReadEnded(const std::error_code& ec) {
+  if (!closed_ && ec)
+    Fail(ReadError(ec), 0, false);
+  return closed_ || ec;
+}
+
 Status Connection::ReadError(const std::error_code& ec) const {
   if (shm_ && ec == asio::error::invalid_argument && !shm_->failure().ok())
     return shm_->failure();
@@ -156,14 +151,11 @@ void Connection::OnHeadBytes(const std::error_code& ec, size_t n) {
 // The parser (wire::FrameParser, which the fuzzer runs too) checks every
 // byte the peer sent; the handler is asked between its stages.
 void Connection::OnHead(const std::error_code& ec) {
-  if (closed_)
+  // A peer closing between frames is an orderly end, not a failure.
+  if (!closed_ && ec == asio::error::eof)
+    return Finish(Status::Ok());
+  if (ReadEnded(ec))
     return;
-  if (ec) {
-    // A peer closing between frames is an orderly end, not a failure.
-    if (ec == asio::error::eof)
-      return Finish(Status::Ok());
-    return Fail(ReadError(ec), 0, false);
-  }
   bytes_read_ += sizeof(head_);
   Status s = parser_.Header(head_);
   if (!s.ok())
@@ -182,10 +174,8 @@ void Connection::OnHead(const std::error_code& ec) {
 }
 
 void Connection::OnMetaRead(const std::error_code& ec) {
-  if (closed_)
+  if (ReadEnded(ec))
     return;
-  if (ec)
-    return Fail(ReadError(ec), 0, false);
   bytes_read_ += meta_.size();
   const wire::FrameHeader& header = parser_.header();
   const uint64_t data_bytes = parser_.data_bytes();
@@ -209,10 +199,8 @@ void Connection::ReadData() {
     return ReadAll(
         asio::buffer(reads_.tag(), wire::kTagBytes),
         [self = shared_from_this()](const std::error_code& ec, size_t) {
-          if (self->closed_)
+          if (self->ReadEnded(ec))
             return;
-          if (ec)
-            return self->Fail(self->ReadError(ec), 0, false);
           const wire::FrameHeader& header = self->parser_.header();
           Status s = self->reads_.Take(wire::MsgTypeName(header.type));
           if (!s.ok())
@@ -220,13 +208,17 @@ void Connection::ReadData() {
           self->ReadData();
         });
   }
+  if (step.kind == DataReads::Step::kInPlace)
+    return ReadPieceAt(step);
+  ReadBuffers(step);
+}
+
+void Connection::ReadBuffers(const DataReads::Step& step) {
   ReadAll(BufferView<asio::mutable_buffer>(data_dst_.data() + step.begin,
                                            data_dst_.data() + step.end),
           [self = shared_from_this(), step](const std::error_code& ec, size_t) {
-            if (self->closed_)
+            if (self->ReadEnded(ec))
               return;
-            if (ec)
-              return self->Fail(self->ReadError(ec), 0, false);
             if (self->reads_.piecewise())
               self->handler_->OnPiece(*self, step.begin);
             self->reads_.Done(step);
@@ -234,30 +226,41 @@ void Connection::ReadData() {
           });
 }
 
+// Waits until the whole buffer is in the ring, then offers it where it
+// lies; the ring's bytes are dropped only once the handler is done. A
+// buffer that wraps round the ring's end is read by copy, as any other.
+void Connection::ReadPieceAt(const DataReads::Step& step) {
+  const size_t n = data_dst_[step.begin].size();
+  shm_->async_wait_readable(
+      n, OnRead([self = shared_from_this(), step, n](const std::error_code& ec,
+                                                     size_t) {
+        if (self->ReadEnded(ec))
+          return;
+        const uint8_t* at = self->shm_->PeekRead(n);
+        if (at == nullptr)
+          return self->ReadBuffers(step);
+        if (!self->handler_->OnPieceAt(*self, step.begin, at)) {
+          std::memcpy(self->data_dst_[step.begin].data(), at, n);
+          self->handler_->OnPiece(*self, step.begin);
+        }
+        self->shm_->SkipRead(n);
+        self->reads_.Done(step);
+        self->ReadData();
+      }));
+}
+
 void Connection::OnDataRead(const std::error_code& ec) {
-  if (closed_)
+  if (ReadEnded(ec))
     return;
-  if (ec)
-    return Fail(ReadError(ec), 0, false);
   bytes_read_ += parser_.data_bytes();
   reading_since_ = {};
   handler_->OnFrame(*this, parser_.header(), meta_);
   ReadHead();
 }
 
-FrameBuffers& Connection::NewFrame() {
-  if (free_.empty()) {
-    pool_.emplace_back();
-    return pool_.back();
-  }
-  FrameBuffers* f = free_.back();
-  free_.pop_back();
-  return *f;
-}
-
 void Connection::Send(FrameBuffers& frame) {
   if (closed_) {
-    free_.push_back(&frame);
+    frames_.Give(&frame);
     return;
   }
   write_queue_.push_back(&frame);
@@ -335,7 +338,7 @@ void Connection::ResumeWrite() {
 // The front frame has left, or failed to.
 void Connection::FrameWritten(FrameBuffers* frame, const std::error_code& ec) {
   write_queue_.pop_front();
-  free_.push_back(frame);
+  frames_.Give(frame);
   handler_->OnWritten(*this, frame->type());
   if (closed_)
     return;
@@ -388,7 +391,7 @@ void Connection::Finish(const Status& why) {
   while (write_queue_.size() > (writing_ ? 1u : 0u)) {
     FrameBuffers* frame = write_queue_.back();
     write_queue_.pop_back();
-    free_.push_back(frame);
+    frames_.Give(frame);
     handler_->OnWritten(*this, frame->type());
   }
   handler_->OnClose(*this, why.ok() ? pending_failure_ : why);

@@ -27,6 +27,7 @@
 #include "net/asio_status.h"
 #include "net/data_reads.h"
 #include "net/frame_buffers.h"
+#include "net/frame_pool.h"
 #include "net/gated_writes.h"
 #include "net/handler_memory.h"
 #include "net/shm_stream.h"
@@ -84,6 +85,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
       (void)conn;
       (void)index;
     }
+    /// Buffer `index`'s bytes are in, at `data` in memory the peer shares
+    /// (a frame read in place: conn.ReadInPlace() in OnMeta). Return true
+    /// when they were taken from there; false to have them copied into
+    /// the buffer, then OnPiece. They stay put until this returns, but
+    /// are the peer's: do not keep the pointer, and read them as values
+    /// that any bits leave safe (a peer may change them as we read).
+    virtual bool OnPieceAt(Connection& conn, size_t index,
+                           const uint8_t* data) {
+      (void)conn;
+      (void)index;
+      (void)data;
+      return false;
+    }
     /// The whole frame is in (meta as passed to OnMeta, data in *dst).
     virtual void OnFrame(Connection& conn, const wire::FrameHeader& header,
                          std::string_view meta) = 0;
@@ -107,7 +121,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Start();
 
   /// A frame to fill and pass to Send; taken from a per-connection pool.
-  FrameBuffers& NewFrame();
+  FrameBuffers& NewFrame() { return frames_.Take(); }
   /// Queues `frame` (from NewFrame) for writing; frames go out in order. A
   /// gated frame (FrameBuffers::SetGate) is written as its gate opens; the
   /// owner calls ResumeWrite when it does. An aborted gate closes the
@@ -119,6 +133,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void SendErrorAndClose(uint64_t request_id, const Status& status);
   /// See Handler::OnMeta; applies to the frame being read.
   void ReadPieceByPiece() { reads_.ReadPieceByPiece(); }
+  /// Over shared memory, for a frame read piece by piece: each buffer
+  /// that fits the ring is offered where it lies (Handler::OnPieceAt)
+  /// once all of it is in; one that wraps round the ring's end is copied,
+  /// as over TCP. Applies to the frame being read; no effect on TCP.
+  void ReadInPlace() {
+    if (shm_)
+      reads_.ReadInPlace(shm_->ring_bytes());
+  }
   /// See Handler::OnMeta: descriptor i of a tagged frame's meta (tensors,
   /// then rows) is read into buffers [first[i], first[i + 1]) of *dst (the
   /// last to the end); `first` ascends. Applies to the frame being read.
@@ -181,6 +203,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnMetaRead(const std::error_code& ec);
   void OnDataRead(const std::error_code& ec);
   void ReadData();
+  void ReadBuffers(const DataReads::Step& step);
+  void ReadPieceAt(const DataReads::Step& step);
   /// Binds `fn` to this connection's read (or write) handler memory.
   template <typename Fn>
   auto OnRead(Fn fn) {
@@ -197,6 +221,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ReadAll(const Buffers& buffers, Fn fn);
   template <typename Buffers, typename Fn>
   void WriteAll(const Buffers& buffers, Fn fn);
+  // Whether a read's completion ends here: the connection closed
+  // meanwhile, or the read failed (and so does the connection).
+  bool ReadEnded(const std::error_code& ec);
   Status ReadError(const std::error_code& ec) const;
   // A TCP read completed after the move to shared memory: the lifeline.
   void OnLifeline(const std::error_code& ec, size_t n);
@@ -222,9 +249,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   wire::FrameParser parser_;  // checks every frame; holds its header
   std::string meta_;
   std::vector<asio::mutable_buffer> data_dst_;
-  DataReads reads_;                // the data section of the frame being read
-  std::deque<FrameBuffers> pool_;  // stable addresses
-  std::vector<FrameBuffers*> free_;
+  DataReads reads_;  // the data section of the frame being read
+  FramePool frames_;
   std::deque<FrameBuffers*> write_queue_;
   bool writing_ = false;
   GatedWrites gated_;              // the gated frame at the front

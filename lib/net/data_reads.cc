@@ -11,6 +11,9 @@ Status DataReads::Start(const wire::FrameHeader& header, uint64_t data_bytes,
     return Corruption(std::string(wire::MsgTypeName(header.type)) +
                       ": tagged, but read here in the order of its meta");
   buffers_ = dst.size();
+  sizes_.clear();
+  for (const auto& b : dst)
+    sizes_.push_back(b.size());
   next_ = 0;
   end_ = tagged_ ? 0 : buffers_;
   in_.assign(first_.size(), false);
@@ -25,8 +28,12 @@ Status DataReads::Start(const wire::FrameHeader& header, uint64_t data_bytes,
 }
 
 DataReads::Step DataReads::Next() const {
+  if (next_ < end_ && piecewise_) {
+    const bool in_place = sizes_[next_] > 0 && sizes_[next_] <= in_place_up_to_;
+    return {in_place ? Step::kInPlace : Step::kBuffers, next_, next_ + 1};
+  }
   if (next_ < end_)
-    return {Step::kBuffers, next_, piecewise_ ? next_ + 1 : end_};
+    return {Step::kBuffers, next_, end_};
   if (tagged_ && left_ > 0)
     return {Step::kTag};
   return {};

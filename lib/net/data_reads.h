@@ -4,8 +4,9 @@
 // hears of each (piece by piece); or, for a tagged frame
 // (wire::kFrameTagged), a tag, then the buffers of the descriptor it
 // names, descriptors in whatever order their tags come, each exactly once,
-// so that the sizes the meta declared hold. No I/O. Not thread-safe; one
-// per connection, reused frame after frame.
+// so that the sizes the meta declared hold; piece by piece, a buffer may
+// be read in place (from a shared-memory ring, where it lies). No I/O. Not
+// thread-safe; one per connection, reused frame after frame.
 
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +25,7 @@ class DataReads {
   /// What to read next: nothing (the frame is in), a tag (into tag()), or
   /// buffers [begin, end) of the handler's list.
   struct Step {
-    enum Kind { kDone, kTag, kBuffers } kind = kDone;
+    enum Kind { kDone, kTag, kBuffers, kInPlace } kind = kDone;
     size_t begin = 0;
     size_t end = 0;
   };
@@ -32,9 +33,13 @@ class DataReads {
   /// A new frame: read at once, no descriptor named.
   void Reset() {
     piecewise_ = false;
+    in_place_up_to_ = 0;
     first_.clear();
   }
   void ReadPieceByPiece() { piecewise_ = true; }
+  /// Piece by piece, a buffer of at most `bytes` (> 0) is a kInPlace step:
+  /// offered where it lies once all of it is in, rather than read into.
+  void ReadInPlace(uint64_t bytes) { in_place_up_to_ = bytes; }
   bool piecewise() const { return piecewise_; }
   /// Where each descriptor's buffers start in the handler's list
   /// (Connection::ReadTagged), ascending.
@@ -58,6 +63,8 @@ class DataReads {
 
  private:
   bool piecewise_ = false;
+  uint64_t in_place_up_to_ = 0;
+  std::vector<uint64_t> sizes_;  // by buffer
   bool tagged_ = false;
   std::vector<size_t> first_;
   std::vector<bool> in_;  // by descriptor

@@ -60,6 +60,25 @@ Result<size_t> ShmRing::Write(const void* src, size_t size, bool* wake) {
   return n;
 }
 
+Result<const uint8_t*> ShmRing::Peek(size_t size) const {
+  PS_ASSIGN_OR_RETURN(uint64_t avail, Readable());
+  const uint64_t at = tail_ & (capacity_ - 1);
+  if (avail < size || at + size > capacity_)
+    return static_cast<const uint8_t*>(nullptr);
+  return static_cast<const uint8_t*>(data_ + at);
+}
+
+void ShmRing::Skip(size_t size, bool* wake) {
+  tail_ += size;
+  Published(wake);
+}
+
+void ShmRing::Published(bool* wake) {
+  control_->tail.store(tail_);  // seq_cst: before the flag is read
+  *wake = control_->producer_waiting.load() != 0 &&
+          control_->producer_waiting.exchange(0) != 0;
+}
+
 Result<size_t> ShmRing::Read(void* dst, size_t size, bool* wake) {
   *wake = false;
   PS_ASSIGN_OR_RETURN(uint64_t avail, Readable());
@@ -72,10 +91,7 @@ Result<size_t> ShmRing::Read(void* dst, size_t size, bool* wake) {
   std::memcpy(dst, data_ + at, first);
   std::memcpy(static_cast<uint8_t*>(dst) + first, data_, n - first);
   tail_ += n;
-  control_->tail.store(tail_);  // seq_cst: before the flag is read
-  if (control_->producer_waiting.load() != 0 &&
-      control_->producer_waiting.exchange(0) != 0)
-    *wake = true;
+  Published(wake);
   return n;
 }
 

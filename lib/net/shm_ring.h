@@ -4,9 +4,11 @@
 // keeps its own position in a local variable and only publishes it, so a
 // peer that scribbles over the shared words cannot move ours; what it can
 // do (claim more bytes than the ring holds, or a position behind ours) is
-// found on the next call and returned as kCorruption. The bytes themselves
+// found on the next call and returned as kCorruption. Headers and metas
 // are copied out before anything reads them (the frame parser sees our
-// copy, never memory the peer can still change).
+// copy, never memory the peer can still change); only a push's raw values
+// are read where they lie (Peek), by code that any bits of them leave
+// safe (net/connection.h, Handler::OnPieceAt).
 //
 // Sleeping and waking (the Dekker pattern on two flags): an end about to
 // sleep sets its waiting flag, then looks at the ring once more; the other
@@ -59,6 +61,15 @@ class ShmRing {
   /// kCorruption when the producer claims more than the ring holds.
   Result<size_t> Read(void* dst, size_t size, bool* wake);
 
+  /// Consumer: the next `size` bytes where they lie in the ring, when all
+  /// are readable and they do not wrap round its end; nullptr otherwise.
+  /// They stay put until Skip (a producer writes only past what it
+  /// published). kCorruption as Read.
+  Result<const uint8_t*> Peek(size_t size) const;
+  /// Consumer: drops the next `size` bytes, which Peek returned; *wake as
+  /// Read.
+  void Skip(size_t size, bool* wake);
+
   /// Bytes the consumer could read now, or kCorruption as Read.
   Result<uint64_t> Readable() const;
   /// Bytes the producer could write now, or kCorruption as Write.
@@ -76,6 +87,9 @@ class ShmRing {
   uint64_t capacity() const { return capacity_; }
 
  private:
+  // The consumer's tail is published; *wake when the producer waits.
+  void Published(bool* wake);
+
   ShmRingControl* control_;
   uint8_t* data_;
   uint64_t capacity_;

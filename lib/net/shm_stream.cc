@@ -47,6 +47,35 @@ size_t ShmStream::Move(ShmRing* ring, void* dst, const void* src, size_t size,
   return *n;
 }
 
+ShmStream::Attempt ShmStream::TryWant(const ShmWant& want, bool at_end) {
+  Attempt a;
+  Result<uint64_t> n = rx_.Readable();
+  if (!n.ok()) {
+    failure_ = n.status();
+    a.ec = asio::error::invalid_argument;
+    return a;
+  }
+  if (*n >= want.bytes)
+    return a;
+  End(/*read=*/true, &a);
+  // As Try: the last bytes may have come between the two looks.
+  if (a.ec == asio::error::eof && !at_end)
+    return TryWant(want, /*at_end=*/true);
+  return a;
+}
+
+const uint8_t* ShmStream::PeekRead(size_t bytes) {
+  Result<const uint8_t*> at = rx_.Peek(bytes);
+  return at.ok() ? *at : nullptr;
+}
+
+void ShmStream::SkipRead(size_t bytes) {
+  bool wake = false;
+  rx_.Skip(bytes, &wake);
+  if (wake)
+    Ring(peer_.room);
+}
+
 void ShmStream::End(bool read, Attempt* a) {
   if (read) {
     // The peer's last bytes are read before its end is.

@@ -32,6 +32,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include <asio/associated_executor.hpp>
@@ -54,6 +55,11 @@ struct ShmBells {
   int data = -1;
   /// Rung by the peer's read when this end's write sleeps for room.
   int room = -1;
+};
+
+/// What ShmStream::async_wait_readable waits for: `bytes` readable.
+struct ShmWant {
+  size_t bytes = 0;
 };
 
 struct ShmStreamOptions {
@@ -100,6 +106,23 @@ class ShmStream {
     return asio::async_compose<Token, void(std::error_code, size_t)>(
         Op<ConstBufferSequence, false>{this, buffers}, token, *io_);
   }
+
+  /// Completes once the next `bytes` (at most ring_bytes()) can be read,
+  /// with no bytes moved; then PeekRead returns them unless they wrap
+  /// round the ring's end. Errors as async_read_some (eof when the peer is
+  /// gone first). Waits as a read does, and counts as one.
+  template <typename Token>
+  auto async_wait_readable(size_t bytes, Token&& token) {
+    return asio::async_compose<Token, void(std::error_code, size_t)>(
+        Op<ShmWant, true>{this, ShmWant{bytes}}, token, *io_);
+  }
+  /// The next `bytes` of the incoming ring where they lie, when all are in
+  /// and do not wrap; nullptr otherwise (or when the ring is corrupt: the
+  /// next read fails). They stay put until SkipRead.
+  const uint8_t* PeekRead(size_t bytes);
+  /// Drops the next `bytes`, which PeekRead returned, as a read of them
+  /// would (waking a writer that waits for room).
+  void SkipRead(size_t bytes);
 
   /// Writes `bytes` (a small frame) whole at once, from any thread, while
   /// no write of this stream is in flight (the caller ensures it).
@@ -176,8 +199,8 @@ class ShmStream {
       result = stream->Try<kRead>(buffers);
       bool keep_looking = true;
       if (yield_took.count() >= 0) {
-        keep_looking = stream->Policy(kRead).Yielded(yield_took,
-                                                     !result.would_block);
+        keep_looking =
+            stream->Policy(kRead).Yielded(yield_took, !result.would_block);
         yield_took = std::chrono::nanoseconds(-1);
       }
       if (result.would_block && state == State::kSpinning && !stream->closed_) {
@@ -237,7 +260,15 @@ class ShmStream {
   }
 
   template <bool kRead, typename Buffers>
-  Attempt Try(const Buffers& buffers, bool at_end = false) {
+  Attempt Try(const Buffers& buffers) {
+    if constexpr (std::is_same_v<Buffers, ShmWant>)
+      return TryWant(buffers, /*at_end=*/false);
+    else
+      return TryBuffers<kRead>(buffers, /*at_end=*/false);
+  }
+
+  template <bool kRead, typename Buffers>
+  Attempt TryBuffers(const Buffers& buffers, bool at_end) {
     Attempt a;
     // As on a socket, an operation on no bytes completes at once.
     if (asio::buffer_size(buffers) == 0)
@@ -262,11 +293,14 @@ class ShmStream {
       // The peer may have written its last bytes and closed between our
       // look at the ring and our look at its end: look once more.
       if (a.ec == asio::error::eof && !at_end)
-        return Try<kRead>(buffers, /*at_end=*/true);
+        return TryBuffers<kRead>(buffers, /*at_end=*/true);
     }
     return a;
   }
 
+  // Whether want.bytes are readable: done with no bytes, or at the end,
+  // or would block.
+  Attempt TryWant(const ShmWant& want, bool at_end);
   // Copies between one buffer and a ring (dst set: a read); rings the
   // peer's doorbell of that purpose when its flag asked for it.
   size_t Move(ShmRing* ring, void* dst, const void* src, size_t size,

@@ -40,9 +40,8 @@ bool ShmWaitPolicy::Yielded(std::chrono::nanoseconds took, bool found) {
   }
   // A yield that returned at once costs a system call; one that ran
   // another thread costs two context switches, far more.
-  const auto switched =
-      std::max<std::chrono::nanoseconds>(std::chrono::microseconds(2),
-                                         8 * fastest_yield_);
+  const auto switched = std::max<std::chrono::nanoseconds>(
+      std::chrono::microseconds(2), 8 * fastest_yield_);
   if (took >= switched && found)
     shared_until_ = waits_ + kSharedWindow;
   return true;

@@ -52,6 +52,32 @@ TEST(DataReadsTest, InOrderReadsAllAtOnceOrPieceByPiece) {
   EXPECT_EQ(r.Next().begin, 1u);
 }
 
+TEST(DataReadsTest, PiecesThatFitAreReadInPlaceUntilTheNextFrame) {
+  std::vector<char> bytes(14);
+  const auto dst = Buffers(&bytes, {4, 0, 10});
+  DataReads r;
+  r.Reset();
+  r.ReadPieceByPiece();
+  r.ReadInPlace(8);
+  ASSERT_TRUE(r.Start(Header(false), 14, dst).ok());
+  Step s = r.Next();
+  EXPECT_EQ(s.kind, Step::kInPlace);
+  EXPECT_EQ(s.end, 1u);
+  r.Done(s);
+  EXPECT_EQ(r.Next().kind, Step::kBuffers);  // nothing to offer
+  r.Done(r.Next());
+  EXPECT_EQ(r.Next().kind, Step::kBuffers);  // larger than the ring
+  r.Reset();
+  r.ReadPieceByPiece();
+  ASSERT_TRUE(r.Start(Header(false), 14, dst).ok());
+  EXPECT_EQ(r.Next().kind, Step::kBuffers);
+  // Read all at once, a frame is never read in place.
+  r.Reset();
+  r.ReadInPlace(64);
+  ASSERT_TRUE(r.Start(Header(false), 14, dst).ok());
+  EXPECT_EQ(r.Next().kind, Step::kBuffers);
+}
+
 TEST(DataReadsTest, ATaggedFrameReadsEachDescriptorWhereItsTagSays) {
   std::vector<char> bytes(7);
   const auto dst = Buffers(&bytes, {3, 1, 1, 2});  // descriptor 1: 2 buffers

@@ -136,5 +136,59 @@ TEST(PushReaderTest, WhatIsReadIsWhatTheStepAverages) {
   EXPECT_FLOAT_EQ(r.params[0][-1].item<float>(), -2.0f);
 }
 
+// A sync step's pieces may be read where they lie (a shared-memory ring):
+// summed as copied ones are, and refused on NaN, with nothing written to
+// the rule's buffer.
+TEST(PushReaderTest, PiecesReadWhereTheyLieAreSummedAsCopiedOnes) {
+  Reader r;
+  WorkerPeer other(Peer(), 1);
+  ReadPlan plan;
+  r.reader.Plan(r.peer, r.Descs({0, 1}), {}, &plan);
+  ASSERT_TRUE(plan.in_place);
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    ASSERT_TRUE(r.reader.ReadsAt(r.peer, i));
+    std::vector<float> ring(plan.buffers[i].bytes / 4, 1.0f);
+    EXPECT_GE(
+        r.reader.ReadAt(r.peer, i, reinterpret_cast<const char*>(ring.data())),
+        0);
+  }
+  ASSERT_TRUE(r.rule->Push(r.peer.worker, 0, false).ok());
+  ReadPlan copied;
+  r.reader.Plan(other, r.Descs({0, 1}), {}, &copied);
+  for (size_t i = 0; i < copied.buffers.size(); ++i) {
+    std::vector<float> v(copied.buffers[i].bytes / 4, 3.0f);
+    std::memcpy(copied.buffers[i].data, v.data(), copied.buffers[i].bytes);
+    r.reader.Read(other, i);
+  }
+  ASSERT_TRUE(r.rule->Push(other.worker, 0, false).ok());
+  r.rule->StepAllKeys();
+  EXPECT_FLOAT_EQ(r.params[1].item<float>(), -2.0f);
+  EXPECT_FLOAT_EQ(r.params[0][-1].item<float>(), -2.0f);
+
+  ReadPlan next;
+  r.reader.Plan(r.peer, r.Descs({0, 1}), {}, &next);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(r.reader.ReadAt(r.peer, 3, reinterpret_cast<const char*>(&nan)),
+            -1);
+  EXPECT_EQ(r.peer.refused_key, 1);
+}
+
+// An async push steps with the whole gradient, so it lands in the rule's
+// buffer: nothing is read in place.
+TEST(PushReaderTest, AnAsyncPushIsCopiedIntoItsBuffer) {
+  JobSpec spec = ReaderSpec();
+  spec.mode = Mode::kAsync;
+  std::vector<at::Tensor> params{torch::zeros({4}).requires_grad_()};
+  ParameterServer store(spec, params);
+  auto rule = MakeUpdateRule(spec, &store);
+  KeyFormats formats(spec, {KeySpecOf("w", params[0])}, store);
+  PushReader reader(&store, rule.get(), &formats);
+  WorkerPeer peer(Peer(), 0);
+  ReadPlan plan;
+  reader.Plan(peer, {DescribeTensor(0, params[0])}, {}, &plan);
+  EXPECT_FALSE(plan.in_place);
+  EXPECT_FALSE(reader.ReadsAt(peer, 0));
+}
+
 }  // namespace
 }  // namespace pstrain::ps

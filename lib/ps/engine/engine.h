@@ -156,6 +156,11 @@ class Engine {
                 std::string_view meta, uint64_t data_bytes, ReadPlan* plan);
   /// Buffer `index` of the plan is in (piece-by-piece reads).
   void OnPiece(PeerId peer, size_t index);
+  /// Buffer `index` of the plan is in at `data`, where it lies in a
+  /// shared-memory ring (ReadPlan::in_place): returns whether it was taken
+  /// from there (or dropped, as OnPiece drops it); false: copy it into the
+  /// buffer, then OnPiece.
+  bool OnPieceAt(PeerId peer, size_t index, const uint8_t* data);
   /// The whole frame is in. A refusal is answered by an error frame and the
   /// peer is closed.
   void OnFrame(PeerId peer, const wire::FrameHeader& header,
@@ -239,6 +244,9 @@ class Engine {
   void ReplyJob(Peer& peer, uint64_t id);
   Status OnGetModule(Peer& peer, uint64_t id);
   Status OnServerInfo(Peer& peer, uint64_t id, std::string_view meta);
+  // A dense key's piece was added (or its record is whole): trace it and
+  // step the key ahead where the rule may.
+  void PieceAdded(const WorkerPeer& peer, size_t index, int key);
   Status PlanShard(Peer& peer, std::string_view meta, ReadPlan* plan);
   Status OnShard(Peer& peer, uint64_t id);
   Status OnSnapshot(Peer& peer, uint64_t id, std::string_view meta);

@@ -84,14 +84,30 @@ void Engine::OnPiece(PeerId id, size_t index) {
   if (!peer || peer->refused_key >= 0 || peer->duplicate)
     return;  // the rest of a refused push is dropped, and all of a duplicate
   const int key = reader_.Read(*peer, index);
-  if (key < 0)
-    return;
-  const WorkerPeer::Piece& piece = peer->pieces[index];
+  if (key >= 0)
+    PieceAdded(*peer, index, key);
+}
+
+bool Engine::OnPieceAt(PeerId id, size_t index, const uint8_t* data) {
+  WorkerPeer* peer = peers_.FindWorker(id);
+  if (!peer || peer->refused_key >= 0 || peer->duplicate)
+    return true;  // dropped, as OnPiece drops it
+  if (!reader_.ReadsAt(*peer, index))
+    return false;
+  const int key =
+      reader_.ReadAt(*peer, index, reinterpret_cast<const char*>(data));
+  if (key >= 0)
+    PieceAdded(*peer, index, key);
+  return true;
+}
+
+void Engine::PieceAdded(const WorkerPeer& peer, size_t index, int key) {
+  const WorkerPeer::Piece& piece = peer.pieces[index];
   const uint64_t nbytes = server_->params()[key].nbytes();
   if (outbox_->tracing() && piece.record_bytes == 0 &&
       piece.offset + piece.bytes == nbytes) {
-    outbox_->Trace({"push", peer->rank, key,
-                    static_cast<int64_t>(peer->pushed_version()), nbytes});
+    outbox_->Trace({"push", peer.rank, key,
+                    static_cast<int64_t>(peer.pushed_version()), nbytes});
   }
   StepAhead(key);
 }

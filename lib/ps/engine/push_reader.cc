@@ -161,6 +161,7 @@ void PushReader::Plan(WorkerPeer& peer,
   peer.refused_key = -1;
   peer.refused_why.clear();
   peer.pieces.clear();
+  plan->in_place = rule_->AddsPiecesInPlace();
   const auto& params = store_->params();
   // Sized before any piece points into it: records share the buffer.
   uint64_t largest = 0;
@@ -198,6 +199,23 @@ void PushReader::Plan(WorkerPeer& peer,
     peer.pieces.push_back({k, 0, r.rows.nbytes, data});
     plan->buffers.push_back({data, r.rows.nbytes});
   }
+}
+
+bool PushReader::ReadsAt(const WorkerPeer& peer, size_t index) const {
+  const WorkerPeer::Piece& piece = peer.pieces[index];
+  return rule_->AddsPiecesInPlace() && piece.rows == nullptr &&
+         formats_->push[piece.key] == wire::Codec::kRaw;
+}
+
+int PushReader::ReadAt(WorkerPeer& peer, size_t index, const char* data) {
+  const WorkerPeer::Piece& piece = peer.pieces[index];
+  if (!AllFinite(data, piece.bytes,
+                 store_->params()[piece.key].scalar_type())) {
+    Refuse(peer, piece.key, "");
+    return -1;
+  }
+  rule_->AddPieceAt(peer.worker, piece.key, piece.offset, data, piece.bytes);
+  return piece.key;
 }
 
 // A compressed record is read whole, a piece at a time, into the peer's

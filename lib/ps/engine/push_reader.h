@@ -57,6 +57,14 @@ class PushReader {
   /// refused piece, a record not yet whole, and rows. REQUIRES: the push is
   /// not refused yet.
   int Read(WorkerPeer& peer, size_t index);
+  /// Whether piece `index` of `peer`'s plan may be read where it lies
+  /// (ReadAt): a raw dense piece, for a rule that adds pieces in place.
+  bool ReadsAt(const WorkerPeer& peer, size_t index) const;
+  /// As Read, with the piece's bytes at `data` (memory the peer shares,
+  /// read once for the NaN and Inf check and once for the sum; a peer that
+  /// changes them meanwhile can only corrupt its own gradient's values).
+  /// REQUIRES: ReadsAt(peer, index).
+  int ReadAt(WorkerPeer& peer, size_t index, const char* data);
 
  private:
   Status CheckRows(const std::vector<wire::SparseRows>& rows, const char* what);

@@ -15,6 +15,9 @@ struct ReadPlan {
   /// Read one buffer at a time and call Engine::OnPiece after each (the
   /// buffers may share memory).
   bool piece_by_piece = false;
+  /// Raw pieces may be offered where they lie in a shared-memory ring
+  /// (Engine::OnPieceAt), rather than copied into their buffers first.
+  bool in_place = false;
   /// A push's: by descriptor (tensors, then rows), the index of its first
   /// buffer, for a tagged push (net::Connection::ReadTagged).
   std::vector<size_t> groups;

@@ -53,6 +53,17 @@ class UpdateRule {
   /// offset a multiple of kPieceBytes, bytes = min(kPieceBytes, rest of
   /// the key).
   virtual void AddPiece(int w, int key, uint64_t offset, uint64_t bytes) = 0;
+  /// Whether AddPieceAt takes a raw piece from where it lies, so that
+  /// nothing is copied into PieceBuffer first (a rule that sums pieces as
+  /// they come; one that keeps the gradient needs it in its buffer).
+  virtual bool AddsPiecesInPlace() const { return false; }
+  /// As AddPiece, with the piece's bytes at `data` rather than at
+  /// PieceBuffer (a shared-memory ring: read once, not kept).
+  /// REQUIRES: AddsPiecesInPlace().
+  virtual void AddPieceAt(int w, int key, uint64_t offset, const char* data,
+                          uint64_t bytes) {
+    (void)w, (void)key, (void)offset, (void)data, (void)bytes;
+  }
   /// Worker `w`'s whole compressed record of float32 key `key` is in and
   /// valid (wire::Validate): `nbytes` bytes at `data`, in `codec`. It is
   /// decoded into where the rule sums or keeps the worker's gradient, with

@@ -130,12 +130,15 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
   plan_.buffers.clear();
   plan_.groups.clear();
   plan_.piece_by_piece = false;
+  plan_.in_place = false;
   PS_RETURN_IF_ERROR(
       engine_.OnMeta(ids_.at(&conn), header, meta, data_bytes, &plan_));
   for (const MutableSpan& b : plan_.buffers)
     dst->emplace_back(b.data, b.bytes);
   if (plan_.piece_by_piece)
     conn.ReadPieceByPiece();
+  if (plan_.in_place)
+    conn.ReadInPlace();
   if (!plan_.groups.empty())
     conn.ReadTagged(plan_.groups);
   return Status::Ok();
@@ -143,6 +146,11 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
 
 void Service::OnPiece(net::Connection& conn, size_t index) {
   engine_.OnPiece(ids_.at(&conn), index);
+}
+
+bool Service::OnPieceAt(net::Connection& conn, size_t index,
+                        const uint8_t* data) {
+  return engine_.OnPieceAt(ids_.at(&conn), index, data);
 }
 
 void Service::OnFrame(net::Connection& conn, const wire::FrameHeader& header,

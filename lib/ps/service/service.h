@@ -153,6 +153,8 @@ class Service : private net::Connection::Handler, private Outbox {
                 std::string_view meta, uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override;
   void OnPiece(net::Connection& conn, size_t index) override;
+  bool OnPieceAt(net::Connection& conn, size_t index,
+                 const uint8_t* data) override;
   void OnFrame(net::Connection& conn, const wire::FrameHeader& header,
                std::string_view meta) override;
   void OnWritten(net::Connection& conn, wire::MsgType type) override;

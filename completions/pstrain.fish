@@ -219,6 +219,7 @@ complete -c pstrain -n '__fish_seen_subcommand_from wire' -l sizes -r -F -d 'Mes
 complete -c pstrain -n '__fish_seen_subcommand_from wire' -l workers -r -F -d 'Worker counts'
 complete -c pstrain -n '__fish_seen_subcommand_from wire' -l op -r -F -d 'Operations: push, pull, push_pull'
 complete -c pstrain -n '__fish_seen_subcommand_from wire' -l transport -r -F -d 'Transports each case runs over: tcp, shm'
+complete -c pstrain -n '__fish_seen_subcommand_from wire' -l mode -r -F -d 'The server'\''s mode: async (each push stepped alone) or sync (pushes summed as they come, then stepped; pull and push_pull only)'
 complete -c pstrain -n '__fish_seen_subcommand_from wire' -l seconds -r -F -d 'Seconds measured per case, after warm-up'
 complete -c pstrain -n '__fish_seen_subcommand_from wire' -l codecs -r -F -d 'Codecs (as the job'\''s compression flag names them) whose encode, validate and decode GB/s are measured (none: --codecs '\'''\'')'
 complete -c pstrain -n '__fish_seen_subcommand_from wire' -l codec_elements -r -F -d 'float32 elements of the tensor the codecs code'

@@ -121,6 +121,12 @@ void AddWireFlags(CLI::App* sub, WireFlags* f) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"tcp", "shm"}));
+  sub->add_option("--mode", f->options.mode,
+                  "The server's mode: async (each push stepped alone) or "
+                  "sync (pushes summed as they come, then stepped; pull "
+                  "and push_pull only)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"async", "sync"}));
   sub->add_option("--seconds", f->options.seconds_per_case,
                   "Seconds measured per case, after warm-up")
       ->capture_default_str()

@@ -9,7 +9,7 @@
 namespace pstrain::bench {
 
 BenchServer::BenchServer(uint64_t bytes, int workers,
-                         const std::string& transport)
+                         const std::string& transport, ps::Mode mode)
     : param_(torch::zeros({std::max<int64_t>(1, bytes / 4)}).requires_grad_()) {
   report::EventLogOptions lo;
   lo.quiet = true;
@@ -17,7 +17,7 @@ BenchServer::BenchServer(uint64_t bytes, int workers,
   lo.out = &log_sink_;
   log_ = std::make_unique<report::EventLog>(lo);
   spec_.model = "bench";
-  spec_.mode = ps::Mode::kAsync;
+  spec_.mode = mode;
   spec_.momentum = 0;
   spec_.lr = 1e-9;
   spec_.world_size = workers + 1;

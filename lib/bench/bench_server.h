@@ -1,9 +1,10 @@
 #pragma once
-// BenchServer: a real ps::Service in async mode holding one float32 key of a
-// given size, run on its own thread for benchmarks whose workers are
-// threads of the same process (`pstrain bench wire`, `pstrain bench load`).
-// Every push is applied at once (SGD, lr 1e-9, no momentum), as a parameter
-// server does. Start, then Join once every worker has sent done. Not
+// BenchServer: a real ps::Service in async mode (or sync) holding one
+// float32 key of a given size, run on its own thread for benchmarks whose
+// workers are threads of the same process (`pstrain bench wire`, `pstrain
+// bench load`). Every push is applied at once (SGD, lr 1e-9, no momentum),
+// as a parameter server does; in sync, once every worker's push of the step
+// is summed. Start, then Join once every worker has sent done. Not
 // thread-safe apart from what the Service itself serves.
 
 #include <cstdint>
@@ -27,9 +28,10 @@ namespace pstrain::bench {
 class BenchServer {
  public:
   /// A key of max(1, bytes / 4) float32 elements for `workers` workers,
-  /// whose connections may move to `transport` (--transport's values).
-  BenchServer(uint64_t bytes, int workers,
-              const std::string& transport = "tcp");
+  /// whose connections may move to `transport` (--transport's values), in
+  /// `mode` (async or sync).
+  BenchServer(uint64_t bytes, int workers, const std::string& transport = "tcp",
+              ps::Mode mode = ps::Mode::kAsync);
   ~BenchServer();
   BenchServer(const BenchServer&) = delete;
   BenchServer& operator=(const BenchServer&) = delete;

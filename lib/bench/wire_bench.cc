@@ -53,13 +53,17 @@ double Percentile(std::vector<double> v, double q) {
   return v[i];
 }
 
-// One op of a worker: the request and its reply.
-Status RunOp(worker::PsClient& client, const std::string& op) {
-  if (op == "pull")
-    return client.Pull(0).status();
+// One op of a worker: the request and its reply. `*version`: the newest
+// the worker has, which a sync push must name.
+Status RunOp(worker::PsClient& client, const std::string& op,
+             uint64_t* version) {
   if (op == "push")
-    return client.Push(0);
-  return client.PushPull(0).status();
+    return client.Push(*version);
+  Result<uint64_t> v =
+      op == "pull" ? client.Pull(*version) : client.PushPull(*version);
+  if (v.ok())
+    *version = *v;
+  return v.status();
 }
 
 // One worker thread's part of a case: join, then for each op warm up, wait
@@ -78,9 +82,10 @@ Status WorkerLoop(const BenchServer& server, int rank, int world_size,
   auto params = torch::zeros_like(server.param());
   auto grads = torch::ones_like(server.param());
   client.Attach({params}, {grads});
+  uint64_t version = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     for (int w = 0; w < 3; ++w)
-      PS_RETURN_IF_ERROR(RunOp(client, ops[i]));
+      PS_RETURN_IF_ERROR(RunOp(client, ops[i], &version));
     if (!line->Arrive())
       return Unavailable("another worker of the case failed");
     CaseResult& r = (*results)[i];
@@ -90,7 +95,7 @@ Status WorkerLoop(const BenchServer& server, int rank, int world_size,
     const auto deadline = start + std::chrono::duration<double>(seconds);
     while (Clock::now() < deadline || r.ops < 5) {
       auto t0 = Clock::now();
-      PS_RETURN_IF_ERROR(RunOp(client, ops[i]));
+      PS_RETURN_IF_ERROR(RunOp(client, ops[i], &version));
       r.latencies_us.push_back(
           std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       ++r.ops;
@@ -105,11 +110,12 @@ Status WorkerLoop(const BenchServer& server, int rank, int world_size,
 }
 
 // All ops for one size and worker count: one server, `workers` threads.
-Result<std::vector<CaseResult>> RunCases(uint64_t bytes, int workers,
+Result<std::vector<CaseResult>> RunCases(ps::Mode mode, uint64_t bytes,
+                                         int workers,
                                          const std::vector<std::string>& ops,
                                          double seconds,
                                          const std::string& transport) {
-  BenchServer server(bytes, workers, transport);
+  BenchServer server(bytes, workers, transport, mode);
   PS_RETURN_IF_ERROR(server.Start());
   std::vector<std::vector<CaseResult>> per_worker(
       workers, std::vector<CaseResult>(ops.size()));
@@ -195,6 +201,17 @@ Result<nlohmann::json> MeasureLimits(uint64_t bytes, double seconds) {
 }  // namespace
 
 Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
+  PS_ASSIGN_OR_RETURN(ps::Mode mode, ps::ParseMode(options.mode));
+  const bool push_alone = std::find(options.ops.begin(), options.ops.end(),
+                                    "push") != options.ops.end();
+  if (mode == ps::Mode::kSync && push_alone) {
+    return InvalidArgument(
+        "--op push with --mode sync: expected pull or push_pull (a worker's "
+        "next push waits for every worker's)");
+  }
+  if (mode != ps::Mode::kSync && mode != ps::Mode::kAsync)
+    return InvalidArgument("--mode " + options.mode +
+                           ": expected async or sync");
   nlohmann::json cases = nlohmann::json::array(),
                  limits = nlohmann::json::array();
   for (uint64_t bytes : options.sizes) {
@@ -204,7 +221,7 @@ Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
     for (const std::string& transport : options.transports) {
       for (int workers : options.workers) {
         PS_ASSIGN_OR_RETURN(auto results,
-                            RunCases(bytes, workers, options.ops,
+                            RunCases(mode, bytes, workers, options.ops,
                                      options.seconds_per_case, transport));
         for (size_t i = 0; i < options.ops.size(); ++i) {
           cases.push_back(CaseJson(options.ops[i], bytes, workers, transport,
@@ -219,6 +236,7 @@ Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
   return nlohmann::json{
       {"servers_and_workers",
        "threads of one process, over loopback TCP or shared memory"},
+      {"mode", options.mode},
       {"cases", cases},
       {"limits", limits},
       {"codecs", codecs}};

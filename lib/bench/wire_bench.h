@@ -26,6 +26,10 @@ struct WireBenchOptions {
   /// How the workers reach the server (--transport's values but auto):
   /// each case runs over each.
   std::vector<std::string> transports = {"tcp", "shm"};
+  /// The server's --mode: async (each push stepped alone) or sync (the
+  /// step's pushes summed as they come, then stepped; pull and push_pull
+  /// only, since a push's next step waits for every worker's).
+  std::string mode = "async";
   /// Time spent on each case (size x workers x op), in seconds, after warm-up.
   double seconds_per_case = 1.0;
   /// --compression's codecs, timed on a tensor of codec_elements float32s

@@ -41,11 +41,14 @@ struct WireBenchOptions {
 
 /// Runs every case. Returns {"cases": [{op, bytes, workers, transport,
 /// median_us, p99_us, gbps, limit_gbps, fraction_of_limit, memcpy_gbps,
-/// fraction_of_memcpy, tcp_round_trip_us, fraction_of_tcp_round_trip}],
+/// fraction_of_memcpy, tcp_round_trip_us, fraction_of_tcp_round_trip,
+/// worker_waits, server_waits: {looks_per_op, yields_per_op,
+/// sleeps_per_op, stream_ops_per_op}}], "mode",
 /// "limits": [{bytes, tcp_gbps, memcpy_gbps, tcp_round_trip_us}],
 /// "codecs": RunCodecBench's}. GB/s are
 /// 1e9 bytes per second; for push_pull the bytes both ways count.
-/// kUnavailable / kIOError if loopback sockets fail.
+/// kUnavailable / kIOError if loopback sockets fail; kInvalidArgument for
+/// a mode other than async or sync, or push with sync.
 Result<nlohmann::json> RunWireBench(const WireBenchOptions& options);
 
 /// Parses "4KiB,64KiB,1MiB,4.8MiB" (KiB, MiB, GiB, or plain bytes) into

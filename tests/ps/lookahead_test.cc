@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "ps/job/optimizer.h"
 #include "ps/store/parameter_server.h"
 #include "testing/shard.h"
 
@@ -47,6 +48,33 @@ TEST(LookaheadTest, AWorkerIsSentWhereMomentumCarriesTheParameters) {
   EXPECT_EQ(ps.SentParam(0, 1).item<float>(), 3.0f);  // buffers as they are
   // Worker 1's copy is the one it was sent until it is sent again.
   EXPECT_TRUE(torch::equal(ps.SentParam(1, 0), torch::zeros({2})));
+}
+
+// The default looks ahead wherever lookahead applies, and keeps
+// --momentum elsewhere, where an explicit lookahead is refused.
+TEST(LookaheadTest, TheDefaultLooksAheadWhereItApplies) {
+  JobSpec spec = Spec();
+  spec.async_momentum = JobSpec().async_momentum;
+  EXPECT_EQ(spec.async_momentum, "lookahead_or_keep");
+  EXPECT_TRUE(UsesLookahead(spec));
+  spec.mode = Mode::kSsp;
+  EXPECT_TRUE(UsesLookahead(spec));
+  for (auto change : std::vector<void (*)(JobSpec*)>{
+           [](JobSpec* s) { s->mode = Mode::kSync; },
+           [](JobSpec* s) { s->optimizer = "adam"; },
+           [](JobSpec* s) { s->momentum = 0; },
+           [](JobSpec* s) { s->pull_compression = "fp16"; },
+           [](JobSpec* s) { s->placement = "server"; },
+           [](JobSpec* s) { s->async_momentum = "keep"; },
+       }) {
+    JobSpec other = Spec();
+    other.async_momentum = "lookahead_or_keep";
+    change(&other);
+    EXPECT_FALSE(UsesLookahead(other));
+    EXPECT_TRUE(ValidateJobSpec(other).ok())
+        << ValidateJobSpec(other).message();
+    EXPECT_EQ(*AsyncMomentum(other), other.momentum);
+  }
 }
 
 TEST(LookaheadTest, NeedsSgdWithMomentum) {

@@ -192,7 +192,8 @@ TEST(OptimizerTest, AsyncMomentumKeepsTheTotalMomentum) {
   EXPECT_EQ(*AsyncMomentum(spec), 0.9);
   spec.async_momentum = "less";
   EXPECT_EQ(AsyncMomentum(spec).status().message(),
-            "--async_momentum 'less': expected keep, auto or lookahead");
+            "--async_momentum 'less': expected lookahead_or_keep, keep, auto "
+            "or lookahead");
 }
 
 // Four workers, sgd without momentum, gradient 1: a fresh push moves the

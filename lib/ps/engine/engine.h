@@ -263,7 +263,7 @@ class Engine {
   // or its --pull_compression record of `version` (made now, unless the
   // key is still to be stepped: StepNextKey or StepAhead makes it then);
   // for `worker`, whom
-  // --async_momentum lookahead sends parameters of its own.
+  // lookahead (ps::UsesLookahead) sends parameters of its own.
   std::pair<const void*, uint64_t> ParamBytes(int key, int worker,
                                               uint64_t version);
   // Row-sparse replies (engine_rows.cc).

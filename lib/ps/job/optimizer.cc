@@ -11,6 +11,7 @@
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
+#include "ps/job/job_rules.h"
 #include "ps/job/rule_traits.h"
 #include "util/check.h"
 
@@ -220,10 +221,12 @@ Result<double> AsyncLrShare(const JobSpec& spec) {
 }
 
 Result<double> AsyncMomentum(const JobSpec& spec) {
-  if (spec.async_momentum != "keep" && spec.async_momentum != "auto" &&
+  if (spec.async_momentum != "lookahead_or_keep" &&
+      spec.async_momentum != "keep" && spec.async_momentum != "auto" &&
       spec.async_momentum != "lookahead") {
     return InvalidArgument("--async_momentum '" + spec.async_momentum +
-                           "': expected keep, auto or lookahead");
+                           "': expected lookahead_or_keep, keep, auto or "
+                           "lookahead");
   }
   if (spec.async_momentum == "lookahead" &&
       RuleTraitsOf(spec).applies_each_push &&
@@ -237,6 +240,22 @@ Result<double> AsyncMomentum(const JobSpec& spec) {
     return spec.momentum;
   const int workers = std::max(1, spec.num_workers());
   return std::max(0.0, 1.0 - workers * (1.0 - spec.momentum));
+}
+
+namespace {
+
+bool LookaheadApplies(const JobSpec& spec) {
+  return spec.optimizer == "sgd" && spec.momentum > 0 && spec.momentum < 1 &&
+         spec.pull_compression == "none" && !IsServerPlacement(spec);
+}
+
+}  // namespace
+
+bool UsesLookahead(const JobSpec& spec) {
+  if (!RuleTraitsOf(spec).applies_each_push)
+    return false;
+  return spec.async_momentum == "lookahead" ||
+         (spec.async_momentum == "lookahead_or_keep" && LookaheadApplies(spec));
 }
 
 JobSpec ServerOptimizerSpec(const JobSpec& spec) {

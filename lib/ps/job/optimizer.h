@@ -108,10 +108,19 @@ Result<double> AsyncLrShare(const JobSpec& spec);
 /// own (Mitliagkas et al., "Asynchrony begets momentum", 2016, section 3),
 /// and momenta compose as (1 - total) = (1 - explicit) / N, so this keeps
 /// the total at --momentum. spec.momentum otherwise ("keep", "lookahead",
-/// sync). kInvalidArgument "--async_momentum 'x': expected keep, auto or
-/// lookahead"; "lookahead" (ps/rules/lookahead.h) in async or ssp needs sgd,
-/// 0 < momentum < 1 and no pull compression.
+/// sync). kInvalidArgument "--async_momentum 'x': expected
+/// lookahead_or_keep, keep, auto or lookahead"; "lookahead"
+/// (ps/rules/lookahead.h) in async or ssp needs sgd, 0 < momentum < 1 and
+/// no pull compression.
 Result<double> AsyncMomentum(const JobSpec& spec);
+
+/// Whether the server sends each worker its parameters looked ahead
+/// (ps/rules/lookahead.h; DANA, Hakimi et al. 2019, section 3): async or
+/// ssp with "lookahead", or with "lookahead_or_keep" (the default) where it
+/// applies: sgd, 0 < momentum < 1, no pull compression, and worker
+/// placement (under --placement server no parameters are sent).
+/// REQUIRES: a valid spec.
+bool UsesLookahead(const JobSpec& spec);
 
 /// `spec` with the momentum AsyncMomentum gives (Nesterov off where that is
 /// 0): what the server's optimizers are built from. REQUIRES: a valid spec.

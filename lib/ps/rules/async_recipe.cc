@@ -20,7 +20,7 @@ AsyncRecipe::AsyncRecipe(const JobSpec& spec,
     dc_ = std::make_unique<DelayCompensation>(spec.delay_compensation, params,
                                               dense, workers);
   }
-  if (spec.async_momentum == "lookahead")
+  if (UsesLookahead(spec))
     lookahead_ =
         std::make_unique<Lookahead>(spec.momentum, params, dense, workers);
 }

@@ -4,7 +4,8 @@
 //   --async_lr       the push's share of the lr (ps/job/optimizer.h);
 //   --staleness_lr   a factor by the push's staleness;
 //   --delay_compensation  DC-ASGD's correction (ps/rules/delay_compensation.h);
-//   --async_momentum lookahead  parameters sent ahead (ps/rules/lookahead.h);
+//   --async_momentum lookahead (by default where it applies: UsesLookahead)
+//                    parameters sent ahead (ps/rules/lookahead.h);
 // the momentum the optimizers are built with (--async_momentum auto) is
 // the job's (ServerOptimizerSpec, ps/job/optimizer.h). Not thread-safe;
 // the async rule (ps/rules/async_update.h) calls it from the Engine's

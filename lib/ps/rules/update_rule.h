@@ -164,12 +164,12 @@ class UpdateRule {
 
   /// The Engine is sending worker `w` the parameters as they are now. With
   /// --delay_compensation, its next push's gradient is corrected against
-  /// them (ps/rules/delay_compensation.h); with --async_momentum lookahead,
+  /// them (ps/rules/delay_compensation.h); with lookahead (UsesLookahead),
   /// SentParam(w, k) becomes where momentum will carry them
   /// (ps/rules/lookahead.h); else a no-op.
   virtual void NoteParamsSent(int /*w*/) {}
   /// Key `key` as worker `w` is to be sent it: the store's parameters, or
-  /// under --async_momentum lookahead the copy NoteParamsSent made. Valid
+  /// under lookahead (UsesLookahead) the copy NoteParamsSent made. Valid
   /// until w's next NoteParamsSent.
   virtual const at::Tensor& SentParam(int /*w*/, int key) const {
     return store_->params()[key];

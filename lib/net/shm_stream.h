@@ -139,8 +139,6 @@ class ShmStream {
   /// Why the last operation failed with invalid_argument: the ring's
   /// kCorruption. Ok otherwise.
   const Status& failure() const { return failure_; }
-  /// How this stream's reads and writes waited, since it began.
-  const ShmWaitCounts& wait_counts() const { return counts_; }
   uint64_t ring_bytes() const { return segment_.ring_bytes(); }
 
  private:
@@ -314,10 +312,7 @@ class ShmStream {
   }
   void DrainBell(bool read);
   void CancelWaits();
-  void Count(const ShmWaitCounts& op) {
-    counts_ += op;
-    AddShmWaitTotals(server_end_, op);
-  }
+  void Count(const ShmWaitCounts& op) { AddShmWaitTotals(server_end_, op); }
 
   asio::io_context* io_;
   ShmSegment segment_;
@@ -330,7 +325,6 @@ class ShmStream {
   ShmWaitPolicy read_policy_;
   ShmWaitPolicy write_policy_;
   bool server_end_;
-  ShmWaitCounts counts_;
   bool peer_gone_ = false;
   bool closed_ = false;
   Status failure_;

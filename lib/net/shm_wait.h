@@ -20,9 +20,8 @@
 // Multiprocessor" (SOSP 1991), sections 2 and 3; here what is learnt is
 // which phases run, not the spin's length.
 //
-// The counts of each way of waiting are kept per stream and summed per
-// process, so that `bench wire` can say where a small operation's time
-// goes.
+// The counts of each way of waiting are summed per process, by end, so
+// that `bench wire` can say where a small operation's time goes.
 
 #include <atomic>
 #include <chrono>
@@ -30,7 +29,7 @@
 
 namespace pstrain::net {
 
-/// Counts of one stream's (or one process's) reads and writes.
+/// Counts of reads and writes: one operation's, or a process's ends'.
 struct ShmWaitCounts {
   uint64_t ops = 0;     // reads and writes completed
   uint64_t looks = 0;   // looks at the ring after the first that found nothing

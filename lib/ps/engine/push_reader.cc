@@ -208,13 +208,23 @@ bool PushReader::ReadsAt(const WorkerPeer& peer, size_t index) const {
 }
 
 int PushReader::ReadAt(WorkerPeer& peer, size_t index, const char* data) {
+  return AddRaw(peer, index, data, /*in_place=*/true);
+}
+
+// Checked for NaN and Inf where it lies, then added from there: from the
+// rule's PieceBuffer, or (in_place) from `data` alone.
+int PushReader::AddRaw(WorkerPeer& peer, size_t index, const char* data,
+                       bool in_place) {
   const WorkerPeer::Piece& piece = peer.pieces[index];
   if (!AllFinite(data, piece.bytes,
                  store_->params()[piece.key].scalar_type())) {
     Refuse(peer, piece.key, "");
     return -1;
   }
-  rule_->AddPieceAt(peer.worker, piece.key, piece.offset, data, piece.bytes);
+  if (in_place)
+    rule_->AddPieceAt(peer.worker, piece.key, piece.offset, data, piece.bytes);
+  else
+    rule_->AddPiece(peer.worker, piece.key, piece.offset, piece.bytes);
   return piece.key;
 }
 
@@ -245,14 +255,9 @@ int PushReader::Read(WorkerPeer& peer, size_t index) {
                ? ReadRecord(peer, piece.key, piece.record_bytes)
                : -1;
   }
-  const char* data = rule_->PieceBuffer(peer.worker, piece.key, piece.offset);
-  if (!AllFinite(data, piece.bytes,
-                 store_->params()[piece.key].scalar_type())) {
-    Refuse(peer, piece.key, "");
-    return -1;
-  }
-  rule_->AddPiece(peer.worker, piece.key, piece.offset, piece.bytes);
-  return piece.key;
+  return AddRaw(peer, index,
+                rule_->PieceBuffer(peer.worker, piece.key, piece.offset),
+                /*in_place=*/false);
 }
 
 // Checked whole before any of it is added: a sum cannot be taken apart.

@@ -75,6 +75,7 @@ class PushReader {
   void PlanRecord(WorkerPeer& peer, const wire::TensorDesc& desc,
                   ReadPlan* plan);
   int ReadRecord(WorkerPeer& peer, int key, uint64_t nbytes);
+  int AddRaw(WorkerPeer& peer, size_t index, const char* data, bool in_place);
   void ReadRows(WorkerPeer& peer, size_t index);
   // The push is refused from this piece on (WorkerPeer::refused_key).
   void Refuse(WorkerPeer& peer, int key, std::string why);

@@ -12,8 +12,10 @@ Status DataReads::Start(const wire::FrameHeader& header, uint64_t data_bytes,
                       ": tagged, but read here in the order of its meta");
   buffers_ = dst.size();
   sizes_.clear();
-  for (const auto& b : dst)
-    sizes_.push_back(b.size());
+  if (in_place_up_to_ > 0) {  // only in-place reads look at the sizes
+    for (const auto& b : dst)
+      sizes_.push_back(b.size());
+  }
   next_ = 0;
   end_ = tagged_ ? 0 : buffers_;
   in_.assign(first_.size(), false);
@@ -29,7 +31,8 @@ Status DataReads::Start(const wire::FrameHeader& header, uint64_t data_bytes,
 
 DataReads::Step DataReads::Next() const {
   if (next_ < end_ && piecewise_) {
-    const bool in_place = sizes_[next_] > 0 && sizes_[next_] <= in_place_up_to_;
+    const bool in_place = in_place_up_to_ > 0 && sizes_[next_] > 0 &&
+                          sizes_[next_] <= in_place_up_to_;
     return {in_place ? Step::kInPlace : Step::kBuffers, next_, next_ + 1};
   }
   if (next_ < end_)

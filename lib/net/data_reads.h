@@ -64,7 +64,7 @@ class DataReads {
  private:
   bool piecewise_ = false;
   uint64_t in_place_up_to_ = 0;
-  std::vector<uint64_t> sizes_;  // by buffer
+  std::vector<uint64_t> sizes_;  // by buffer, for in-place reads only
   bool tagged_ = false;
   std::vector<size_t> first_;
   std::vector<bool> in_;  // by descriptor

@@ -202,6 +202,9 @@ Result<nlohmann::json> MeasureLimits(uint64_t bytes, double seconds) {
 
 Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
   PS_ASSIGN_OR_RETURN(ps::Mode mode, ps::ParseMode(options.mode));
+  if (mode != ps::Mode::kSync && mode != ps::Mode::kAsync)
+    return InvalidArgument("--mode " + options.mode +
+                           ": expected async or sync");
   const bool push_alone = std::find(options.ops.begin(), options.ops.end(),
                                     "push") != options.ops.end();
   if (mode == ps::Mode::kSync && push_alone) {
@@ -209,9 +212,6 @@ Result<nlohmann::json> RunWireBench(const WireBenchOptions& options) {
         "--op push with --mode sync: expected pull or push_pull (a worker's "
         "next push waits for every worker's)");
   }
-  if (mode != ps::Mode::kSync && mode != ps::Mode::kAsync)
-    return InvalidArgument("--mode " + options.mode +
-                           ": expected async or sync");
   nlohmann::json cases = nlohmann::json::array(),
                  limits = nlohmann::json::array();
   for (uint64_t bytes : options.sizes) {

@@ -313,8 +313,8 @@ class BufferSink : public ReplySink {
   std::string buf;
 };
 
-// A push of `data` (one uint8 tensor), answered by the echo.
-Status Echo(Client& client, const std::string& data, std::string* back) {
+// A push of `data` (one uint8 tensor, which must outlive the request).
+FrameBuffers& PushOf(Client& client, const std::string& data) {
   wire::TensorDesc d;
   d.dtype = wire::DType::kUInt8;
   d.ndim = 1;
@@ -328,6 +328,12 @@ Status Echo(Client& client, const std::string& data, std::string* back) {
   FrameBuffers& f = client.NewRequest();
   f.Reset(wire::MsgType::kPush, 0, meta);
   f.AddData(data.data(), data.size());
+  return f;
+}
+
+// A push of `data`, answered by the echo.
+Status Echo(Client& client, const std::string& data, std::string* back) {
+  FrameBuffers& f = PushOf(client, data);
   BufferSink sink;
   wire::MsgType reply;
   PS_RETURN_IF_ERROR(client.Call(f, &sink, milliseconds(5000), &reply));
@@ -387,18 +393,7 @@ TEST(ShmTransportTest, StartReturnsOnceTheRequestIsWrittenWhateverTheSpin) {
     }
   });
   const std::string data = Pattern(4096, 7);
-  wire::TensorDesc d;
-  d.dtype = wire::DType::kUInt8;
-  d.ndim = 1;
-  d.dims[0] = static_cast<int64_t>(data.size());
-  d.nbytes = data.size();
-  std::string meta;
-  wire::Push push;
-  push.grads = {d};
-  wire::EncodeMeta(push, &meta);
-  FrameBuffers& f = client.NewRequest();
-  f.Reset(wire::MsgType::kPush, 0, meta);
-  f.AddData(data.data(), data.size());
+  FrameBuffers& f = PushOf(client, data);
   BufferSink sink;
   Status s = client.Start(f, &sink);
   {

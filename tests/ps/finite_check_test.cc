@@ -1,6 +1,8 @@
 #include "ps/engine/finite_check.h"
 
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -27,6 +29,18 @@ TEST(FiniteCheckTest, FindsNanAndInfAnywhereInFloatAndDouble) {
       }
     }
   }
+}
+
+// Pushed bytes may be checked where they lie in a shared-memory ring, at
+// any offset (in_place_ubsan_test runs this under UBSan).
+TEST(FiniteCheckTest, ChecksValuesAtAnyAlignment) {
+  std::vector<char> ring(4 * 100 + 3);
+  std::vector<float> v(100, 1.0f);
+  std::memcpy(ring.data() + 3, v.data(), 400);
+  EXPECT_TRUE(AllFinite(ring.data() + 3, 400, torch::kFloat));
+  v[99] = std::numeric_limits<float>::infinity();
+  std::memcpy(ring.data() + 3, v.data(), 400);
+  EXPECT_FALSE(AllFinite(ring.data() + 3, 400, torch::kFloat));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // PushReader: a push's descriptors checked against the server's keys, its
 // bytes planned piece by piece into the rule's buffers, and each piece
-// checked for NaN and Inf before the rule adds it; without an Engine or
-// a socket.
+// checked for NaN and Inf (in the pass that sums it, for a sync rule);
+// without an Engine or a socket.
 
 #include "ps/engine/push_reader.h"
 
@@ -171,6 +171,39 @@ TEST(PushReaderTest, PiecesReadWhereTheyLieAreSummedAsCopiedOnes) {
   EXPECT_EQ(r.reader.ReadAt(r.peer, 3, reinterpret_cast<const char*>(&nan)),
             -1);
   EXPECT_EQ(r.peer.refused_key, 1);
+}
+
+// A piece with NaN discards its step as it is read: the step is skipped
+// even when its worker is lost before its push ends, so the finite pieces
+// of the others, summed beside the bad one, never step.
+TEST(PushReaderTest, ANanPieceReadInPlaceDiscardsItsStepAtOnce) {
+  Reader r;
+  WorkerPeer other(Peer(), 1);
+  ReadPlan plan;
+  r.reader.Plan(other, r.Descs({0, 1}), {}, &plan);
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    std::vector<float> v(plan.buffers[i].bytes / 4, 3.0f);
+    std::memcpy(plan.buffers[i].data, v.data(), plan.buffers[i].bytes);
+    EXPECT_GE(r.reader.Read(other, i), 0);
+  }
+  ASSERT_TRUE(r.rule->Push(other.worker, 0, false).ok());
+  ReadPlan mine;
+  r.reader.Plan(r.peer, r.Descs({0, 1}), {}, &mine);
+  for (size_t i = 0; i < 3; ++i) {
+    std::vector<float> ring(mine.buffers[i].bytes / 4, 1.0f);
+    EXPECT_GE(r.reader.ReadAt(r.peer, i,
+                              reinterpret_cast<const char*>(ring.data())),
+              0);
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(r.reader.ReadAt(r.peer, 3, reinterpret_cast<const char*>(&nan)),
+            -1);
+  EXPECT_TRUE(r.rule->RemoveWorker(r.peer.worker));  // closes the step
+  r.rule->StepAllKeys();
+  EXPECT_EQ(r.store.version(), 1u);
+  EXPECT_EQ(r.rule->discarded_steps(), 1u);
+  EXPECT_FLOAT_EQ(r.params[0][0].item<float>(), 0.0f);
+  EXPECT_FLOAT_EQ(r.params[1].item<float>(), 0.0f);
 }
 
 // An async push steps with the whole gradient, so it lands in the rule's

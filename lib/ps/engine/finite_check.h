@@ -14,7 +14,7 @@ namespace pstrain::ps {
 /// Whether all `bytes / element size` elements at `data` are finite.
 /// kLong (a buffer's count, num_batches_tracked) is always finite.
 /// REQUIRES: dtype kFloat, kDouble or kLong (what keys may be), bytes a
-/// multiple of the element size, data aligned for the dtype.
+/// multiple of the element size; `data` at any alignment.
 bool AllFinite(const void* data, uint64_t bytes, at::ScalarType dtype);
 
 }  // namespace pstrain::ps

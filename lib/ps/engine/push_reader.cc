@@ -208,23 +208,30 @@ bool PushReader::ReadsAt(const WorkerPeer& peer, size_t index) const {
 }
 
 int PushReader::ReadAt(WorkerPeer& peer, size_t index, const char* data) {
-  return AddRaw(peer, index, data, /*in_place=*/true);
+  return AddRaw(peer, index, data);
 }
 
-// Checked for NaN and Inf where it lies, then added from there: from the
-// rule's PieceBuffer, or (in_place) from `data` alone.
-int PushReader::AddRaw(WorkerPeer& peer, size_t index, const char* data,
-                       bool in_place) {
+// Checked for NaN and Inf, and added: from the rule's PieceBuffer, or from
+// where it lies in a shared-memory ring. A rule that sums pieces checks
+// each element in the pass that adds it (AddPieceAt), so bytes a peer
+// shares are read once; one that keeps the gradient has it in its own
+// buffer, which no peer can write, and checks it there first.
+int PushReader::AddRaw(WorkerPeer& peer, size_t index, const char* data) {
   const WorkerPeer::Piece& piece = peer.pieces[index];
-  if (!AllFinite(data, piece.bytes,
-                 store_->params()[piece.key].scalar_type())) {
+  bool finite;
+  if (rule_->AddsPiecesInPlace()) {
+    finite = rule_->AddPieceAt(peer.worker, piece.key, piece.offset, data,
+                               piece.bytes);
+  } else {
+    finite = AllFinite(data, piece.bytes,
+                       store_->params()[piece.key].scalar_type());
+    if (finite)
+      rule_->AddPiece(peer.worker, piece.key, piece.offset, piece.bytes);
+  }
+  if (!finite) {
     Refuse(peer, piece.key, "");
     return -1;
   }
-  if (in_place)
-    rule_->AddPieceAt(peer.worker, piece.key, piece.offset, data, piece.bytes);
-  else
-    rule_->AddPiece(peer.worker, piece.key, piece.offset, piece.bytes);
   return piece.key;
 }
 
@@ -256,8 +263,7 @@ int PushReader::Read(WorkerPeer& peer, size_t index) {
                : -1;
   }
   return AddRaw(peer, index,
-                rule_->PieceBuffer(peer.worker, piece.key, piece.offset),
-                /*in_place=*/false);
+                rule_->PieceBuffer(peer.worker, piece.key, piece.offset));
 }
 
 // Checked whole before any of it is added: a sum cannot be taken apart.

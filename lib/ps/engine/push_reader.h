@@ -60,9 +60,10 @@ class PushReader {
   /// Whether piece `index` of `peer`'s plan may be read where it lies
   /// (ReadAt): a raw dense piece, for a rule that adds pieces in place.
   bool ReadsAt(const WorkerPeer& peer, size_t index) const;
-  /// As Read, with the piece's bytes at `data` (memory the peer shares,
-  /// read once for the NaN and Inf check and once for the sum; a peer that
-  /// changes them meanwhile can only corrupt its own gradient's values).
+  /// As Read, with the piece's bytes at `data`: memory the peer shares, at
+  /// any alignment, of which each element is read once, checked for NaN
+  /// and Inf in the pass that sums it (UpdateRule::AddPieceAt), so that
+  /// bytes the peer writes meanwhile are summed only as they were checked.
   /// REQUIRES: ReadsAt(peer, index).
   int ReadAt(WorkerPeer& peer, size_t index, const char* data);
 
@@ -75,7 +76,7 @@ class PushReader {
   void PlanRecord(WorkerPeer& peer, const wire::TensorDesc& desc,
                   ReadPlan* plan);
   int ReadRecord(WorkerPeer& peer, int key, uint64_t nbytes);
-  int AddRaw(WorkerPeer& peer, size_t index, const char* data, bool in_place);
+  int AddRaw(WorkerPeer& peer, size_t index, const char* data);
   void ReadRows(WorkerPeer& peer, size_t index);
   // The push is refused from this piece on (WorkerPeer::refused_key).
   void Refuse(WorkerPeer& peer, int key, std::string why);

@@ -11,27 +11,76 @@ namespace pstrain::ps {
 
 namespace {
 
-// One pass over a piece: the step's first addend copies (no zeroing pass),
-// a middle one adds, the last one adds and divides by the count (no
-// separate averaging pass). The sums are the same as zero + g1 + g2 + ...
-// then / n.
+// A value's bits, and those of its exponent: a float or double is NaN or Inf
+// exactly when its exponent bits are all ones. int64 (a buffer's count)
+// has no such values: its mask is 0 and never matches.
 template <typename T>
-void Reduce(void* acc, const void* data, uint64_t n, int arrival, int count) {
+struct Bits;
+template <>
+struct Bits<float> {
+  using Type = uint32_t;
+  static constexpr Type kExponent = 0x7f800000u;
+};
+template <>
+struct Bits<double> {
+  using Type = uint64_t;
+  static constexpr Type kExponent = 0x7ff0000000000000u;
+};
+template <>
+struct Bits<int64_t> {
+  using Type = uint64_t;
+  static constexpr Type kExponent = 0;
+};
+
+// Element i of `src`, loaded once as bits: `src` may lie anywhere in a
+// shared-memory ring, unaligned for T, and memcpy is the defined way to
+// load from there (compilers make it one unaligned load).
+template <typename T>
+typename Bits<T>::Type LoadBits(const char* src, uint64_t i) {
+  typename Bits<T>::Type b;
+  std::memcpy(&b, src + i * sizeof(T), sizeof(T));
+  return b;
+}
+
+template <typename T>
+T FromBits(typename Bits<T>::Type b) {
+  T v;
+  std::memcpy(&v, &b, sizeof(T));
+  return v;
+}
+
+// One pass over a piece, each element of `data` read once: its finite check
+// and its sum see the same value, even if a peer sharing the memory writes
+// it meanwhile. The step's first addend copies (no zeroing pass), a middle
+// one adds, the last one adds and divides by the count (no separate
+// averaging pass). The sums are the same as zero + g1 + g2 + ... then / n.
+// Returns whether every element was finite. The finite test is on the bits,
+// with no early exit, so that the loop vectorizes.
+template <typename T>
+bool Reduce(void* acc, const void* data, uint64_t n, int arrival, int count) {
+  using B = Bits<T>;
   T* dst = static_cast<T*>(acc);
-  const T* src = static_cast<const T*>(data);
+  const char* src = static_cast<const char*>(data);
+  typename B::Type bad = 0;
+  const auto next = [&](uint64_t i) {
+    const typename B::Type b = LoadBits<T>(src, i);
+    bad |= B::kExponent != 0 && (b & B::kExponent) == B::kExponent;
+    return FromBits<T>(b);
+  };
   if (arrival == 0 && count == 1) {
     for (uint64_t i = 0; i < n; ++i)
-      dst[i] = (T(0) + src[i]) / T(count);
+      dst[i] = (T(0) + next(i)) / T(count);
   } else if (arrival == 0) {
     for (uint64_t i = 0; i < n; ++i)
-      dst[i] = T(0) + src[i];
+      dst[i] = T(0) + next(i);
   } else if (arrival + 1 < count) {
     for (uint64_t i = 0; i < n; ++i)
-      dst[i] += src[i];
+      dst[i] += next(i);
   } else {
     for (uint64_t i = 0; i < n; ++i)
-      dst[i] = (dst[i] + src[i]) / T(count);
+      dst[i] = (dst[i] + next(i)) / T(count);
   }
+  return bad == 0;
 }
 
 template <typename T>
@@ -55,7 +104,7 @@ StepSums::StepSums(const std::vector<at::Tensor>& params, int num_workers) {
   contributed_.assign(num_workers, std::vector<bool>(pieces, false));
 }
 
-void StepSums::Add(int w, int key, uint64_t offset, const void* data,
+bool StepSums::Add(int w, int key, uint64_t offset, const void* data,
                    uint64_t bytes, int needed) {
   at::Tensor& acc = sums_.at(key);
   const size_t esize = acc.element_size();
@@ -69,15 +118,22 @@ void StepSums::Add(int w, int key, uint64_t offset, const void* data,
   uint16_t& arrivals = arrivals_[piece];
   const int count = needed + extra_[piece];
   char* base = static_cast<char*>(acc.data_ptr()) + offset;
+  bool finite;
   if (acc.scalar_type() == at::kFloat) {
-    Reduce<float>(base, data, bytes / esize, arrivals, count);
+    finite = Reduce<float>(base, data, bytes / esize, arrivals, count);
   } else if (acc.scalar_type() == at::kDouble) {
-    Reduce<double>(base, data, bytes / esize, arrivals, count);
+    finite = Reduce<double>(base, data, bytes / esize, arrivals, count);
   } else {
-    Reduce<int64_t>(base, data, bytes / esize, arrivals, count);
+    finite = Reduce<int64_t>(base, data, bytes / esize, arrivals, count);
   }
+  // A piece with NaN or Inf does not count as added: its step is discarded
+  // (its sum holds the bad values, and a first addend's copy is overwritten
+  // by the next first addend).
+  if (!finite)
+    return false;
   ++arrivals;
   contributed_[w][piece] = true;
+  return true;
 }
 
 // Add's sums in three passes: the pieces no one has added yet start at

@@ -36,11 +36,16 @@ class StepSums {
   const std::vector<at::Tensor>& sums() const { return sums_; }
 
   /// Adds worker `w`'s piece (elements of the key's dtype, bytes [offset,
-  /// offset + bytes) of the key). `needed`: the addends a piece waits for
-  /// from the step's members; a lost worker's pieces count beside them.
-  /// Allocates nothing. REQUIRES: offset a multiple of kPieceBytes, bytes
-  /// = min(kPieceBytes, rest of the key), not added by `w` yet.
-  void Add(int w, int key, uint64_t offset, const void* data, uint64_t bytes,
+  /// offset + bytes) of the key) and checks it for NaN and Inf in the same
+  /// pass: each element at `data` is read once, so memory a peer shares
+  /// and may write meanwhile is summed as it was checked. `data` needs no
+  /// alignment. `needed`: the addends a piece waits for from the step's
+  /// members; a lost worker's pieces count beside them. Returns false when
+  /// an element was NaN or Inf: the piece then does not count as added,
+  /// its sum holds garbage and the step must be discarded. Allocates
+  /// nothing. REQUIRES: offset a multiple of kPieceBytes, bytes =
+  /// min(kPieceBytes, rest of the key), not added by `w` yet.
+  [[nodiscard]] bool Add(int w, int key, uint64_t offset, const void* data, uint64_t bytes,
            int needed);
   /// As Add, for a whole compressed record of float32 key `key`
   /// (wire/compression.h, checked by wire::Validate), decoded straight

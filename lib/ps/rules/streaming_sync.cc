@@ -31,9 +31,9 @@ class StreamingSync : public SyncRule {
     Accumulate(w, key, offset, chunks_[w].data(), bytes);
   }
   bool AddsPiecesInPlace() const override { return true; }
-  void AddPieceAt(int w, int key, uint64_t offset, const char* data,
+  bool AddPieceAt(int w, int key, uint64_t offset, const char* data,
                   uint64_t bytes) override {
-    Accumulate(w, key, offset, data, bytes);
+    return Accumulate(w, key, offset, data, bytes);
   }
   void AddRecord(int w, int key, wire::Codec codec,
                  const wire::CodecParams& params, const uint8_t* data,

@@ -40,10 +40,15 @@ Status SyncRule::CheckPush(int w, uint64_t version) const {
   return Status::Ok();
 }
 
-void SyncRule::Accumulate(int w, int key, uint64_t offset, const void* data,
+// A piece with NaN or Inf discards the step at once: its sum is garbage
+// from here on, so no key may step ahead of the close.
+bool SyncRule::Accumulate(int w, int key, uint64_t offset, const void* data,
                           uint64_t bytes) {
-  sums_.Add(w, key, offset, data, bytes, needed_);
   step_started_ = true;
+  if (sums_.Add(w, key, offset, data, bytes, needed_))
+    return true;
+  DiscardStep();
+  return false;
 }
 
 void SyncRule::AccumulateRecord(int w, int key, wire::Codec codec,

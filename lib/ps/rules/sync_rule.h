@@ -47,8 +47,10 @@ class SyncRule : public UpdateRule {
   void StepAhead(int key) override;
 
  protected:
-  // Worker w's piece, or whole record, into the sums (streaming sync).
-  void Accumulate(int w, int key, uint64_t offset, const void* data,
+  // Worker w's piece, or whole record, into the sums (streaming sync). A
+  // piece is checked for NaN and Inf as it is added (StepSums::Add); false
+  // when it held one, and the step is then discarded.
+  bool Accumulate(int w, int key, uint64_t offset, const void* data,
                   uint64_t bytes);
   void AccumulateRecord(int w, int key, wire::Codec codec,
                         const wire::CodecParams& params, const uint8_t* data,

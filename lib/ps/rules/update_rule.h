@@ -57,12 +57,16 @@ class UpdateRule {
   /// nothing is copied into PieceBuffer first (a rule that sums pieces as
   /// they come; one that keeps the gradient needs it in its buffer).
   virtual bool AddsPiecesInPlace() const { return false; }
-  /// As AddPiece, with the piece's bytes at `data` rather than at
-  /// PieceBuffer (a shared-memory ring: read once, not kept).
-  /// REQUIRES: AddsPiecesInPlace().
-  virtual void AddPieceAt(int w, int key, uint64_t offset, const char* data,
-                          uint64_t bytes) {
+  /// As AddPiece, with the piece's bytes at `data` (at PieceBuffer, or in a
+  /// shared-memory ring, at any alignment), not yet checked: each element
+  /// is read once, checked for NaN and Inf in the pass that adds it, so a
+  /// peer that writes the bytes meanwhile cannot slip a bad value past the
+  /// check. Returns false when one was NaN or Inf; the step is then
+  /// discarded (DiscardStep). REQUIRES: AddsPiecesInPlace().
+  [[nodiscard]] virtual bool AddPieceAt(int w, int key, uint64_t offset,
+                                        const char* data, uint64_t bytes) {
     (void)w, (void)key, (void)offset, (void)data, (void)bytes;
+    return false;
   }
   /// Worker `w`'s whole compressed record of float32 key `key` is in and
   /// valid (wire::Validate): `nbytes` bytes at `data`, in `codec`. It is

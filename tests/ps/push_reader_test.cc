@@ -173,9 +173,9 @@ TEST(PushReaderTest, PiecesReadWhereTheyLieAreSummedAsCopiedOnes) {
   EXPECT_EQ(r.peer.refused_key, 1);
 }
 
-// A piece with NaN discards its step as it is read: the step is skipped
-// even when its worker is lost before its push ends, so the finite pieces
-// of the others, summed beside the bad one, never step.
+// A piece with NaN read in place is summed as it is checked, so its sum
+// holds the NaN: the step it discards is skipped even when its worker is
+// lost before its push ends, and that sum never steps.
 TEST(PushReaderTest, ANanPieceReadInPlaceDiscardsItsStepAtOnce) {
   Reader r;
   WorkerPeer other(Peer(), 1);

@@ -40,8 +40,9 @@ Status SyncRule::CheckPush(int w, uint64_t version) const {
   return Status::Ok();
 }
 
-// A piece with NaN or Inf discards the step at once: its sum is garbage
-// from here on, so no key may step ahead of the close.
+// A piece with NaN or Inf discards the step at once: its sum holds the bad
+// values from here on, so neither a key stepped ahead nor a step closed
+// by its worker's loss, before its push ends, may use it.
 bool SyncRule::Accumulate(int w, int key, uint64_t offset, const void* data,
                           uint64_t bytes) {
   step_started_ = true;

@@ -48,8 +48,8 @@ class SyncRule : public UpdateRule {
 
  protected:
   // Worker w's piece, or whole record, into the sums (streaming sync). A
-  // piece is checked for NaN and Inf as it is added (StepSums::Add); false
-  // when it held one, and the step is then discarded.
+  // piece is checked for NaN and Inf as it is added (StepSums::Add): false
+  // when it held one, whose sum is then garbage; the step is discarded.
   bool Accumulate(int w, int key, uint64_t offset, const void* data,
                   uint64_t bytes);
   void AccumulateRecord(int w, int key, wire::Codec codec,

@@ -61,8 +61,9 @@ class UpdateRule {
   /// shared-memory ring, at any alignment), not yet checked: each element
   /// is read once, checked for NaN and Inf in the pass that adds it, so a
   /// peer that writes the bytes meanwhile cannot slip a bad value past the
-  /// check. Returns false when one was NaN or Inf; the step is then
-  /// discarded (DiscardStep). REQUIRES: AddsPiecesInPlace().
+  /// check. Returns false when one was NaN or Inf: the piece's sum is
+  /// then garbage, so the rule discards the step at once (DiscardStep).
+  /// REQUIRES: AddsPiecesInPlace().
   [[nodiscard]] virtual bool AddPieceAt(int w, int key, uint64_t offset,
                                         const char* data, uint64_t bytes) {
     (void)w, (void)key, (void)offset, (void)data, (void)bytes;

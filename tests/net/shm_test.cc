@@ -10,6 +10,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -196,6 +198,10 @@ class ShmServer : public Connection::Handler {
   bool take_in_place = true;
   // How many pieces were taken in place, and how many were copied.
   int in_place = 0, copied = 0;
+  // Set before calls: the piece taken in place with this index closes its
+  // connection (-1: none); on_close runs as a connection closes.
+  int close_at_piece = -1;
+  std::function<void()> on_close;
 
   Status OnMeta(Connection& c, const wire::FrameHeader&, std::string_view,
                 uint64_t bytes,
@@ -213,13 +219,15 @@ class ShmServer : public Connection::Handler {
     c.ReadInPlace();
     return Status::Ok();
   }
-  bool OnPieceAt(Connection&, size_t index, const uint8_t* data) override {
+  bool OnPieceAt(Connection& c, size_t index, const uint8_t* data) override {
     if (!take_in_place)
       return false;
     const size_t at = index * piece_bytes;
     std::memcpy(echo_.data() + at, data,
                 std::min(piece_bytes, echo_.size() - at));
     ++in_place;
+    if (static_cast<int>(index) == close_at_piece)
+      c.Close();
     return true;
   }
   void OnPiece(Connection&, size_t) override { ++copied; }
@@ -249,6 +257,8 @@ class ShmServer : public Connection::Handler {
   }
   void OnClose(Connection& c, const Status& why) override {
     closes.push_back(why.ToString());
+    if (on_close)
+      on_close();
     // As the Service does: the connection (and its mapping) goes once its
     // own callbacks are done.
     asio::post(io_, [this, p = &c] {
@@ -444,6 +454,51 @@ TEST(ShmTransportTest, ACookieTheServerDidNotGiveIsRefused) {
   EXPECT_NE(server.acceptor().last_refusal().find("did not give"),
             std::string::npos);
   EXPECT_EQ(MappedSegments(), before);  // nothing attached, nothing left
+}
+
+// A handler that closes its connection as it takes a piece in place ends
+// the frame's reads there. The worker writes the first of two pieces and
+// no more: a read of the second would wait for it on a closed stream,
+// holding the connection and the server's io_context. If stopping the
+// server has not returned in 10 s, the watchdog stops that io_context and
+// the test fails on its flag rather than hanging.
+TEST(ShmTransportTest, AHandlerThatClosesAtAPieceReadsNoFurther) {
+  ShmServer server;
+  server.piece_bytes = 16 << 10;
+  server.close_at_piece = 0;
+  std::promise<void> closed;
+  server.on_close = [&] { closed.set_value(); };
+  Client client;
+  ASSERT_TRUE(
+      client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  ASSERT_TRUE(OfferShm(&client, milliseconds(5000), 64 << 10).ok());
+  const std::string data = Pattern(32 << 10, 9);
+  std::string frame;
+  for (const asio::const_buffer& b : PushOf(client, data).Finish())
+    frame.append(static_cast<const char*>(b.data()), b.size());
+  frame.resize(frame.size() - (16 << 10));  // the second piece never comes
+  ASSERT_TRUE(client.WriteNow(frame).ok());
+  closed.get_future().wait();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopped = false, stopped_io = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, std::chrono::seconds(10), [&] { return stopped; })) {
+      stopped_io = true;
+      server.io().stop();
+    }
+  });
+  server.Stop();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stopped = true;
+  }
+  cv.notify_one();
+  watchdog.join();
+  EXPECT_FALSE(stopped_io) << "a read went on after the handler's close";
+  EXPECT_EQ(server.in_place, 1);
+  EXPECT_EQ(server.closes, std::vector<std::string>{"ok"});
 }
 
 TEST(ShmTransportTest, GarbageInTheRingIsAFrameErrorAndTheServerGoesOn) {

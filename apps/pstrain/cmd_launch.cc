@@ -165,7 +165,7 @@ int Launch(LaunchFlags& f) {
   for (int r = 0; r < w.num_servers; ++r) {
     // --replicas: a server's standby takes its shard over (not rank 0's,
     // which also holds the job); --restart_servers starts the server again
-    // as a standby (serve --rejoin).
+    // as a standby (serve --rejoin), but not once rank 0 has exited.
     const bool survivable = r > 0 && f.job.spec.replicas > 1;
     std::vector<std::string> args = ServeArgs(f, r, threads);
     std::vector<std::string> again;
@@ -174,7 +174,8 @@ int Launch(LaunchFlags& f) {
       again.push_back("--rejoin");
     }
     o.children.push_back({std::move(args), "rank " + std::to_string(r),
-                          survivable, std::move(again)});
+                          survivable, std::move(again),
+                          /*ends_job=*/r == 0});
   }
   for (int r = w.num_servers; r < w.world_size; ++r) {
     o.children.push_back(

@@ -28,6 +28,8 @@ Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
              std::unique_ptr<MetricsEndpoint>* endpoint) {
   Status s = ResolveWorld(&f.world, "server");
   if (s.ok())
+    s = CheckFlagNeeds(f.local.needs);
+  if (s.ok())
     s = FinishJobSpec(&f.job, f.world.world.world_size,
                       f.world.world.num_servers);
   const int rank = s.ok() ? f.world.world.rank : 0;

@@ -94,7 +94,10 @@ TEST(CliTest, ANegativeUnsignedOrALoneFlagIsOneLineAndExitTwo) {
       {{"launch", "--restart_servers"},
        "pstrain: error: --restart_servers: only with --replicas 2 or more\n"},
       {{"work", "--rank", "1", "--world_size", "2", "--metrics_linger", "3"},
-       "pstrain: error: --metrics_linger: only with --metrics_port\n"}};
+       "pstrain: error: --metrics_linger: only with --metrics_port\n"},
+      {{"serve", "--world_size", "2", "--keep", "2"},
+       "pstrain: error: --keep: only with --checkpoint_every or --resume "
+       "auto\n"}};
   for (const auto& [args, line] : bad) {
     auto r = RunPstrain(args, 30);
     EXPECT_EQ(r.exit_code, 2) << args[1];

@@ -138,6 +138,49 @@ TEST(JobFlagsTest, BenchTrainHasLaunchsJobFlagsWithTheirHelpAndDefaults) {
   });
 }
 
+// A flag that only means something beside another is refused alone, in one
+// line, and taken beside it: the job's fields (--staleness without --mode
+// ssp) and launch's own (--restart_servers without --replicas 2 or more).
+TEST(JobFlagsTest, AFlagThatNeedsAnotherIsRefusedAloneAndTakenBesideIt) {
+  // `beside`: flags that, added to `alone`, give what it needs.
+  struct Case {
+    std::vector<std::string> alone, beside;
+    std::string refusal;
+  };
+  const Case cases[] = {
+      {{"--staleness", "2"}, {"--mode", "ssp"}, "--mode ssp"},
+      {{"--image_size", "64"},
+       {"--dataset", "imagefolder"},
+       "--dataset imagefolder"},
+      {{"--vocab_size", "30"}, {"--model", "lstm_lm"}, "--dataset text"},
+      {{"--bptt", "5"}, {"--model", "lstm_lm"}, "--dataset text"},
+      {{"--target_perplexity", "90"}, {"--model", "lstm_lm"}, "--dataset text"},
+      {{"--embed_dim", "8"}, {"--model", "lstm_lm"}, "--model lstm_lm"},
+      {{"--hidden_dim", "8"}, {"--model", "lstm_lm"}, "--model lstm_lm"},
+      {{"--num_layers", "2"}, {"--model", "lstm_lm"}, "--model lstm_lm"},
+      {{"--dropout", "0.5"}, {"--model", "lstm_lm"}, "--model lstm_lm"},
+      {{"--compress_chunk", "64"},
+       {"--compression", "onebit"},
+       "--compression int8 or onebit"},
+      {{"--error_feedback", "off"},
+       {"--compression", "topk:0.1"},
+       "--compression int8, topk or onebit"},
+      {{"--send_window", "65536", "--priority=false"},
+       {"--priority=true"},
+       "--priority"},
+      {{"--restart_servers"},
+       {"--replicas", "2", "--num_servers", "2"},
+       "--replicas 2 or more"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.alone[0]);
+    EXPECT_EQ(Refusal(SetupLaunchChecked, c.alone),
+              c.alone[0] + ": only with " + c.refusal);
+    std::vector<std::string> both = c.alone;
+    both.insert(both.end(), c.beside.begin(), c.beside.end());
+    EXPECT_EQ(Refusal(SetupLaunchChecked, both), "");
+  }
+}
+
 // The flags of every subcommand, set up as main sets them up: those whose
 // value is unsigned are the ones listed, and each refuses -1 in one line.
 TEST(JobFlagsTest, EveryUnsignedFlagRefusesANegativeValue) {

@@ -145,8 +145,11 @@ Status Evaluate(EvalFlags& f, report::EventLog& log) {
 
 int RunEval(EvalFlags& f) {
   auto log = MakeEventLog(f.local, 0, "");
+  Status s = CheckFlagNeeds(f.local.needs);
+  if (!s.ok())
+    return Fail(*log, s);
   SetThreads(f.local.threads);
-  const Status s = CorruptionAsInvalidArgument(Evaluate(f, *log));
+  s = CorruptionAsInvalidArgument(Evaluate(f, *log));
   return s.ok() ? 0 : Fail(*log, s);
 }
 

@@ -119,11 +119,12 @@ void AttachBoard(report::RankBoard* board, bool json,
   };
 }
 
-// The world, then the job.
+// The world, the job, then the flags that need another.
 Status CheckLaunch(LaunchFlags& f) {
   PS_RETURN_IF_ERROR(ResolveWorld(&f.world, "launch"));
-  return FinishJobSpec(&f.job, f.world.world.world_size,
-                       f.world.world.num_servers);
+  PS_RETURN_IF_ERROR(FinishJobSpec(&f.job, f.world.world.world_size,
+                                   f.world.world.num_servers));
+  return CheckFlagNeeds(f.local.needs);
 }
 
 // --timeline DIR: the ranks' files, each on its own clock, which is the
@@ -165,7 +166,7 @@ int Launch(LaunchFlags& f) {
   for (int r = 0; r < w.num_servers; ++r) {
     // --replicas: a server's standby takes its shard over (not rank 0's,
     // which also holds the job); --restart_servers starts the server again
-    // as a standby (serve --rejoin).
+    // as a standby (serve --rejoin), but not once rank 0 has exited.
     const bool survivable = r > 0 && f.job.spec.replicas > 1;
     std::vector<std::string> args = ServeArgs(f, r, threads);
     std::vector<std::string> again;
@@ -174,7 +175,8 @@ int Launch(LaunchFlags& f) {
       again.push_back("--rejoin");
     }
     o.children.push_back({std::move(args), "rank " + std::to_string(r),
-                          survivable, std::move(again)});
+                          survivable, std::move(again),
+                          /*ends_job=*/r == 0});
   }
   for (int r = w.num_servers; r < w.world_size; ++r) {
     o.children.push_back(
@@ -207,10 +209,14 @@ CheckedCommand SetupLaunchChecked(CLI::App* sub) {
       ->capture_default_str();
   sub->add_option("--device", f->device, "Workers' device: cpu, cuda or cuda:i")
       ->capture_default_str();
-  sub->add_flag("--restart_servers", f->restart_servers,
-                "--replicas 2 or more: a server other than rank 0 that dies is "
-                "started again, to rejoin the job as a standby of its shard "
-                "(at most 3 times each)");
+  const CLI::Option* restart = sub->add_flag(
+      "--restart_servers", f->restart_servers,
+      "--replicas 2 or more: a server other than rank 0 that dies is "
+      "started again, to rejoin the job as a standby of its shard "
+      "(at most 3 times each)");
+  LaunchFlags* flags = f.get();  // f owns the need: no cycle through it
+  f->local.needs.push_back({restart, "--replicas 2 or more",
+                            [flags] { return flags->job.spec.replicas >= 2; }});
   f->hook = AddLaunchHooks(sub);
   return {[f] { return CheckLaunch(*f); }, [f] { return Launch(*f); }};
 }

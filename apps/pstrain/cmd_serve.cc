@@ -28,6 +28,8 @@ Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
              std::unique_ptr<MetricsEndpoint>* endpoint) {
   Status s = ResolveWorld(&f.world, "server");
   if (s.ok())
+    s = CheckFlagNeeds(f.local.needs);
+  if (s.ok())
     s = FinishJobSpec(&f.job, f.world.world.world_size,
                       f.world.world.num_servers);
   const int rank = s.ok() ? f.world.world.rank : 0;
@@ -97,9 +99,18 @@ RunFn SetupServe(CLI::App* sub) {
       "--checkpoint_every", f->checkpoint_every,
       "Also save a checkpoint every N versions, or every Ns seconds "
       "(e.g. 100 or 30s), beside --checkpoint as NAME-vVERSION.pt");
-  sub->add_option("--keep", f->keep, "How many periodic checkpoints to keep")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  const CLI::Option* keep =
+      sub->add_option("--keep", f->keep,
+                      "How many periodic checkpoints to keep")
+          ->capture_default_str()
+          ->check(CLI::PositiveNumber);
+  // Only periodic checkpoints are pruned: those --checkpoint_every saves,
+  // and those a kill left that --resume auto finds.
+  ServeFlags* flags = f.get();  // f owns the need: no cycle through it
+  f->local.needs.push_back(
+      {keep, "--checkpoint_every or --resume auto", [flags] {
+         return !flags->checkpoint_every.empty() || flags->resume == "auto";
+       }});
   sub->add_flag("--rejoin", f->rejoin,
                 "A server rank started again after it was lost from a running "
                 "job (--replicas 2 or more): it becomes a standby of its own "

@@ -22,6 +22,8 @@ struct WorkFlags {
 
 int Work(WorkFlags& f) {
   Status s = ResolveWorld(&f.world, "worker");
+  if (s.ok())
+    s = CheckFlagNeeds(f.local.needs);
   std::unique_ptr<MetricsEndpoint> endpoint;  // outlives the log
   if (s.ok()) {
     auto started = StartMetrics(f.local, f.world.world.rank, "worker");

@@ -55,6 +55,33 @@ Status ResolveWorld(WorldFlags* f, const std::string& role) {
   return cluster::ValidateWorld(f->world, role);
 }
 
+Status CheckFlagNeeds(const std::vector<FlagNeed>& needs) {
+  for (const FlagNeed& n : needs) {
+    if (n.flag->count() > 0 && !n.met())
+      return InvalidArgument(n.flag->get_name() + ": only with " + n.needs);
+  }
+  return Status::Ok();
+}
+
+void RefuseNegativeUnsigned(CLI::App* app) {
+  for (CLI::Option* opt : app->get_options()) {
+    if (opt->get_type_name().rfind("UINT", 0) != 0)
+      continue;
+    // transform: ahead of the flag's other checks, whose messages would
+    // speak of the wrapped number.
+    opt->transform(CLI::Validator(
+        [](std::string& text) {
+          const size_t at = text.find_first_not_of(" \t");
+          if (at == std::string::npos || text[at] != '-')
+            return std::string();
+          return text + " is negative, expected an unsigned integer";
+        },
+        ""));
+  }
+  for (CLI::App* sub : app->get_subcommands({}))
+    RefuseNegativeUnsigned(sub);
+}
+
 void AddLocalFlags(CLI::App* app, LocalFlags* f) {
   const char* g = "This process";
   app->add_option("--data_dir", f->data_dir,
@@ -91,17 +118,22 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
          "port + r; default: off")
       ->check(CLI::Range(0, 65535))
       ->group(g);
-  app->add_option("--metrics_addr", f->metrics_addr,
-                  "Address the metrics port binds (0.0.0.0: every interface, "
-                  "for a Prometheus on another machine)")
-      ->capture_default_str()
-      ->group(g);
-  app->add_option("--metrics_linger", f->metrics_linger,
-                  "Seconds to keep serving metrics after the run, so that "
-                  "the last scrape sees the final values")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber)
-      ->group(g);
+  CLI::Option* addr =
+      app->add_option("--metrics_addr", f->metrics_addr,
+                      "Address the metrics port binds (0.0.0.0: every "
+                      "interface, for a Prometheus on another machine)")
+          ->capture_default_str()
+          ->group(g);
+  CLI::Option* linger =
+      app->add_option("--metrics_linger", f->metrics_linger,
+                      "Seconds to keep serving metrics after the run, so that "
+                      "the last scrape sees the final values")
+          ->capture_default_str()
+          ->check(CLI::NonNegativeNumber)
+          ->group(g);
+  for (const CLI::Option* o : {addr, linger})
+    f->needs.push_back(
+        {o, "--metrics_port", [f] { return f->metrics_port >= 0; }});
   app->add_option("--timeline", f->timeline,
                   "Write a Chrome trace of every step (forward, backward, "
                   "each key's push and pull, the server's updates; opens in "

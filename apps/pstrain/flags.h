@@ -3,8 +3,10 @@
 // launcher environments, thread counts, exit codes, the event log.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -30,6 +32,25 @@ void AddWorldFlags(CLI::App* app, WorldFlags* flags, bool with_rank);
 /// and MASTER_PORT, then validates for `role` ("server", "worker", "launch").
 Status ResolveWorld(WorldFlags* flags, const std::string& role);
 
+/// A flag that only means something beside another: given (on the command
+/// line or by --config) while `met` is false, it is refused.
+struct FlagNeed {
+  const CLI::Option* flag;
+  std::string needs;          // what it needs: "--replicas 2 or more"
+  std::function<bool()> met;  // asked once the command line is parsed
+};
+/// kInvalidArgument "--restart_servers: only with --replicas 2 or more" for
+/// the first of `needs` whose flag was given while its need is not met; ok
+/// otherwise.
+Status CheckFlagNeeds(const std::vector<FlagNeed>& needs);
+
+/// Makes every flag of `app` and of its subcommands whose value is an
+/// unsigned integer (CLI11's type UINT) refuse a negative value, which
+/// CLI11 would take modulo 2^64, before its other checks: "--send_window:
+/// -1 is negative, expected an unsigned integer". Call once the flags are
+/// added.
+void RefuseNegativeUnsigned(CLI::App* app);
+
 /// Flags about this process only.
 struct LocalFlags {
   std::string data_dir;  // "" = Debian's place for the data set
@@ -44,6 +65,9 @@ struct LocalFlags {
   std::string metrics_addr = "0.0.0.0";
   double metrics_linger = 0;  // seconds
   std::string timeline;       // --timeline: "" = none; launch: a directory
+  /// Those of these flags that need another (--metrics_addr and
+  /// --metrics_linger: --metrics_port); a subcommand adds its own.
+  std::vector<FlagNeed> needs;
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(
         static_cast<int64_t>(timeout_seconds * 1000));

@@ -14,6 +14,7 @@
 
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/config_flags.h"
+#include "apps/pstrain/flags.h"
 #include "apps/pstrain/version.h"
 #include "report/event_log.h"
 
@@ -102,6 +103,7 @@ int Main(int argc, char** argv) {
     if (c.configurable)
       AddConfigFlags(sub);
   }
+  RefuseNegativeUnsigned(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

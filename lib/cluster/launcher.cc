@@ -95,6 +95,7 @@ class ChildGroup {
   SignalPipe* const signals_;
   std::vector<Child> children_;
   int first_failure_ = 0;
+  bool job_over_ = false;  // a child with ends_job has exited
   std::optional<Clock::time_point> kill_at_;
   bool killed_ = false;
 };
@@ -228,16 +229,21 @@ void ChildGroup::ReapExited() {
     c.pid = -1;
     if (reaped < 0)
       status = 1 << 8;  // ECHILD: reaped elsewhere, status lost
+    job_over_ = job_over_ || c.spec->ends_job;
     if (ExitCode(status) == 0 || first_failure_ != 0)
       continue;
     const bool survivable = c.spec->survivable;
     if (!survivable)
       first_failure_ = ExitCode(status);
-    c.restart_due = survivable && !c.spec->restart_argv.empty() &&
-                    c.restarts < ChildSpec::kMaxRestarts && !kill_at_;
-    Say("pstrain launch: " + c.spec->label + " " + Describe(status) +
-        (survivable ? "; the others go on" : "; stopping the others") +
-        (c.restart_due ? "; starting it again" : ""));
+    const bool restartable = survivable && !c.spec->restart_argv.empty() &&
+                             c.restarts < ChildSpec::kMaxRestarts && !kill_at_;
+    c.restart_due = restartable && !job_over_;
+    std::string next =
+        survivable ? "; the others go on" : "; stopping the others";
+    if (restartable)
+      next = job_over_ ? "; the job is over: not starting it again"
+                       : "; the others go on; starting it again";
+    Say("pstrain launch: " + c.spec->label + " " + Describe(status) + next);
     if (!survivable)
       BeginTeardown();
   }
@@ -247,7 +253,7 @@ void ChildGroup::ReapExited() {
 // once their old ones have given what they held.
 void ChildGroup::StartAgain() {
   for (Child& c : children_) {
-    if (!c.restart_due || kill_at_)
+    if (!c.restart_due || kill_at_ || job_over_)
       continue;
     c.restart_due = false;
     for (Stream* s : {&c.out, &c.err}) {

@@ -192,6 +192,11 @@ void Connection::OnMetaRead(const std::error_code& ec) {
 }
 
 void Connection::ReadData() {
+  // The handler may have closed the connection (OnMeta, OnPiece,
+  // OnPieceAt): a read started now would wait on a closed stream for
+  // bytes that may never come, holding the connection.
+  if (closed_)
+    return;
   const DataReads::Step step = reads_.Next();
   if (step.kind == DataReads::Step::kDone)
     return OnDataRead({});

@@ -1,5 +1,6 @@
 #include "net/shm_handover.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -91,6 +92,12 @@ Status CheckDoorbells(const int* bells, int n) {
     if (!IsEventFd(bells[i]))
       return InvalidArgument("a handover's doorbell " + std::to_string(i) +
                              " is not an eventfd");
+    // The io thread reads and rings the bells: a blocking one would hold
+    // it until the peer rang (a read) or drained it (a ring).
+    const int flags = ::fcntl(bells[i], F_GETFL);
+    if (flags < 0 || (flags & O_NONBLOCK) == 0)
+      return InvalidArgument("a handover's doorbell " + std::to_string(i) +
+                             " blocks, expected a nonblocking eventfd");
   }
   uint64_t count;
   for (int i = 0; i < n; ++i) {

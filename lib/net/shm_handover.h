@@ -14,9 +14,9 @@
 //     one SOCK_SEQPACKET message).
 //  3. The server takes the cookie back (once; a cookie it did not give, or
 //     gave to a connection that is gone, is refused), checks the peer's
-//     uid, the segment and that the doorbells are four distinct eventfds,
-//     moves that connection onto the rings, and
-//     answers one byte: 1, or 0 with the worker staying on TCP.
+//     uid, the segment and that the doorbells are four distinct nonblocking
+//     eventfds, moves that connection onto the rings, and answers one
+//     byte: 1, or 0 with the worker staying on TCP.
 //
 // So a process that never proved the token never gets a cookie, and one
 // that guesses cannot attach: the cookie is 128 bits, and used once.
@@ -90,7 +90,8 @@ class ShmAcceptor {
 };
 
 /// Step 3's check of the doorbells a handover brought: each of the `n`
-/// descriptors at `bells` is an eventfd that has not rung, and no two are
+/// descriptors at `bells` is a nonblocking eventfd (EFD_NONBLOCK: the io
+/// thread reads and rings them) that has not rung, and no two are
 /// the same eventfd (one purpose's drain would take the other's ring).
 /// kInvalidArgument naming the first that is not. Rings and drains each.
 Status CheckDoorbells(const int* bells, int n);

@@ -1,5 +1,5 @@
 // The subcommands `pstrain --help` lists are the ones the shell completion
-// and the man page know.
+// and the man page know; bad flags are refused in one line.
 
 #include <cstdlib>
 #include <fstream>
@@ -79,6 +79,29 @@ TEST(CliTest, NoTestKnobShipsInTheBinary) {
     EXPECT_NE(r.err.find("pstrain: error: The following argument"),
               std::string::npos)
         << r.err;
+  }
+}
+
+// Bad input of the two kinds the flags check alike: a negative value of an
+// unsigned flag (which would wrap round to a huge number), and a flag that
+// means nothing without another. One line each, exit status 2, before
+// anything starts.
+TEST(CliTest, ANegativeUnsignedOrALoneFlagIsOneLineAndExitTwo) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"launch", "--send_window", "-1"},
+       "pstrain: error: --send_window: -1 is negative, expected an unsigned "
+       "integer (see pstrain --help)\n"},
+      {{"launch", "--restart_servers"},
+       "pstrain: error: --restart_servers: only with --replicas 2 or more\n"},
+      {{"work", "--rank", "1", "--world_size", "2", "--metrics_linger", "3"},
+       "pstrain: error: --metrics_linger: only with --metrics_port\n"},
+      {{"serve", "--world_size", "2", "--keep", "2"},
+       "pstrain: error: --keep: only with --checkpoint_every or --resume "
+       "auto\n"}};
+  for (const auto& [args, line] : bad) {
+    auto r = RunPstrain(args, 30);
+    EXPECT_EQ(r.exit_code, 2) << args[1];
+    EXPECT_EQ(r.err, line);
   }
 }
 

@@ -158,6 +158,32 @@ TEST_F(LauncherTest, ASurvivableChildThatDiesStartsAgainAtMostMaxTimes) {
   EXPECT_EQ(restarts, static_cast<size_t>(ChildSpec::kMaxRestarts)) << err;
 }
 
+// Once the child that holds the job has exited, one that dies is not
+// started again: the job it would rejoin is over. Rank 1 dies only once
+// rank 0 has been reaped (its pid is gone), which the launcher does first.
+TEST_F(LauncherTest, NoChildStartsAgainOnceTheJobHasEnded) {
+  char dir_template[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string pid_file = std::string(dir_template) + "/rank0";
+  ChildSpec job = Sh("rank 0", "echo $$ > " + pid_file + ".new; mv " +
+                                   pid_file + ".new " + pid_file);
+  job.ends_job = true;
+  ChildSpec dies =
+      Sh("rank 1", "while [ ! -e " + pid_file + " ]; do sleep 0.05; done; " +
+                       "while kill -0 $(cat " + pid_file +
+                       ") 2>/dev/null; do sleep 0.05; done; kill -KILL $$");
+  dies.survivable = true;
+  dies.restart_argv = Sh("", "echo again").argv;
+  options_.children = {job, dies};
+  EXPECT_EQ(Run(), 0);
+  EXPECT_EQ(out_.str(), "");
+  EXPECT_EQ(err_.str(),
+            "pstrain launch: rank 1 was killed by signal 9; the job is over: "
+            "not starting it again\n");
+  std::remove(pid_file.c_str());
+  rmdir(dir_template);
+}
+
 TEST_F(LauncherTest, ChildIgnoringSigtermIsKilledAfterGrace) {
   char dir_template[] = "/tmp/launcher_test.XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);

@@ -1,7 +1,9 @@
 #include "ps/job/job_rules.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "models/loss.h"
 #include "models/model_zoo.h"
@@ -67,6 +69,84 @@ Status CheckReplicaRules(const JobSpec& s) {
                            ": expected 1.." +
                            std::to_string(std::max(1, s.num_servers)) +
                            " (at most --num_servers copies of a shard)");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// A field that only means something beside another: set to other than
+// its default while `met` is false, it is refused, naming what it needs.
+struct FieldNeed {
+  const char* field;
+  const char* needs;
+  bool (*met)(const JobSpec&);
+};
+
+bool IsSsp(const JobSpec& s) {
+  return s.mode == Mode::kSsp;
+}
+bool IsText(const JobSpec& s) {
+  return s.dataset == "text";
+}
+bool IsLstm(const JobSpec& s) {
+  return s.model == "lstm_lm";
+}
+bool IsImageFolder(const JobSpec& s) {
+  return s.dataset == "imagefolder";
+}
+bool ScalesPerChunk(const JobSpec& s) {
+  return s.compression == "int8" || s.compression == "onebit";
+}
+bool FeedsErrorBack(const JobSpec& s) {
+  return ScalesPerChunk(s) || s.compression.rfind("topk:", 0) == 0;
+}
+bool Prioritized(const JobSpec& s) {
+  return s.priority;
+}
+
+const FieldNeed kFieldNeeds[] = {
+    {"staleness", "--mode ssp", IsSsp},
+    {"image_size", "--dataset imagefolder", IsImageFolder},
+    {"vocab_size", "--dataset text", IsText},
+    {"bptt", "--dataset text", IsText},
+    {"target_perplexity", "--dataset text", IsText},
+    {"embed_dim", "--model lstm_lm", IsLstm},
+    {"hidden_dim", "--model lstm_lm", IsLstm},
+    {"num_layers", "--model lstm_lm", IsLstm},
+    {"dropout", "--model lstm_lm", IsLstm},
+    {"tie_weights", "--model lstm_lm", IsLstm},
+    {"compress_chunk", "--compression int8 or onebit", ScalesPerChunk},
+    {"error_feedback", "--compression int8, topk or onebit", FeedsErrorBack},
+    {"send_window", "--priority", Prioritized},
+};
+
+// Whether the field `name` of `s` holds other than the table's default.
+bool SetOtherThanDefault(const JobSpec& s, const char* name) {
+  static const JobSpec defaults;
+  bool differs = false;
+  ForEachJobField(s, [&](const JobField& f, const auto& v) {
+    if (std::strcmp(f.name, name) != 0)
+      return;
+    ForEachJobField(defaults, [&](const JobField& d, const auto& dv) {
+      using T = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<T, std::decay_t<decltype(dv)>>) {
+        if (std::strcmp(d.name, name) == 0)
+          differs = !(v == dv);
+      }
+    });
+  });
+  return differs;
+}
+
+}  // namespace
+
+Status CheckFieldNeeds(const JobSpec& s) {
+  for (const FieldNeed& n : kFieldNeeds) {
+    if (!n.met(s) && SetOtherThanDefault(s, n.field)) {
+      return InvalidArgument(std::string("--") + n.field + ": only with " +
+                             n.needs);
+    }
   }
   return Status::Ok();
 }

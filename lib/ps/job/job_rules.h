@@ -23,6 +23,12 @@ Status CheckPlacementRules(const JobSpec& spec);
 /// shard)").
 Status CheckReplicaRules(const JobSpec& spec);
 
+/// The fields that only mean something beside another (--staleness: --mode
+/// ssp; --vocab_size: --dataset text; --send_window: --priority; ...): one
+/// set to other than the table's default while the other is not is
+/// refused, kInvalidArgument "--staleness: only with --mode ssp".
+Status CheckFieldNeeds(const JobSpec& spec);
+
 /// Whether the job's model runs on the server (--placement server): the
 /// workers push batches rather than gradients.
 bool IsServerPlacement(const JobSpec& spec);

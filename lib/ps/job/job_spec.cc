@@ -202,7 +202,8 @@ Status CheckRules(const JobSpec& s) {
   PS_RETURN_IF_ERROR(CheckModelRules(s));
   PS_RETURN_IF_ERROR(CheckReplicaRules(s));
   PS_RETURN_IF_ERROR(net::ParseTransport(s.transport).status());
-  return CheckPlacementRules(s);
+  PS_RETURN_IF_ERROR(CheckPlacementRules(s));
+  return CheckFieldNeeds(s);
 }
 
 nlohmann::json JsonOf(Mode mode) {

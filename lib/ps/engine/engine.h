@@ -154,13 +154,14 @@ class Engine {
   /// refuses the frame.
   Status OnMeta(PeerId peer, const wire::FrameHeader& header,
                 std::string_view meta, uint64_t data_bytes, ReadPlan* plan);
-  /// Buffer `index` of the plan is in (piece-by-piece reads).
-  void OnPiece(PeerId peer, size_t index);
+  /// Buffer `index` of the plan is in (piece-by-piece reads). A piece may
+  /// start replies (a key stepped ahead), whose wait ends `now`.
+  void OnPiece(PeerId peer, size_t index, Time now);
   /// Buffer `index` of the plan is in at `data`, where it lies in a
   /// shared-memory ring (ReadPlan::in_place): returns whether it was taken
   /// from there (or dropped, as OnPiece drops it); false: copy it into the
   /// buffer, then OnPiece.
-  bool OnPieceAt(PeerId peer, size_t index, const uint8_t* data);
+  bool OnPieceAt(PeerId peer, size_t index, const uint8_t* data, Time now);
   /// The whole frame is in. A refusal is answered by an error frame and the
   /// peer is closed.
   void OnFrame(PeerId peer, const wire::FrameHeader& header,

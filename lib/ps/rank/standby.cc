@@ -20,7 +20,8 @@ using Clock = std::chrono::steady_clock;
 // asks again: a primary that is gone refuses at once.
 constexpr std::chrono::milliseconds kConnectTimeout{2000};
 constexpr std::chrono::milliseconds kRetry{200};
-// How long a claim waits for rank 0, which is gone at the end of a run.
+// How long a claim tries to reach rank 0, which is gone at the end of a
+// run. Once connected, it waits up to --timeout for rank 0's choice.
 constexpr std::chrono::milliseconds kClaimTimeout{10000};
 
 // Where server `shard` listens now, from rank 0 (which answers once every
@@ -52,14 +53,16 @@ struct Landed {
 };
 
 // Copies every version the primary at `address` makes until the
-// connection ends. Returns whether the primary ended it (its run is over).
+// connection ends; `*copied` turns true once a version has landed.
+// Returns whether the primary ended it (its run is over).
 // The first copy is whole; from then on the standby asks for the record
 // of each next step and replays it (Li et al., OSDI 2014, section 4.3),
 // and the primary sends a whole copy instead when it has no record of that
 // step (the standby asked late, or the step was not one Step made).
 Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
                   const std::string& address, ParameterServer& server,
-                  std::vector<int64_t>* held_applied, report::EventLog* log) {
+                  std::vector<int64_t>* held_applied, bool* copied,
+                  report::EventLog* log) {
   SnapshotClient primary(o.shard, spec.world_size, o.timeout, o.connection,
                          o.auth_token);
   primary.set_connect_timeout(kConnectTimeout);
@@ -118,12 +121,53 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
     }
     *held_applied = loading.applied;
     server.set_version(*version);
+    *copied = true;
     if (!loading.step_record) {
       log->Info("standby of " + from + ": holds version " +
                 std::to_string(*version) + ", copied whole" +
                 (replay ? "; it replays each step from here" : ""));
     }
   }
+}
+
+// What rank 0 answered a standby's claim.
+enum class Claimed {
+  kYes,               // the shard is this standby's
+  kLost,              // another's copy is later, or this one holds none
+  kPrimaryConnected,  // rank 0 still sees the primary
+  kEnd,               // the run is ending, or rank 0 is gone
+};
+
+// Claims server o.shard's shard from rank 0 with the version of the copy
+// held (nullopt: none). Rank 0 gives it to the highest copy among its
+// standbys' claims, and answers once it has chosen: up to --timeout.
+Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
+                           std::optional<uint64_t> version,
+                           std::unique_ptr<MasterClient>* master, JobSpec* job,
+                           report::EventLog* log) {
+  const std::string name = "standby of rank " + std::to_string(o.shard);
+  *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
+                                           o.connection, o.auth_token);
+  PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
+  (*master)->set_timeout(o.timeout);
+  auto claimed = (*master)->Claim(o.shard, spec.world_size, o.rank, version);
+  if (claimed.ok()) {
+    *job = std::move(*claimed);
+    job->module = spec.module;
+    log->Info(name + ": took its shard over at version " +
+              std::to_string(version.value_or(0)));
+    return Claimed::kYes;
+  }
+  const std::string why = claimed.status().message();
+  if ((*master)->refused() &&
+      claimed.status().code() == StatusCode::kUnavailable) {
+    log->Info(name + ": " + why + "; it copies the shard from its server");
+    return Claimed::kLost;
+  }
+  if (why.find("already connected") != std::string::npos)
+    return Claimed::kPrimaryConnected;
+  log->Info(name + ": ends (" + why + ")");
+  return Claimed::kEnd;
 }
 
 }  // namespace
@@ -142,14 +186,19 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
                                  std::unique_ptr<MasterClient>* master,
                                  JobSpec* job, report::EventLog* log) {
   const std::string name = "standby of rank " + std::to_string(o.shard);
-  std::optional<Clock::time_point> lost_since;
+  // Since when rank 0 has seen the primary that this standby cannot
+  // reach; Clock::time_point::max() while it can.
+  Clock::time_point lost_since = Clock::time_point::max();
   std::string address;
+  // Whether a copy has landed: before it, the seed's state (or, for a
+  // rank started again, its first state) is no copy of the shard.
+  bool copied = false;
   for (;;) {
-    // Asked once, and again only when rank 0 has seen another server take
-    // the shard (--replicas above 2): while it has lost the primary, rank
-    // 0 answers no one where the servers listen.
+    // Asked once, and again when rank 0 has seen another server take the
+    // shard (--replicas above 2, or this standby's claim lost): while it
+    // has lost the primary, rank 0 answers no one where the servers listen.
     if (address.empty() ||
-        (lost_since && Clock::now() - *lost_since > kConnectTimeout)) {
+        Clock::now() - lost_since > kConnectTimeout) {
       auto asked = PrimaryAddress(o, spec);
       if (!asked.ok()) {
         log->Info(name + ": rank 0 is gone (" + asked.status().message() +
@@ -159,31 +208,30 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
       address = *asked;
     }
     PS_ASSIGN_OR_RETURN(const bool ended,
-                        Copy(o, spec, address, server, applied, log));
+                        Copy(o, spec, address, server, applied, &copied, log));
     if (ended)
       return StandbyEnd::kPrimaryEnded;
-    // The primary is gone, or unreachable: ask rank 0 for its shard.
-    *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
-                                             o.connection, o.auth_token);
-    PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
-    auto claimed = (*master)->Handshake(o.shard, spec.world_size);
-    if (claimed.ok()) {
-      *job = std::move(*claimed);
-      job->module = spec.module;
-      log->Info(name + ": took its shard over at version " +
-                std::to_string(server.version()));
+    // The primary is gone, or unreachable: claim its shard.
+    PS_ASSIGN_OR_RETURN(
+        const Claimed claimed,
+        ClaimShard(o, spec, copied ? std::optional<uint64_t>(server.version())
+                                   : std::nullopt,
+                   master, job, log));
+    if (claimed == Claimed::kYes)
       return StandbyEnd::kTookOver;
-    }
-    const std::string why = claimed.status().message();
-    if (why.find("already connected") == std::string::npos) {
-      log->Info(name + ": ends (" + why + ")");
+    if (claimed == Claimed::kEnd)
       return StandbyEnd::kPrimaryEnded;
+    if (claimed == Claimed::kLost) {
+      // Copy the shard again from whichever server serves it now.
+      address.clear();
+      lost_since = Clock::time_point::max();
+      continue;
     }
     // Rank 0 still sees the primary: it is alive (the copy's connection
     // alone broke), or its death has not reached rank 0 yet.
-    if (!lost_since)
+    if (lost_since == Clock::time_point::max())
       lost_since = Clock::now();
-    if (Clock::now() - *lost_since > o.timeout) {
+    if (Clock::now() - lost_since > o.timeout) {
       log->Info(name +
                 ": the primary is unreachable, and rank 0 still sees "
                 "it; the standby ends");

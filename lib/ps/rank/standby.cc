@@ -130,6 +130,33 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
   }
 }
 
+// Where server o.shard listens now, into `*address`; false (logged) when
+// rank 0 is gone.
+bool FindPrimary(const StandbyOptions& o, const JobSpec& spec,
+                 std::string* address, report::EventLog* log) {
+  auto asked = PrimaryAddress(o, spec);
+  if (!asked.ok()) {
+    log->Info("standby of rank " + std::to_string(o.shard) +
+              ": rank 0 is gone (" + asked.status().message() +
+              "); the standby ends");
+    return false;
+  }
+  *address = *asked;
+  return true;
+}
+
+// Whether the primary has been unreachable, while rank 0 still sees it,
+// for longer than --timeout since `lost_since` (logged).
+bool GaveUp(const StandbyOptions& o, Clock::time_point lost_since,
+            report::EventLog* log) {
+  if (Clock::now() - lost_since <= o.timeout)
+    return false;
+  log->Info("standby of rank " + std::to_string(o.shard) +
+            ": the primary is unreachable, and rank 0 still sees it; the "
+            "standby ends");
+  return true;
+}
+
 // What rank 0 answered a standby's claim.
 enum class Claimed {
   kYes,               // the shard is this standby's
@@ -185,27 +212,16 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
                                  std::vector<int64_t>* applied,
                                  std::unique_ptr<MasterClient>* master,
                                  JobSpec* job, report::EventLog* log) {
-  const std::string name = "standby of rank " + std::to_string(o.shard);
-  // Since when rank 0 has seen the primary that this standby cannot
-  // reach; Clock::time_point::max() while it can.
-  Clock::time_point lost_since = Clock::time_point::max();
+  // Since when the primary is unreachable while rank 0 still sees it.
+  Clock::time_point lost_since = Clock::time_point::max();  // not yet
   std::string address;
-  // Whether a copy has landed: before it, the seed's state (or, for a
-  // rank started again, its first state) is no copy of the shard.
-  bool copied = false;
+  bool copied = false;  // the seed's (or a restart's) state is no copy
   for (;;) {
-    // Asked once, and again when rank 0 has seen another server take the
-    // shard (--replicas above 2, or this standby's claim lost): while it
-    // has lost the primary, rank 0 answers no one where the servers listen.
-    if (address.empty() ||
-        Clock::now() - lost_since > kConnectTimeout) {
-      auto asked = PrimaryAddress(o, spec);
-      if (!asked.ok()) {
-        log->Info(name + ": rank 0 is gone (" + asked.status().message() +
-                  "); the standby ends");
-        return StandbyEnd::kPrimaryEnded;
-      }
-      address = *asked;
+    // Asked again once another server took the shard: while it has lost
+    // the primary, rank 0 answers no one where the servers listen.
+    if ((address.empty() || Clock::now() - lost_since > kConnectTimeout) &&
+        !FindPrimary(o, spec, &address, log)) {
+      return StandbyEnd::kPrimaryEnded;
     }
     PS_ASSIGN_OR_RETURN(const bool ended,
                         Copy(o, spec, address, server, applied, &copied, log));
@@ -217,10 +233,10 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
         ClaimShard(o, spec, copied ? std::optional<uint64_t>(server.version())
                                    : std::nullopt,
                    master, job, log));
-    if (claimed == Claimed::kYes)
-      return StandbyEnd::kTookOver;
-    if (claimed == Claimed::kEnd)
-      return StandbyEnd::kPrimaryEnded;
+    if (claimed == Claimed::kYes || claimed == Claimed::kEnd) {
+      return claimed == Claimed::kYes ? StandbyEnd::kTookOver
+                                      : StandbyEnd::kPrimaryEnded;
+    }
     if (claimed == Claimed::kLost) {
       // Copy the shard again from whichever server serves it now.
       address.clear();
@@ -231,12 +247,8 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
     // alone broke), or its death has not reached rank 0 yet.
     if (lost_since == Clock::time_point::max())
       lost_since = Clock::now();
-    if (Clock::now() - lost_since > o.timeout) {
-      log->Info(name +
-                ": the primary is unreachable, and rank 0 still sees "
-                "it; the standby ends");
+    if (GaveUp(o, lost_since, log))
       return StandbyEnd::kPrimaryEnded;
-    }
     std::this_thread::sleep_for(kRetry);
   }
 }

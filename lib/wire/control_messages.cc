@@ -23,6 +23,7 @@ constexpr size_t kMinKeySpecBytes = 6;
 constexpr uint16_t kMaxErrorCode =
     static_cast<uint16_t>(StatusCode::kIncompatible);
 constexpr uint8_t kMaxRole = static_cast<uint8_t>(Role::kTool);
+constexpr uint8_t kMaxClaim = static_cast<uint8_t>(Claim::kCopy);
 
 template <typename M>
 const char* NameOf(const M& m) {
@@ -78,6 +79,9 @@ void EncodeMeta(const Hello& m, std::string* meta) {
   w.U8(static_cast<uint8_t>(m.role));
   w.U32(m.rank);
   w.U32(m.world_size);
+  w.U8(static_cast<uint8_t>(m.claim));
+  w.U32(m.claimant);
+  w.U64(m.version);
 }
 
 Status DecodeMeta(std::string_view meta, Hello* out) {
@@ -90,7 +94,21 @@ Status DecodeMeta(std::string_view meta, Hello* out) {
   }
   PS_RETURN_IF_ERROR(r.U32("rank", &out->rank));
   PS_RETURN_IF_ERROR(r.U32("world_size", &out->world_size));
+  uint8_t claim = 0;
+  PS_RETURN_IF_ERROR(r.U8("claim", &claim));
+  if (claim > kMaxClaim) {
+    return r.Error("claim " + std::to_string(claim) +
+                   " is unknown, expected 0.." + std::to_string(kMaxClaim));
+  }
+  if (claim != 0 && role != static_cast<uint8_t>(Role::kServer)) {
+    return r.Error("claim " + std::to_string(claim) + " from a " +
+                   RoleName(static_cast<Role>(role)) +
+                   ", expected 0 (only a server's standby claims)");
+  }
+  PS_RETURN_IF_ERROR(r.U32("claimant", &out->claimant));
+  PS_RETURN_IF_ERROR(r.U64("version", &out->version));
   out->role = static_cast<Role>(role);
+  out->claim = static_cast<Claim>(claim);
   return r.Finish();
 }
 

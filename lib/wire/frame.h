@@ -35,8 +35,10 @@ inline constexpr uint32_t kMagic = 0x52545350;  // "PSTR" in little-endian
 // server); 8: heartbeat carries the worker's progress (str json); 9: params
 // in the step's order, snapshot's standby bit, the shared-memory handover's
 // four doorbells; 10: tagged pushes and params (kFrameTagged); 11:
-// step_record and snapshot's replay bit (replication after aggregation).
-inline constexpr uint16_t kWireVersion = 11;
+// step_record and snapshot's replay bit (replication after aggregation);
+// 12: hello's claim, claimant and version (a standby claims a shard with
+// the version of its copy).
+inline constexpr uint16_t kWireVersion = 12;
 inline constexpr size_t kFrameHeaderBytes = 28;
 inline constexpr size_t kMetaLenBytes = 4;
 /// Flag bit: the data section is tagged, each descriptor's bytes after its

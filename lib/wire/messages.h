@@ -30,11 +30,21 @@ inline constexpr uint32_t kMaxTensorsPerMessage = 1u << 20;
 /// Largest string (names, JSON, error text) one message may carry, in bytes.
 inline constexpr uint32_t kMaxStringBytes = 16u << 20;
 
-/// The first frame each way. Meta: u8 role, u32 rank, u32 world_size.
+/// What a hello as server `rank` claims: nothing (the server itself), or,
+/// from a standby of that rank's shard whose primary is gone, the shard,
+/// with or without a copy of it (ps/rank/standby.h). Explicit values.
+enum class Claim : uint8_t { kNone = 0, kNoCopy = 1, kCopy = 2 };
+
+/// The first frame each way. Meta: u8 role, u32 rank, u32 world_size,
+/// u8 claim, u32 claimant, u64 version. A claim other than kNone comes
+/// only with role server.
 struct Hello {
   Role role = Role::kWorker;
   uint32_t rank = 0;
   uint32_t world_size = 0;
+  Claim claim = Claim::kNone;
+  uint32_t claimant = 0;  // a claim's: the standby's own server rank
+  uint64_t version = 0;   // a claim's: the version its copy holds
 };
 
 /// Why a request was refused. Meta: u16 code (StatusCode, not kOk),

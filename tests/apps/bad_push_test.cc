@@ -229,14 +229,14 @@ TEST_F(BadPushTest, DuplicateRankAndOtherProtocolVersionAreRefused) {
   wire::ErrorMsg err;
   ASSERT_TRUE(wire::DecodeMeta(reader.meta(), &err).ok());
   EXPECT_EQ(err.code, StatusCode::kIncompatible);
-  EXPECT_EQ(err.message, "protocol version 1, this build speaks 11");
+  EXPECT_EQ(err.message, "protocol version 1, this build speaks 12");
 
   ASSERT_TRUE(first.client().Done(report::WorkerStats{}).ok());
   auto rs = serve.Wait(60);
   EXPECT_EQ(rs.exit_code, 0) << rs.err;
   EXPECT_NE(rs.err.find("rank 1 is already connected"), std::string::npos)
       << rs.err;
-  EXPECT_NE(rs.err.find("protocol version 1, this build speaks 11"),
+  EXPECT_NE(rs.err.find("protocol version 1, this build speaks 12"),
             std::string::npos)
       << rs.err;
 }

@@ -137,7 +137,8 @@ def main(out):
     nonce, proof = b"n" * 32, b"p" * 32
     members = struct.pack("<III", 2, 0, 2) + b"\x01"  # workers 0 and 2, stop
     seeds = {
-        "hello": frame(1, struct.pack("<BII", 2, 1, 3)),
+        "hello": frame(1, struct.pack("<BIIBIQ", 2, 1, 3, 0, 0, 0)),
+        "claim": frame(1, struct.pack("<BIIBIQ", 1, 1, 3, 2, 2, 17)),
         "error": frame(2, struct.pack("<H", 2) + s(b"bad")),
         "get_job": frame(3, b""),
         "job_spec": frame(4, s(b'{"mode":"sync"}')),

@@ -169,3 +169,34 @@ TEST_F(TwoServersTest, KnowsWhoseFinalShardIsIn) {
 
 }  // namespace
 }  // namespace pstrain::ps
+
+namespace pstrain::ps {
+namespace {
+
+// A rank is seen alive while some shard's connection is its own, or one it
+// took over; rank 0 always.
+TEST(ServerRosterTest, ARankIsAliveWhileItServesAShard) {
+  Model m(3);
+  ServerRoster roster;
+  roster.Expect(&m.plan, 3, m.params);
+  auto one = Server(1), two = Server(2), taken = Server(1);
+  roster.Hello(1, one.get());
+  roster.Hello(2, two.get());
+  EXPECT_TRUE(roster.alive(0));
+  EXPECT_TRUE(roster.alive(1));
+  roster.Disconnect(1, one.get());
+  roster.Lose(1, Time{});
+  EXPECT_FALSE(roster.alive(1));
+  roster.Hello(1, taken.get());
+  roster.Claimed(1, 2, Time{} + std::chrono::seconds(5));
+  EXPECT_FALSE(roster.alive(1));  // shard 1 is rank 2's now
+  EXPECT_EQ(roster.LostBefore(Time{} + std::chrono::seconds(5)), -1);
+  EXPECT_EQ(roster.LostBefore(Time{} + std::chrono::seconds(6)), 1);
+  roster.Disconnect(2, two.get());
+  EXPECT_TRUE(roster.alive(2));  // through shard 1
+  roster.Disconnect(1, taken.get());
+  EXPECT_FALSE(roster.alive(2));
+}
+
+}  // namespace
+}  // namespace pstrain::ps

@@ -284,11 +284,16 @@ class TakeoverTest : public ::testing::Test {
     s.heartbeat = 1;
     return s;
   }
-  PeerId Server(int rank, uint64_t id, Status* said) {
+  // A server's hello, or with `claim` rank 2's standby's claim of the
+  // rank's shard at version 3.
+  PeerId Server(int rank, uint64_t id, Status* said,
+                wire::Claim claim = wire::Claim::kNone) {
     const PeerId p = h_.Accept();
-    *said = h_.Feed(
-        p, wire::Hello{wire::Role::kServer, static_cast<uint32_t>(rank), 5},
-        id);
+    *said = h_.Feed(p,
+                    wire::Hello{wire::Role::kServer,
+                                static_cast<uint32_t>(rank), 5, claim,
+                                claim == wire::Claim::kNone ? 0u : 2u, 3},
+                    id);
     return p;
   }
   EngineHarness h_;
@@ -303,7 +308,7 @@ TEST_F(TakeoverTest, OnlyOneRankServesAShardAndAStandbyMayTakeOver) {
   const PeerId two = Server(2, 3, &said);
   ASSERT_TRUE(h_.Feed(two, wire::ServerInfo{"h:2"}, 4).ok());
   // A standby claiming rank 1 while rank 1 is connected: refused.
-  const PeerId claim = Server(1, 5, &said);
+  const PeerId claim = Server(1, 5, &said, wire::Claim::kCopy);
   EXPECT_EQ(h_.CountSent(claim, wire::MsgType::kHello), 0);
   const auto refused = h_.ClosedFor(claim);
   ASSERT_TRUE(refused.has_value());
@@ -312,7 +317,7 @@ TEST_F(TakeoverTest, OnlyOneRankServesAShardAndAStandbyMayTakeOver) {
   h_.Close(one);
   EXPECT_FALSE(h_.engine().stopping());  // waits for a standby
   EXPECT_EQ(h_.engine().server_address(1), "");
-  const PeerId standby = Server(1, 6, &said);
+  const PeerId standby = Server(1, 6, &said, wire::Claim::kCopy);
   ASSERT_EQ(h_.CountSent(standby, wire::MsgType::kHello), 1);
   ASSERT_TRUE(h_.Feed(standby, wire::ServerInfo{"h:9"}, 7).ok());
   EXPECT_EQ(h_.engine().server_address(1), "h:9");

@@ -2,6 +2,7 @@
 // before the step closes, and starts the replies then, keys in the order
 // the pushes brought them; what it computes is what the close would.
 
+#include <chrono>
 #include <limits>
 
 #include <gtest/gtest.h>
@@ -82,6 +83,21 @@ TEST(StepAheadTest, AKeyIsSteppedAndAWholePushsReplyStartsBeforeTheStepCloses) {
   EXPECT_EQ(sent.data[0].mark, 1u);
   EXPECT_EQ(sent.data[2].mark, 3u);
   EXPECT_TRUE(sent.gated);
+}
+
+// A held reply started by a piece is timed at that piece's arrival: the
+// wait a worker's reply had is the time between its push and the piece
+// that started the step, not an earlier input's.
+TEST(StepAheadTest, AReplyStartedByAPieceCountsItsWaitUpToThatPiece) {
+  EngineHarness h(Spec(), Params());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1.0f), 10, true, -1, kBackward).ok());
+  h.Settle();
+  ASSERT_TRUE(Replies(h, a).empty());
+  h.Advance(std::chrono::milliseconds(3000));
+  ASSERT_TRUE(h.Push(b, 0, Grads(3.0f), 11, true, 1, kBackward).ok());
+  ASSERT_EQ(Replies(h, a).size(), 1u);
+  EXPECT_DOUBLE_EQ(h.engine().waiting_seconds(), 3.0);
 }
 
 // --priority: the reply is tagged, and a key stepped ahead of one before

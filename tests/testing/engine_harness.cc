@@ -83,7 +83,7 @@ Status EngineHarness::FeedRaw(ps::PeerId peer, wire::MsgType type,
       return Status::Ok();
     std::memcpy(plan.buffers[i].data, data[i], plan.buffers[i].bytes);
     if (plan.piece_by_piece)
-      engine_->OnPiece(peer, i);
+      engine_->OnPiece(peer, i, now_);
   }
   engine_->OnFrame(peer, parser.header(), meta, now_);
   return Status::Ok();
@@ -119,7 +119,7 @@ Status EngineHarness::PushTagged(ps::PeerId peer, uint64_t version,
     for (size_t i = plan.groups[k]; i < end; ++i) {
       std::memcpy(plan.buffers[i].data, src, plan.buffers[i].bytes);
       src += plan.buffers[i].bytes;
-      engine_->OnPiece(peer, i);
+      engine_->OnPiece(peer, i, now_);
     }
   }
   if (arrive.size() == grads.size())

@@ -122,7 +122,7 @@ TEST(BatchMessagesTest, PushBatchFrameCarriesXThenY) {
   EncodeFramePrefix(MsgType::kPushBatch, 5, meta, x.size() + y.size(), &frame);
   frame += x + y;
   EXPECT_EQ(frame.substr(0, 12),
-            Bytes({0x50, 0x53, 0x54, 0x52, 0x0b, 0x00, 21, 0, 0, 0, 0, 0}));
+            Bytes({0x50, 0x53, 0x54, 0x52, 0x0c, 0x00, 21, 0, 0, 0, 0, 0}));
   EXPECT_EQ(meta.size(), 62u);  // version 8, x 15 + 16, y 15 + 8
   EXPECT_EQ(DecodeFixed64(frame.data() + 12), 4u + 62u + 40u);  // body_len
   FrameReader reader;

@@ -215,8 +215,8 @@ TEST(FrameReaderTest, EmptyFrameCompletesWithoutMoreInput) {
   EXPECT_TRUE(reader.data().empty());
 }
 
-// The hello of a version-9 build (the example in wire-format.md, byte for
-// byte, but its version): refused at its header, in one line naming both
+// The hello of a version-9 build (the example in wire-format.md as that
+// version wrote it, with no claim): refused at its header, in one line naming both
 // versions, before anything of its body is read.
 TEST(FrameReaderTest, AVersion9HelloIsRefusedNamingBothVersions) {
   const std::string hello9 = {
@@ -228,7 +228,7 @@ TEST(FrameReaderTest, AVersion9HelloIsRefusedNamingBothVersions) {
   std::string_view in = hello9;
   ASSERT_EQ(reader.Feed(&in), State::kError);
   EXPECT_EQ(reader.status().ToString(),
-            "incompatible: protocol version 9, this build speaks 11");
+            "incompatible: protocol version 9, this build speaks 12");
   EXPECT_EQ(in.size(), hello9.size() - kFrameHeaderBytes);
 }
 
@@ -238,9 +238,9 @@ TEST(FrameReaderTest, RejectsBadHeaderFields) {
   ExpectError(f, StatusCode::kCorruption,
               "frame header: magic is 0x52545300, expected 0x52545350");
   f = SampleFrame();
-  f[4] = 12;
+  f[4] = 13;
   ExpectError(f, StatusCode::kIncompatible,
-              "protocol version 12, this build speaks 11");
+              "protocol version 13, this build speaks 12");
   f = SampleFrame();
   f[6] = 26;
   ExpectError(f, StatusCode::kCorruption,

@@ -56,7 +56,7 @@ TEST(FrameTest, HeaderGoldenBytes) {
   h.request_id = 0x1122334455667788ull;
   const std::string expected = Bytes({
       0x50, 0x53, 0x54, 0x52,                          // magic "PSTR"
-      0x0b, 0x00,                                      // version 11
+      0x0c, 0x00,                                      // version 12
       0x08, 0x00,                                      // type push_pull
       0x00, 0x00, 0x00, 0x00,                          // flags
       0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // body_len
@@ -99,13 +99,13 @@ TEST(FrameTest, RejectsWrongMagic) {
 }
 
 TEST(FrameTest, RejectsOtherVersionAsIncompatible) {
-  for (uint16_t v : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 0xFFFF}) {
+  for (uint16_t v : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 0xFFFF}) {
     FrameHeader h = ValidHeader();
     h.version = v;
     Status s = Decode(Encode(h));
     EXPECT_EQ(s.code(), StatusCode::kIncompatible);
     EXPECT_EQ(s.message(), "protocol version " + std::to_string(v) +
-                               ", this build speaks 11");
+                               ", this build speaks 12");
   }
 }
 

@@ -53,7 +53,13 @@ using pstrain::testing::ExpectSameDescs;
 
 TEST(MessagesTest, GoldenBytesOfEveryMessage) {
   EXPECT_EQ(Meta(Hello{Role::kWorker, 3, 5}),
-            Bytes({0x02, 3, 0, 0, 0, 5, 0, 0, 0}));
+            Bytes({0x02, 3, 0, 0, 0, 5, 0, 0, 0,  // role, rank, world_size
+                   0x00, 0, 0, 0, 0,              // no claim, claimant
+                   0, 0, 0, 0, 0, 0, 0, 0}));     // version
+  EXPECT_EQ(Meta(Hello{Role::kServer, 1, 5, Claim::kCopy, 2, 0x0102}),
+            Bytes({0x01, 1, 0, 0, 0, 5, 0, 0, 0,  // server 1
+                   0x02, 2, 0, 0, 0,              // a copy, from rank 2
+                   0x02, 0x01, 0, 0, 0, 0, 0, 0}));  // of version 0x0102
   EXPECT_EQ(Meta(ErrorMsg{StatusCode::kTimeout, "late"}),
             Bytes({0x05, 0x00, 4, 0, 0, 0}) + "late");
   EXPECT_EQ(Meta(GetJob{}), "");
@@ -144,12 +150,14 @@ TEST(MessagesTest, GoldenFramePrefix) {
   std::string out = "stale";
   EncodeFramePrefix(MsgType::kHello, 0x0A0B, Meta(Hello{Role::kServer, 0, 2}),
                     0, &out);
-  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x0b, 0x00, 0x01, 0x00,  //
+  EXPECT_EQ(out, Bytes({0x50, 0x53, 0x54, 0x52, 0x0c, 0x00, 0x01, 0x00,  //
                         0x00, 0x00, 0x00, 0x00,                          //
-                        13,   0,    0,    0,    0,    0,    0,    0,     //
+                        26,   0,    0,    0,    0,    0,    0,    0,     //
                         0x0B, 0x0A, 0,    0,    0,    0,    0,    0,     //
-                        9,    0,    0,    0,                             //
-                        0x01, 0,    0,    0,    0,    2,    0,    0,    0}));
+                        22,   0,    0,    0,                             //
+                        0x01, 0,    0,    0,    0,    2,    0,    0,    0,
+                        0,    0,    0,    0,    0,                       //
+                        0,    0,    0,    0,    0,    0,    0,    0}));
   EncodeFramePrefix(MsgType::kParams, 1, "", 1000, &out);
   EXPECT_EQ(out.size(), kFrameHeaderBytes + kMetaLenBytes);
   EXPECT_EQ(DecodeFixed64(out.data() + 12), 1004u);  // body_len
@@ -161,6 +169,12 @@ TEST(MessagesTest, RoundTripsScalarMessages) {
   EXPECT_EQ(hello.role, Role::kTool);
   EXPECT_EQ(hello.rank, 7u);
   EXPECT_EQ(hello.world_size, 9u);
+  EXPECT_EQ(hello.claim, Claim::kNone);
+  ASSERT_TRUE(
+      DecodeMeta(Meta(Hello{Role::kServer, 1, 3, Claim::kNoCopy, 1, 0}), &hello)
+          .ok());
+  EXPECT_EQ(hello.claim, Claim::kNoCopy);
+  EXPECT_EQ(hello.claimant, 1u);
   ErrorMsg err;
   ASSERT_TRUE(
       DecodeMeta(Meta(ErrorMsg{StatusCode::kIncompatible, "v2"}), &err).ok());
@@ -240,6 +254,10 @@ TEST(MessagesTest, RejectsTruncationAndTrailingBytes) {
                        "hello: truncated at rank: 2 bytes left, need 4");
   ExpectCorrupt<Hello>(hello.substr(0, 8),
                        "hello: truncated at world_size: 3 bytes left, need 4");
+  ExpectCorrupt<Hello>(hello.substr(0, 9),
+                       "hello: truncated at claim: 0 bytes left, need 1");
+  ExpectCorrupt<Hello>(hello.substr(0, 20),
+                       "hello: truncated at version: 6 bytes left, need 8");
   ExpectCorrupt<Hello>(hello + "xy", "hello: 2 trailing bytes");
   ExpectCorrupt<Ack>("x", "ack: 1 trailing byte");
   ExpectCorrupt<GetJob>("xyz", "get_job: 3 trailing bytes");
@@ -261,10 +279,16 @@ TEST(MessagesTest, RejectsTruncationAndTrailingBytes) {
 }
 
 TEST(MessagesTest, RejectsBadEnums) {
-  ExpectCorrupt<Hello>(Bytes({0, 1, 0, 0, 0, 2, 0, 0, 0}),
+  const std::string tail = Bytes({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  ExpectCorrupt<Hello>(Bytes({0, 1, 0, 0, 0, 2, 0, 0, 0}) + tail,
                        "hello: role 0 is unknown, expected 1..3");
-  ExpectCorrupt<Hello>(Bytes({4, 1, 0, 0, 0, 2, 0, 0, 0}),
+  ExpectCorrupt<Hello>(Bytes({4, 1, 0, 0, 0, 2, 0, 0, 0}) + tail,
                        "hello: role 4 is unknown, expected 1..3");
+  ExpectCorrupt<Hello>(Bytes({1, 1, 0, 0, 0, 2, 0, 0, 0, 3}) + tail.substr(1),
+                       "hello: claim 3 is unknown, expected 0..2");
+  ExpectCorrupt<Hello>(Bytes({2, 1, 0, 0, 0, 2, 0, 0, 0, 2}) + tail.substr(1),
+                       "hello: claim 2 from a worker, expected 0 (only a "
+                       "server's standby claims)");
   ExpectCorrupt<ErrorMsg>(Bytes({0, 0, 0, 0, 0, 0}),
                           "error: code 0 is unknown, expected 1..7");
   ExpectCorrupt<ErrorMsg>(Bytes({8, 0, 0, 0, 0, 0}),

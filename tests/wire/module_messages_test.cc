@@ -77,7 +77,7 @@ TEST(ModuleMessagesTest, ModuleFrameCarriesTheFileAsData) {
   EncodeFramePrefix(MsgType::kModule, 9, meta, file.size(), &frame);
   frame += file;
   EXPECT_EQ(frame.substr(0, 12),
-            Bytes({0x50, 0x53, 0x54, 0x52, 0x0b, 0x00, 20, 0, 0, 0, 0, 0}));
+            Bytes({0x50, 0x53, 0x54, 0x52, 0x0c, 0x00, 20, 0, 0, 0, 0, 0}));
   EXPECT_EQ(DecodeFixed64(frame.data() + 12), 4u + 91u + 3u);  // body_len
   EXPECT_EQ(meta.size(), 91u);  // str sha256 (4 + 64), descriptor (15 + 8)
   FrameReader reader;

@@ -177,7 +177,7 @@ Status Engine::OnAuth(Peer& peer, const wire::FrameHeader& header,
 }
 
 Status Engine::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
-  if (peer.stage != Peer::Stage::kNew)
+  if (peer.stage != Peer::Stage::kNew || claims_.Claiming(peer.id))
     return InvalidArgument("second hello");
   wire::Hello hello;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &hello));
@@ -197,16 +197,32 @@ Status Engine::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
                              " is already connected from " + other->remote);
     }
   }
+  if (hello.claim != wire::Claim::kNone)
+    return OnClaim(peer, id, hello);
+  if (hello.role == wire::Role::kServer && roster_.lost(rank)) {
+    // Its state is the seed's or a checkpoint's, older than the shard's.
+    return InvalidArgument("rank " + std::to_string(rank) +
+                           "'s shard is lost and waits for its standby; a "
+                           "server started again rejoins with --rejoin");
+  }
+  Admit(peer, hello.role, rank, rank, id);
+  return Status::Ok();
+}
+
+void Engine::Admit(Peer& peer, wire::Role role, int rank, int process,
+                   uint64_t id) {
   peer.rank = rank;
   peer.stage = Peer::Stage::kHello;
   Peer* typed = nullptr;
-  if (hello.role == wire::Role::kServer) {
+  if (role == wire::Role::kServer) {
     peer.role = Peer::Role::kServer;
     ServerPeer& server = peers_.Become<ServerPeer>(peer);
     roster_.Hello(rank, &server);
+    if (process != rank)
+      roster_.Claimed(rank, process, now_);
     typed = &server;
     watch_.Progress(now_);
-  } else if (hello.role == wire::Role::kTool) {
+  } else if (role == wire::Role::kTool) {
     peer.role = Peer::Role::kTool;
     typed = &peers_.Become<ToolPeer>(peer);
   } else {
@@ -217,7 +233,6 @@ Status Engine::OnHello(Peer& peer, uint64_t id, std::string_view meta) {
                     static_cast<uint32_t>(spec_.world_size)};
   wire::EncodeMeta(reply, &typed->meta);
   Reply(*typed, wire::MsgType::kHello, id);
-  return Status::Ok();
 }
 
 // Workers may join any server; other servers only rank 0 (ExpectServers);

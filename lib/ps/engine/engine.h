@@ -24,6 +24,8 @@
 //   PeerWatch (peer_watch.h)      --timeout, handshakes, --dead_after;
 //   KeyFormats (key_formats.h)    each key's name and codecs;
 //   ServerRoster (server_roster.h)  rank 0's view of the other servers;
+//   ShardClaims (shard_claims.h)  --replicas: standbys' claims on a lost
+//                                 shard;
 //   SnapshotQueue (snapshot_queue.h)  snapshots waiting for a version;
 //   StandbyAcks (standby_acks.h)  --replicas: what the standbys hold;
 //   ProgressFeed (progress_feed.h)  the workers' heartbeat progress.
@@ -65,6 +67,7 @@
 #include "ps/engine/push_reader.h"
 #include "ps/engine/read_plan.h"
 #include "ps/engine/server_roster.h"
+#include "ps/engine/shard_claims.h"
 #include "ps/engine/snapshot_queue.h"
 #include "ps/engine/ssp_gate.h"
 #include "ps/engine/standby_acks.h"
@@ -154,13 +157,14 @@ class Engine {
   /// refuses the frame.
   Status OnMeta(PeerId peer, const wire::FrameHeader& header,
                 std::string_view meta, uint64_t data_bytes, ReadPlan* plan);
-  /// Buffer `index` of the plan is in (piece-by-piece reads).
-  void OnPiece(PeerId peer, size_t index);
+  /// Buffer `index` of the plan is in (piece-by-piece reads). A piece may
+  /// start replies (a key stepped ahead), whose wait ends `now`.
+  void OnPiece(PeerId peer, size_t index, Time now);
   /// Buffer `index` of the plan is in at `data`, where it lies in a
   /// shared-memory ring (ReadPlan::in_place): returns whether it was taken
   /// from there (or dropped, as OnPiece drops it); false: copy it into the
   /// buffer, then OnPiece.
-  bool OnPieceAt(PeerId peer, size_t index, const uint8_t* data);
+  bool OnPieceAt(PeerId peer, size_t index, const uint8_t* data, Time now);
   /// The whole frame is in. A refusal is answered by an error frame and the
   /// peer is closed.
   void OnFrame(PeerId peer, const wire::FrameHeader& header,
@@ -236,6 +240,9 @@ class Engine {
                 std::string_view meta);
   Status OnHello(Peer& peer, uint64_t id, std::string_view meta);
   Status CheckRank(const wire::Hello& hello) const;
+  // Types the peer by its hello's role as `rank`, and answers the hello;
+  // a server's connection is served by server rank `process`.
+  void Admit(Peer& peer, wire::Role role, int rank, int process, uint64_t id);
   Status OnRegister(Peer& peer, uint64_t id, std::string_view meta);
   Status OnRegister(WorkerPeer& peer, uint64_t id, std::string_view meta);
   Status OnDone(Peer& peer, uint64_t id, std::string_view meta);
@@ -309,6 +316,14 @@ class Engine {
   void LoseServer(ServerPeer& peer, const Status& why);
   void CheckLostServers();
   std::chrono::milliseconds TakeoverWait() const;
+  // A standby's claim of a lost shard, and rank 0's choice among them
+  // (engine_claims.cc): the highest copy, once no standby rank 0 sees
+  // alive is still to claim, or, `at_deadline`, of those that came.
+  Status OnClaim(Peer& peer, uint64_t id, const wire::Hello& hello);
+  void DecideClaims(int s, bool at_deadline = false);
+  void DecideAllClaims();
+  std::vector<int> AwaitedClaimants(int s) const;
+  Status ShardLost(int s) const;
   // Every version a reply would carry is held by this shard's standbys.
   bool Replicated() const { return server_->version() <= standbys_.held(); }
   bool IsDuplicate(const WorkerPeer& peer) const;
@@ -339,6 +354,7 @@ class Engine {
   Membership members_;
   PeerTable peers_;
   ServerRoster roster_;  // rank 0 with num_servers > 1 (ExpectServers)
+  ShardClaims claims_;   // --replicas: claims on lost shards
   SnapshotQueue snapshots_;
   StandbyAcks standbys_;   // --replicas: this shard's standbys
   StepRecords records_;    // the steps they have yet to replay

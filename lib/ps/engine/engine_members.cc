@@ -43,6 +43,9 @@ void Engine::OnClose(PeerId id, const Status& why, Time now) {
     members_.Disconnect(worker->worker, worker);
   if (server)
     roster_.Disconnect(server->server(), server);
+  claims_.Withdraw(id);
+  if (server && !stopping_)
+    DecideAllClaims();  // its rank may have been waited for
 }
 
 void Engine::LoseWorker(WorkerPeer& peer, const Status& why) {

@@ -112,11 +112,11 @@ Status Engine::OnShard(Peer& from, uint64_t id) {
   return Status::Ok();
 }
 
-// Server s died before its final shard: the first of its standbys that
-// is alive (on ranks s+1..s+R-1) says hello as rank s once the connection
-// of s is gone, which only this rank can see, so no two ranks serve one
-// shard (OnHello refuses a second connection of a rank). Workers asking
-// where s listens wait for the standby's address (OnGetJob).
+// Server s died before its final shard: its standbys (on ranks
+// s+1..s+R-1) claim it once the connection of s is gone, which only this
+// rank can see, and the highest copy wins (engine_claims.cc), so no two
+// ranks serve one shard (OnHello refuses a second connection of a rank).
+// Workers asking where s listens wait for the winner's address (OnGetJob).
 void Engine::LoseServer(ServerPeer& peer, const Status& why) {
   const int s = peer.server();
   roster_.Lose(s, now_);
@@ -137,11 +137,9 @@ void Engine::CheckLostServers() {
   const int s = roster_.LostBefore(now_ - TakeoverWait());
   if (s < 0)
     return;
-  Fail(Unavailable("shard " + std::to_string(s) + " is lost: rank " +
-                   std::to_string(s) +
-                   " (server) died and no standby took it over within " +
-                   std::to_string(TakeoverWait().count() / 1000) +
-                   " s (--replicas " + std::to_string(spec_.replicas) + ")"));
+  if (claims_.Waiting(s))
+    return DecideClaims(s, /*at_deadline=*/true);
+  Fail(ShardLost(s));
 }
 
 // Twice --dead_after: a standby notices at once when its primary is killed,

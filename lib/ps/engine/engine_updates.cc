@@ -79,7 +79,8 @@ bool Engine::IsDuplicate(const WorkerPeer& peer) const {
   return last >= 0 && static_cast<int64_t>(version) <= last;
 }
 
-void Engine::OnPiece(PeerId id, size_t index) {
+void Engine::OnPiece(PeerId id, size_t index, Time now) {
+  now_ = now;
   WorkerPeer* peer = peers_.FindWorker(id);
   if (!peer || peer->refused_key >= 0 || peer->duplicate)
     return;  // the rest of a refused push is dropped, and all of a duplicate
@@ -88,7 +89,9 @@ void Engine::OnPiece(PeerId id, size_t index) {
     PieceAdded(*peer, index, key);
 }
 
-bool Engine::OnPieceAt(PeerId id, size_t index, const uint8_t* data) {
+bool Engine::OnPieceAt(PeerId id, size_t index, const uint8_t* data,
+                       Time now) {
+  now_ = now;
   WorkerPeer* peer = peers_.FindWorker(id);
   if (!peer || peer->refused_key >= 0 || peer->duplicate)
     return true;  // dropped, as OnPiece drops it

@@ -11,6 +11,9 @@ void ServerRoster::Expect(const ShardPlan* plan, int num_servers,
   model_params_ = std::move(model_params);
   addresses_.assign(num_servers, "");
   servers_.assign(num_servers, nullptr);
+  process_.resize(num_servers);
+  for (int s = 0; s < num_servers; ++s)
+    process_[s] = s;
   optimizer_states_.assign(num_servers, "");
   shard_in_.assign(num_servers, false);
   lost_at_.assign(num_servers, std::nullopt);
@@ -22,6 +25,21 @@ void ServerRoster::Lose(int s, Time now) {
     --announced_;
   }
   lost_at_[s] = now;
+}
+
+void ServerRoster::Claimed(int s, int process, Time now) {
+  process_[s] = process;
+  lost_at_[s] = now;
+}
+
+bool ServerRoster::alive(int process) const {
+  if (process == 0)
+    return true;
+  for (int s = 1; s <= others(); ++s) {
+    if (servers_[s] && process_[s] == process)
+      return true;
+  }
+  return false;
 }
 
 int ServerRoster::LostBefore(Time deadline) const {

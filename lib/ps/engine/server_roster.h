@@ -92,6 +92,14 @@ class ServerRoster {
   bool lost(int s) const { return lost_at_[s].has_value(); }
   /// A server lost before `deadline` whose shard nobody took over, or -1.
   int LostBefore(Time deadline) const;
+  /// A standby on server rank `process` took lost shard s over at `now`
+  /// (its claim won): s's server_info is waited for from `now` on.
+  void Claimed(int s, int process, Time now);
+  /// Whether rank 0 sees server rank `process` alive: it is rank 0, or it
+  /// serves some shard over a connection that is open (its own, or one it
+  /// took over). A rank started again with --rejoin serves none, and is
+  /// not seen until its standby claims.
+  bool alive(int process) const;
   /// Whether server s's final shard is in.
   bool shard_in(int s) const {
     return s > 0 && s < static_cast<int>(shard_in_.size()) && shard_in_[s];
@@ -113,6 +121,7 @@ class ServerRoster {
   std::string own_address_;
   std::vector<std::string> addresses_;  // by server index; [0]: ""
   std::vector<ServerPeer*> servers_;    // by server index; null until hello
+  std::vector<int> process_;            // by server index: the rank serving it
   int announced_ = 0;                   // servers with an address
   int shards_ = 0;                      // servers whose slices are in
   wire::Shard shard_msg_;               // reused

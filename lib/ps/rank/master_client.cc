@@ -35,9 +35,21 @@ Status MasterClient::Call(net::FrameBuffers& request, wire::MsgType want) {
 
 Result<JobSpec> MasterClient::Handshake(int rank, int world_size,
                                         wire::Role role) {
-  wire::EncodeMeta(wire::Hello{role, static_cast<uint32_t>(rank),
-                               static_cast<uint32_t>(world_size)},
-                   &meta_);
+  return Hello(wire::Hello{role, static_cast<uint32_t>(rank),
+                           static_cast<uint32_t>(world_size)});
+}
+
+Result<JobSpec> MasterClient::Claim(int shard, int world_size, int claimant,
+                                    std::optional<uint64_t> version) {
+  return Hello(wire::Hello{
+      wire::Role::kServer, static_cast<uint32_t>(shard),
+      static_cast<uint32_t>(world_size),
+      version ? wire::Claim::kCopy : wire::Claim::kNoCopy,
+      static_cast<uint32_t>(claimant), version.value_or(0)});
+}
+
+Result<JobSpec> MasterClient::Hello(const wire::Hello& said) {
+  wire::EncodeMeta(said, &meta_);
   net::FrameBuffers& hello = client_.NewRequest();
   hello.Reset(wire::MsgType::kHello, 0, meta_);
   PS_RETURN_IF_ERROR(Call(hello, wire::MsgType::kHello));

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,19 @@ class MasterClient {
   /// A tool's job spec waits until every server has said where it listens.
   Result<JobSpec> Handshake(int rank, int world_size,
                             wire::Role role = wire::Role::kServer);
+  /// A standby's claim of server `shard`'s shard (ps/rank/standby.h): a
+  /// hello as that server, from server rank `claimant`, holding a copy of
+  /// `*version` (nullopt: no copy), then the job spec. Rank 0 answers once
+  /// it has chosen among the claims, or refuses: kInvalidArgument for a
+  /// rank still connected, kUnavailable for a claim that lost to a later
+  /// copy or has none; refused() then says the refusal was rank 0's.
+  Result<JobSpec> Claim(int shard, int world_size, int claimant,
+                        std::optional<uint64_t> version);
+  /// Whether the last call failed on rank 0's error reply (rather than the
+  /// connection).
+  bool refused() const { return client_.error_from_peer(); }
+  /// How long each later call waits for rank 0.
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   /// The job's TorchScript module, whose SHA-256 is `sha256` (the job
   /// spec's model_sha256): ps::FetchModule.
   Result<std::shared_ptr<const std::string>> FetchModule(
@@ -54,6 +68,7 @@ class MasterClient {
 
  private:
   Status Call(net::FrameBuffers& request, wire::MsgType want);
+  Result<JobSpec> Hello(const wire::Hello& hello);
 
   std::chrono::milliseconds timeout_;
   std::string auth_token_;

@@ -20,7 +20,8 @@ using Clock = std::chrono::steady_clock;
 // asks again: a primary that is gone refuses at once.
 constexpr std::chrono::milliseconds kConnectTimeout{2000};
 constexpr std::chrono::milliseconds kRetry{200};
-// How long a claim waits for rank 0, which is gone at the end of a run.
+// How long a claim tries to reach rank 0, which is gone at the end of a
+// run. Once connected, it waits up to --timeout for rank 0's choice.
 constexpr std::chrono::milliseconds kClaimTimeout{10000};
 
 // Where server `shard` listens now, from rank 0 (which answers once every
@@ -52,14 +53,16 @@ struct Landed {
 };
 
 // Copies every version the primary at `address` makes until the
-// connection ends. Returns whether the primary ended it (its run is over).
+// connection ends; `*copied` turns true once a version has landed.
+// Returns whether the primary ended it (its run is over).
 // The first copy is whole; from then on the standby asks for the record
 // of each next step and replays it (Li et al., OSDI 2014, section 4.3),
 // and the primary sends a whole copy instead when it has no record of that
 // step (the standby asked late, or the step was not one Step made).
 Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
                   const std::string& address, ParameterServer& server,
-                  std::vector<int64_t>* held_applied, report::EventLog* log) {
+                  std::vector<int64_t>* held_applied, bool* copied,
+                  report::EventLog* log) {
   SnapshotClient primary(o.shard, spec.world_size, o.timeout, o.connection,
                          o.auth_token);
   primary.set_connect_timeout(kConnectTimeout);
@@ -118,12 +121,80 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
     }
     *held_applied = loading.applied;
     server.set_version(*version);
+    *copied = true;
     if (!loading.step_record) {
       log->Info("standby of " + from + ": holds version " +
                 std::to_string(*version) + ", copied whole" +
                 (replay ? "; it replays each step from here" : ""));
     }
   }
+}
+
+// Where server o.shard listens now, into `*address`; false (logged) when
+// rank 0 is gone.
+bool FindPrimary(const StandbyOptions& o, const JobSpec& spec,
+                 std::string* address, report::EventLog* log) {
+  auto asked = PrimaryAddress(o, spec);
+  if (!asked.ok()) {
+    log->Info("standby of rank " + std::to_string(o.shard) +
+              ": rank 0 is gone (" + asked.status().message() +
+              "); the standby ends");
+    return false;
+  }
+  *address = *asked;
+  return true;
+}
+
+// Whether the primary has been unreachable, while rank 0 still sees it,
+// for longer than --timeout since `lost_since` (logged).
+bool GaveUp(const StandbyOptions& o, Clock::time_point lost_since,
+            report::EventLog* log) {
+  if (Clock::now() - lost_since <= o.timeout)
+    return false;
+  log->Info("standby of rank " + std::to_string(o.shard) +
+            ": the primary is unreachable, and rank 0 still sees it; the "
+            "standby ends");
+  return true;
+}
+
+// What rank 0 answered a standby's claim.
+enum class Claimed {
+  kYes,               // the shard is this standby's
+  kLost,              // another's copy is later, or this one holds none
+  kPrimaryConnected,  // rank 0 still sees the primary
+  kEnd,               // the run is ending, or rank 0 is gone
+};
+
+// Claims server o.shard's shard from rank 0 with the version of the copy
+// held (nullopt: none). Rank 0 gives it to the highest copy among its
+// standbys' claims, and answers once it has chosen: up to --timeout.
+Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
+                           std::optional<uint64_t> version,
+                           std::unique_ptr<MasterClient>* master, JobSpec* job,
+                           report::EventLog* log) {
+  const std::string name = "standby of rank " + std::to_string(o.shard);
+  *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
+                                           o.connection, o.auth_token);
+  PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
+  (*master)->set_timeout(o.timeout);
+  auto claimed = (*master)->Claim(o.shard, spec.world_size, o.rank, version);
+  if (claimed.ok()) {
+    *job = std::move(*claimed);
+    job->module = spec.module;
+    log->Info(name + ": took its shard over at version " +
+              std::to_string(version.value_or(0)));
+    return Claimed::kYes;
+  }
+  const std::string why = claimed.status().message();
+  if ((*master)->refused() &&
+      claimed.status().code() == StatusCode::kUnavailable) {
+    log->Info(name + ": " + why + "; it copies the shard from its server");
+    return Claimed::kLost;
+  }
+  if (why.find("already connected") != std::string::npos)
+    return Claimed::kPrimaryConnected;
+  log->Info(name + ": ends (" + why + ")");
+  return Claimed::kEnd;
 }
 
 }  // namespace
@@ -141,54 +212,43 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
                                  std::vector<int64_t>* applied,
                                  std::unique_ptr<MasterClient>* master,
                                  JobSpec* job, report::EventLog* log) {
-  const std::string name = "standby of rank " + std::to_string(o.shard);
-  std::optional<Clock::time_point> lost_since;
+  // Since when the primary is unreachable while rank 0 still sees it.
+  Clock::time_point lost_since = Clock::time_point::max();  // not yet
   std::string address;
+  bool copied = false;  // the seed's (or a restart's) state is no copy
   for (;;) {
-    // Asked once, and again only when rank 0 has seen another server take
-    // the shard (--replicas above 2): while it has lost the primary, rank
-    // 0 answers no one where the servers listen.
-    if (address.empty() ||
-        (lost_since && Clock::now() - *lost_since > kConnectTimeout)) {
-      auto asked = PrimaryAddress(o, spec);
-      if (!asked.ok()) {
-        log->Info(name + ": rank 0 is gone (" + asked.status().message() +
-                  "); the standby ends");
-        return StandbyEnd::kPrimaryEnded;
-      }
-      address = *asked;
+    // Asked again once another server took the shard: while it has lost
+    // the primary, rank 0 answers no one where the servers listen.
+    if ((address.empty() || Clock::now() - lost_since > kConnectTimeout) &&
+        !FindPrimary(o, spec, &address, log)) {
+      return StandbyEnd::kPrimaryEnded;
     }
     PS_ASSIGN_OR_RETURN(const bool ended,
-                        Copy(o, spec, address, server, applied, log));
+                        Copy(o, spec, address, server, applied, &copied, log));
     if (ended)
       return StandbyEnd::kPrimaryEnded;
-    // The primary is gone, or unreachable: ask rank 0 for its shard.
-    *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
-                                             o.connection, o.auth_token);
-    PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
-    auto claimed = (*master)->Handshake(o.shard, spec.world_size);
-    if (claimed.ok()) {
-      *job = std::move(*claimed);
-      job->module = spec.module;
-      log->Info(name + ": took its shard over at version " +
-                std::to_string(server.version()));
-      return StandbyEnd::kTookOver;
+    // The primary is gone, or unreachable: claim its shard.
+    PS_ASSIGN_OR_RETURN(
+        const Claimed claimed,
+        ClaimShard(o, spec, copied ? std::optional<uint64_t>(server.version())
+                                   : std::nullopt,
+                   master, job, log));
+    if (claimed == Claimed::kYes || claimed == Claimed::kEnd) {
+      return claimed == Claimed::kYes ? StandbyEnd::kTookOver
+                                      : StandbyEnd::kPrimaryEnded;
     }
-    const std::string why = claimed.status().message();
-    if (why.find("already connected") == std::string::npos) {
-      log->Info(name + ": ends (" + why + ")");
-      return StandbyEnd::kPrimaryEnded;
+    if (claimed == Claimed::kLost) {
+      // Copy the shard again from whichever server serves it now.
+      address.clear();
+      lost_since = Clock::time_point::max();
+      continue;
     }
     // Rank 0 still sees the primary: it is alive (the copy's connection
     // alone broke), or its death has not reached rank 0 yet.
-    if (!lost_since)
+    if (lost_since == Clock::time_point::max())
       lost_since = Clock::now();
-    if (Clock::now() - *lost_since > o.timeout) {
-      log->Info(name +
-                ": the primary is unreachable, and rank 0 still sees "
-                "it; the standby ends");
+    if (GaveUp(o, lost_since, log))
       return StandbyEnd::kPrimaryEnded;
-    }
     std::this_thread::sleep_for(kRetry);
   }
 }

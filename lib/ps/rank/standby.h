@@ -20,9 +20,14 @@
 // The primary answers workers only once its standbys hold the version
 // (ps/engine/standby_acks.h), so no version a worker has seen is lost with it.
 // When the connection to the primary is lost, the standby asks rank 0 to
-// let it be server `shard`: a hello as that rank, which rank 0 refuses
-// while the primary's own connection is up. Rank 0 alone sees every
-// server's connection, so at most one rank serves a shard. Li et al.,
+// let it be server `shard`: a hello as that rank that claims the shard
+// with the version of its copy (or says it holds none), which rank 0
+// refuses while the primary's own connection is up. Rank 0 alone sees
+// every server's connection, so at most one rank serves a shard; it gives
+// the shard to the highest copy claimed, once no standby it sees alive is
+// still to claim, and refuses a claim without a copy
+// (ps/engine/shard_claims.h). A standby refused so copies the shard again
+// from the one that won. Li et al.,
 // "Scaling Distributed Machine Learning with the Parameter Server", OSDI
 // 2014, section 4.3 (replication after aggregation) and 4.4 (server
 // management); the chain here is a star: every standby copies the primary.
@@ -50,6 +55,7 @@ std::vector<int> StandbyShards(const JobSpec& spec, int rank);
 
 struct StandbyOptions {
   int shard = 1;  // the server rank whose shard is copied
+  int rank = 0;   // this server's own rank, which its claim names
   std::string master_addr = "localhost";
   int master_port = 29500;
   std::chrono::milliseconds timeout{120000};

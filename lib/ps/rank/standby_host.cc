@@ -44,6 +44,7 @@ StandbyHost::StandbyHost(int rank, const std::vector<int>& shards,
     stops_.push_back(std::make_unique<TakeoverStop>());
     StandbyOptions mine = follow;
     mine.shard = shard;
+    mine.rank = rank;
     threads_.emplace_back([spec, mine, serve, log, stop = stops_.back().get()] {
       Status s = RunStandby(spec, mine, serve, stop, log);
       if (!s.ok()) {

@@ -145,12 +145,12 @@ Status Service::OnMeta(net::Connection& conn, const wire::FrameHeader& header,
 }
 
 void Service::OnPiece(net::Connection& conn, size_t index) {
-  engine_.OnPiece(ids_.at(&conn), index);
+  engine_.OnPiece(ids_.at(&conn), index, Now());
 }
 
 bool Service::OnPieceAt(net::Connection& conn, size_t index,
                         const uint8_t* data) {
-  return engine_.OnPieceAt(ids_.at(&conn), index, data);
+  return engine_.OnPieceAt(ids_.at(&conn), index, data, Now());
 }
 
 void Service::OnFrame(net::Connection& conn, const wire::FrameHeader& header,

@@ -148,9 +148,9 @@ void LingerForScrapes(const LocalFlags& f, const MetricsEndpoint* e) {
   if (e == nullptr || f.metrics_linger <= 0)
     return;
   using Clock = std::chrono::steady_clock;
-  const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(
-                                          f.metrics_linger));
+  const auto end =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(f.metrics_linger));
   pollfd stop{g_linger_read, POLLIN, 0};
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

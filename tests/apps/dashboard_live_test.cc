@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
@@ -93,8 +94,8 @@ void SendBadRequests(int port) {
 // Waits up to `seconds` for rank 0 to listen and to have evaluated
 // twice (the eval chart's points); its metrics port, or -1.
 int WaitForPortAndEvals(const Process& run, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(seconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     const std::string out = run.OutSoFar();
     const int port = Rank0MetricsPort(out);
@@ -126,58 +127,70 @@ bool ChartsHaveTheirEvents(int port) {
   return staleness && progress[1] >= 2 && progress[2] >= 2;
 }
 
+// An async launch of two workers on the tiny data set, under
+// pstrain_testing: every worker holds before its 300th step (of 1000)
+// until `go` exists, so the job is alive while the page loads, on a
+// machine of any speed.
+std::vector<std::string> HeldJob(const ScratchDir& dir, const std::string& go) {
+  return {PstrainTestingBin(),
+          "launch",
+          "--world_size",
+          "3",
+          "--master_port",
+          "0",
+          "--mode",
+          "async",
+          "--model",
+          "mlp",
+          "--batch_size",
+          "8",
+          "--max_steps",
+          "1000",
+          "--epochs",
+          "100",
+          "--log_interval",
+          "10",
+          "--eval_interval",
+          "100",
+          "--threads",
+          "1",
+          "--json",
+          "--data_dir",
+          dir.path(),
+          "--metrics_port",
+          "0",
+          "--metrics_addr",
+          "127.0.0.1",
+          "--checkpoint",
+          dir.File("m.pt"),
+          "--hold_before_step",
+          "300",
+          "--hold_until",
+          go};
+}
+
+// Waits up to `seconds` for ChartsHaveTheirEvents.
+bool WaitForChartEvents(int port, double seconds) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!ChartsHaveTheirEvents(port)) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
+}
+
 TEST(DashboardLiveTest, ChromiumDrawsTheRunningJobAndBadRequestsChangeNothing) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 50);
-  // Every worker holds before its 300th step until `go` exists: the job is
-  // alive while the page loads, on a machine of any speed.
   const std::string go = dir.File("go");
-  Process run({PstrainTestingBin(),
-               "launch",
-               "--world_size",
-               "3",
-               "--master_port",
-               "0",
-               "--mode",
-               "async",
-               "--model",
-               "mlp",
-               "--batch_size",
-               "8",
-               "--max_steps",
-               "1000",
-               "--epochs",
-               "100",
-               "--log_interval",
-               "10",
-               "--eval_interval",
-               "100",
-               "--threads",
-               "1",
-               "--json",
-               "--data_dir",
-               dir.path(),
-               "--metrics_port",
-               "0",
-               "--metrics_addr",
-               "127.0.0.1",
-               "--checkpoint",
-               dir.File("m.pt"),
-               "--hold_before_step",
-               "300",
-               "--hold_until",
-               go});
+  Process run(HeldJob(dir, go));
   const int port = WaitForPortAndEvals(run, 300);
   ASSERT_GT(port, 0) << run.OutSoFar();
   SendBadRequests(port);
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  bool ready = false;
-  while (!(ready = ChartsHaveTheirEvents(port)) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(ready) << HttpGet("127.0.0.1", port, "/api/events").body;
+  ASSERT_TRUE(WaitForChartEvents(port, 120))
+      << HttpGet("127.0.0.1", port, "/api/events").body;
   auto dom = DumpDom("http://127.0.0.1:" + std::to_string(port) + "/", 3000);
   ASSERT_TRUE(dom.ok()) << dom.status().ToString();
   const json drawn = json::parse(ElementText(*dom, "drawn"), nullptr, false);

@@ -89,8 +89,8 @@ struct Summaries {
 // Waits up to `seconds` for all three ranks' summaries (then each rank
 // lingers, serving its final values, until the test signals launch).
 std::optional<Summaries> WaitForSummaries(const Process& run, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(seconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     const auto all = FindEvents(run.OutSoFar(), "summary");
     if (all.size() == 3) {
@@ -129,8 +129,7 @@ std::map<std::string, std::string> JobIds(int port) {
 }
 
 const char kSamples[] = "last_over_time(pstrain_samples_total[10m])";
-const char kVersion[] =
-    "last_over_time(pstrain_version{role=\"server\"}[10m])";
+const char kVersion[] = "last_over_time(pstrain_version{role=\"server\"}[10m])";
 
 // Whether Prometheus holds the summaries' values and one job id on every
 // rank's series.

@@ -77,8 +77,8 @@ std::vector<std::string> WithBin(std::vector<std::string> args) {
 std::vector<std::string> Held(std::vector<std::string> args, int step,
                               const std::string& go) {
   args.insert(args.begin(), PstrainTestingBin());
-  return Concat(args, {"--hold_before_step", std::to_string(step),
-                       "--hold_until", go});
+  return Concat(
+      args, {"--hold_before_step", std::to_string(step), "--hold_until", go});
 }
 
 // Waits until some worker has logged step `step`, and returns the pid
@@ -174,8 +174,8 @@ TEST(ReplicasChainTest, ARestartedServerRejoinsAsAStandbyAndTakesOver) {
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
 
   const std::string go = dir.File("go");
-  std::vector<std::string> args =
-      Held(LaunchArgs(dir, "rejoined.pt", kDeadAfter, kLong, 5), kLong - 10, go);
+  std::vector<std::string> args = Held(
+      LaunchArgs(dir, "rejoined.pt", kDeadAfter, kLong, 5), kLong - 10, go);
   args.push_back("--restart_servers");
   Process launch(args);
   const int one = WaitForStep(launch, 1, 20);

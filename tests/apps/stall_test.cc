@@ -67,10 +67,10 @@ TEST(StallTest, StalledPeersAreDroppedAfterTheTimeoutWhileWorkersTrain) {
   // trains (100 ms a step) while the peers stall, and holds before step 30
   // until they have been dropped.
   const std::string go = dir.File("go");
-  Process work(Concat({PstrainTestingBin(), "work", "--rank", "1", "--timeout",
-                       "30", "--delay_ms", "100", "--hold_before_step", "30",
-                       "--hold_until", go},
-                      world(port)));
+  Process work(Concat(
+      {PstrainTestingBin(), "work", "--rank", "1", "--timeout", "30",
+       "--delay_ms", "100", "--hold_before_step", "30", "--hold_until", go},
+      world(port)));
   ASSERT_TRUE(serve.WaitForErr("rank 1 joined", 60)) << serve.OutSoFar();
   std::string hello_meta, hello;
   wire::EncodeMeta(wire::Hello{wire::Role::kWorker, 1, 2}, &hello_meta);

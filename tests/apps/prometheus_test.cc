@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -196,6 +197,53 @@ TEST(PrometheusTest, ScrapedValuesEqualTheRunsSummaries) {
   ASSERT_EQ(ids.size(), 1u);
   EXPECT_EQ(ids.begin()->first.size(), 12u);
   EXPECT_EQ(ids.begin()->second, "3");
+}
+
+// Waits up to `seconds` for `p`'s summary event; whether it came.
+bool WaitForSummary(const Process& p, double seconds) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (FindEvent(p.OutSoFar(), "summary").is_null()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// --metrics_linger: SIGTERM before a process's summary ends it as it
+// would without the flag (by the signal); after the summary it only ends
+// the linger, and the process exits 0.
+TEST(MetricsLingerTest, SigtermEndsTheLingerWithStatusZeroAndARunAsBefore) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 320, 50);
+  const std::vector<std::string> metrics = {
+      "--metrics_port",   "0",   "--metrics_addr", "127.0.0.1",
+      "--metrics_linger", "600", "--json",         "--data_dir",
+      dir.path()};
+  Process alone(Concat({PstrainBin(), "serve", "--world_size", "2",
+                        "--master_port", "0", "--checkpoint", dir.File("a.pt")},
+                       metrics));
+  ASSERT_GT(alone.ListenPort(60), 0);  // it waits for its worker
+  alone.Signal(SIGTERM);
+  EXPECT_EQ(alone.Wait(60).exit_code, 128 + SIGTERM);
+
+  Process serve(
+      Concat({PstrainBin(), "serve", "--world_size", "2", "--master_port", "0",
+              "--model", "mlp", "--batch_size", "8", "--max_steps", "5",
+              "--checkpoint", dir.File("m.pt")},
+             metrics));
+  const int port = serve.ListenPort(60);
+  ASSERT_GT(port, 0);
+  Process work(Concat({PstrainBin(), "work", "--rank", "1", "--world_size", "2",
+                       "--master_port", std::to_string(port)},
+                      metrics));
+  for (Process* p : {&work, &serve}) {
+    ASSERT_TRUE(WaitForSummary(*p, 120)) << p->OutSoFar();
+    p->Signal(SIGTERM);
+    const ProcessResult r = p->Wait(60);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
 }
 
 }  // namespace

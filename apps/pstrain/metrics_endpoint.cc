@@ -148,9 +148,10 @@ void LingerForScrapes(const LocalFlags& f, const MetricsEndpoint* e) {
   if (e == nullptr || f.metrics_linger <= 0)
     return;
   using Clock = std::chrono::steady_clock;
-  const auto end =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(f.metrics_linger));
+  // A year at most: a longer one would overflow the clock's count.
+  const double seconds = std::min(f.metrics_linger, 365 * 86400.0);
+  const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(seconds));
   pollfd stop{g_linger_read, POLLIN, 0};
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -31,7 +31,8 @@ int Work(WorkFlags& f) {
     if (started.ok())
       endpoint = std::move(*started);
   }
-  auto log = MakeEventLog(f.local, f.world.world.rank, "worker");
+  auto log =
+      MakeEventLog(f.local, f.world.world.rank, "worker", endpoint.get());
   if (!s.ok())
     return Fail(*log, s);
   if (endpoint) {

@@ -127,7 +127,8 @@ void AddLocalFlags(CLI::App* app, LocalFlags* f) {
   CLI::Option* linger =
       app->add_option("--metrics_linger", f->metrics_linger,
                       "Seconds to keep serving metrics after the run, so that "
-                      "the last scrape sees the final values")
+                      "the last scrape sees the final values; Ctrl-C "
+                      "(SIGINT) or SIGTERM ends it early, with exit status 0")
           ->capture_default_str()
           ->check(CLI::NonNegativeNumber)
           ->group(g);

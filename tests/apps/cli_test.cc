@@ -65,14 +65,16 @@ TEST(CliTest, VersionNamesLibtorchAndCuda) {
   EXPECT_NE(r.out.find(", CUDA available: no\n"), std::string::npos) << r.out;
 }
 
-// The knobs that slow a worker or swap its model belong to the test-only
+// The knobs that slow, hold or swap a worker belong to the test-only
 // pstrain_testing; the shipped binary refuses them as unknown flags.
 TEST(CliTest, NoTestKnobShipsInTheBinary) {
   const std::vector<std::vector<std::string>> knobs = {
       {"work", "--rank", "1", "--world_size", "2", "--delay_ms", "5"},
       {"work", "--rank", "1", "--world_size", "2", "--model_override", "mlp"},
       {"work", "--rank", "1", "--world_size", "2", "--throw_in_step", "std"},
-      {"launch", "--delay_rank", "1", "--delay_ms", "5"}};
+      {"work", "--rank", "1", "--world_size", "2", "--hold_until", "go"},
+      {"launch", "--delay_rank", "1", "--delay_ms", "5"},
+      {"launch", "--hold_until", "go"}};
   for (const auto& args : knobs) {
     auto r = RunPstrain(args, 30);
     EXPECT_EQ(r.exit_code, 2) << args[args.size() - 2] << ": " << r.err;

@@ -1,13 +1,18 @@
 // Rank 0's live dashboard during a real launch run, loaded in headless
 // Chromium: every chart drew the running job's points (read back from the
 // page's #drawn); bad requests to the port each get an HTTP error and the
-// run ends as it would have; a metrics port already taken exits 2.
+// run ends as it would have; a metrics port already taken exits 2. The
+// workers of pstrain_testing hold mid-run until the test has read the
+// page.
 
 #include <sys/resource.h>
 
 #include <chrono>
+#include <fstream>
+#include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
@@ -86,53 +91,106 @@ void SendBadRequests(int port) {
   EXPECT_EQ(status, 200);
 }
 
+// Waits up to `seconds` for rank 0 to listen and to have evaluated
+// twice (the eval chart's points); its metrics port, or -1.
+int WaitForPortAndEvals(const Process& run, double seconds) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string out = run.OutSoFar();
+    const int port = Rank0MetricsPort(out);
+    if (port > 0 && FindEvents(out, "eval").size() >= 2)
+      return port;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+// Whether rank 0's /api/events holds what the other charts draw: two
+// progress events of each worker (their heartbeats bring them every
+// second) and a staleness histogram of rank 0's.
+bool ChartsHaveTheirEvents(int port) {
+  const HttpReply reply = HttpGet("127.0.0.1", port, "/api/events");
+  const json j = json::parse(reply.body, nullptr, false);
+  if (reply.status != 200 || !j.is_object() || !j.contains("runs"))
+    return false;
+  std::map<int, int> progress;
+  bool staleness = false;
+  for (const auto& e : j["runs"].at(0).value("events", json::array())) {
+    if (e.value("event", "") != "progress")
+      continue;
+    if (e.value("role", "") == "worker")
+      ++progress[e.value("rank", -1)];
+    const json histogram = e.value("staleness_histogram", json());
+    staleness = staleness || (histogram.is_object() && !histogram.empty());
+  }
+  return staleness && progress[1] >= 2 && progress[2] >= 2;
+}
+
+// An async launch of two workers on the tiny data set, under
+// pstrain_testing: every worker holds before its 300th step (of 1000)
+// until `go` exists, so the job is alive while the page loads, on a
+// machine of any speed.
+std::vector<std::string> HeldJob(const ScratchDir& dir, const std::string& go) {
+  return {PstrainTestingBin(),
+          "launch",
+          "--world_size",
+          "3",
+          "--master_port",
+          "0",
+          "--mode",
+          "async",
+          "--model",
+          "mlp",
+          "--batch_size",
+          "8",
+          "--max_steps",
+          "1000",
+          "--epochs",
+          "100",
+          "--log_interval",
+          "10",
+          "--eval_interval",
+          "100",
+          "--threads",
+          "1",
+          "--json",
+          "--data_dir",
+          dir.path(),
+          "--metrics_port",
+          "0",
+          "--metrics_addr",
+          "127.0.0.1",
+          "--checkpoint",
+          dir.File("m.pt"),
+          "--hold_before_step",
+          "300",
+          "--hold_until",
+          go};
+}
+
+// Waits up to `seconds` for ChartsHaveTheirEvents.
+bool WaitForChartEvents(int port, double seconds) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!ChartsHaveTheirEvents(port)) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
+}
+
 TEST(DashboardLiveTest, ChromiumDrawsTheRunningJobAndBadRequestsChangeNothing) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 50);
-  Process run({PstrainBin(),
-               "launch",
-               "--world_size",
-               "3",
-               "--master_port",
-               "0",
-               "--mode",
-               "async",
-               "--model",
-               "mlp",
-               "--batch_size",
-               "8",
-               "--max_steps",
-               "1000",
-               "--epochs",
-               "100",
-               "--log_interval",
-               "10",
-               "--eval_interval",
-               "100",
-               "--threads",
-               "1",
-               "--json",
-               "--data_dir",
-               dir.path(),
-               "--metrics_port",
-               "0",
-               "--metrics_addr",
-               "127.0.0.1",
-               "--checkpoint",
-               dir.File("m.pt")});
-  int port = -1;
-  // Until rank 0 listens and has evaluated twice: every chart has points.
-  for (int i = 0; i < 3000; ++i) {
-    const std::string out = run.OutSoFar();
-    port = Rank0MetricsPort(out);
-    if (port > 0 && FindEvents(out, "eval").size() >= 2)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const std::string go = dir.File("go");
+  Process run(HeldJob(dir, go));
+  const int port = WaitForPortAndEvals(run, 300);
   ASSERT_GT(port, 0) << run.OutSoFar();
   SendBadRequests(port);
-  // The workers' heartbeats (every second) bring their progress.
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_TRUE(WaitForChartEvents(port, 120))
+      << HttpGet("127.0.0.1", port, "/api/events").body;
   auto dom = DumpDom("http://127.0.0.1:" + std::to_string(port) + "/", 3000);
   ASSERT_TRUE(dom.ok()) << dom.status().ToString();
   const json drawn = json::parse(ElementText(*dom, "drawn"), nullptr, false);
@@ -148,6 +206,7 @@ TEST(DashboardLiveTest, ChromiumDrawsTheRunningJobAndBadRequestsChangeNothing) {
   EXPECT_GE(drawn["staleness"]["points"].get<int>(), 1) << drawn;
   EXPECT_GE(drawn["flags"]["rows"].get<int>(), 10) << drawn;
 
+  std::ofstream(go).close();
   ProcessResult done = run.Wait(300);
   ASSERT_EQ(done.exit_code, 0) << done.err;
   // Training went on untouched: every worker did all of its steps.

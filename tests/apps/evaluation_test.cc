@@ -201,7 +201,8 @@ TEST(SeveralServersTest, SurviveAKillOfBothServersWithResumeAuto) {
   // may end first on its own (exit 1: a server lost before it sent its
   // slices fails the run), telling the workers so.
   rank1->Signal(SIGKILL);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (auto& w : workers)
+    ASSERT_TRUE(w->WaitForErr("lost rank ", 60)) << w->OutSoFar();
   rank0->Signal(SIGKILL);
   const int first_end = rank0->Wait(10).exit_code;
   EXPECT_TRUE(first_end == 1 || first_end == 128 + SIGKILL) << first_end;

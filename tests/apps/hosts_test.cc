@@ -57,6 +57,13 @@ void ExpectOneLostAndTheOtherFinished(const ProcessResult& rank0,
   EXPECT_EQ(FindEvent(r.out, "summary")["steps"], steps) << r.out;
 }
 
+// A slowed worker's flags that hold it before step `step` until the file
+// `go` exists: the run is alive for what the test does before creating
+// it, on a machine of any speed.
+std::vector<std::string> HoldAt(int step, const std::string& go) {
+  return {"--hold_before_step", std::to_string(step), "--hold_until", go};
+}
+
 // Host `h` dies as a machine does, saying nothing: its link goes down
 // before `process` in it is killed, so no FIN or RST leaves it.
 void DieSilently(const NetHosts& hosts, int h, Process& process) {
@@ -134,10 +141,13 @@ TEST_F(HostsTest, AWorkersHostThatDiesIsLostAfterDeadAfter) {
                           "--heartbeat", "0.5", "--log_interval", "1"})));
   const int port = serve.ListenPort(30);
   ASSERT_GT(port, 0);
-  Process w1(Work(hosts, 1, 1, 3, port, 100));
-  Process w2(Work(hosts, 2, 2, 3, port, 100));
+  const std::string go = dir_.File("go");
+  Process w1(Work(hosts, 1, 1, 3, port, 100, HoldAt(20, go)));
+  Process w2(Work(hosts, 2, 2, 3, port, 100, HoldAt(20, go)));
   ASSERT_TRUE(w2.WaitForErr("step 5/30", kWait)) << w2.OutSoFar();
   DieSilently(hosts, 2, w2);
+  ASSERT_TRUE(serve.WaitForErr("rank 2 lost at version", kWait));
+  std::ofstream(go).close();
 
   const ProcessResult rs = serve.Wait(kWait);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
@@ -297,11 +307,14 @@ TEST_F(HostsTest, KilledWorkerIsLostAndTheOtherFinishes) {
       hosts, 0, 3, Concat(kMlp, {"--max_steps", "20", "--log_interval", "1"})));
   const int port = serve.ListenPort(30);
   ASSERT_GT(port, 0);
-  Process w1(Work(hosts, 1, 1, 3, port, 50));
-  Process w2(Work(hosts, 1, 2, 3, port, 50));
+  const std::string go = dir_.File("go");
+  Process w1(Work(hosts, 1, 1, 3, port, 50, HoldAt(15, go)));
+  Process w2(Work(hosts, 1, 2, 3, port, 50, HoldAt(15, go)));
   ASSERT_TRUE(w2.WaitForErr("step 3/20", kWait)) << w2.OutSoFar();
   w2.Signal(SIGKILL);
   EXPECT_EQ(w2.Wait(10).exit_code, 128 + SIGKILL);
+  ASSERT_TRUE(serve.WaitForErr("rank 2 lost at version", kWait));
+  std::ofstream(go).close();
   const ProcessResult rs = serve.Wait(kWait);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
   EXPECT_NE(rs.err.find("rank 2 lost at version"), std::string::npos) << rs.err;
@@ -322,7 +335,10 @@ TEST_F(HostsTest, RestartedServerResumesAndWorkersReconnect) {
   Process first(Serve(hosts, 0, 3, job));
   const int port = first.ListenPort(30);
   ASSERT_GT(port, 0);
-  const std::vector<std::string> reconnect = {"--reconnect_timeout", "30"};
+  // The workers hold before step 25 until rank 0 is killed.
+  const std::string go = dir_.File("go");
+  const std::vector<std::string> reconnect =
+      Concat({"--reconnect_timeout", "30"}, HoldAt(25, go));
   Process w1(Work(hosts, 1, 1, 3, port, 100, reconnect));
   Process w2(Work(hosts, 1, 2, 3, port, 100, reconnect));
   // Killed once a periodic checkpoint is complete.
@@ -330,6 +346,7 @@ TEST_F(HostsTest, RestartedServerResumesAndWorkersReconnect) {
   ASSERT_FALSE(WaitForCheckpoint(base, 30).second.empty());
   first.Signal(SIGKILL);
   EXPECT_EQ(first.Wait(10).exit_code, 128 + SIGKILL);
+  std::ofstream(go).close();
   const auto saved = ps::CompleteCheckpoints(base).back();
   EXPECT_EQ(saved.first % 5, 0u);
   EXPECT_LT(saved.first, 30u);
@@ -376,12 +393,15 @@ TEST_F(HostsTest, AServersHostThatGoesSilentIsTakenOverByItsStandby) {
             "--num_servers", "2", "--master_addr", hosts.Addr(0),
             "--master_port", std::to_string(port), "--data_dir", dir_.path(),
             "--threads", "1", "--timeout", "30", "--json"}));
-    Process w2(Work(hosts, 2, 2, 4, port, 50));
-    Process w3(Work(hosts, 2, 3, 4, port, 50));
+    // The workers hold before step 30 until server 1 has gone silent.
+    const std::string go = dir_.File(silence ? "go-silent" : "go");
+    Process w2(Work(hosts, 2, 2, 4, port, 50, HoldAt(30, go)));
+    Process w3(Work(hosts, 2, 3, 4, port, 50, HoldAt(30, go)));
     if (silence) {
       EXPECT_TRUE(w2.WaitForErr("step 10/40", kWait)) << w2.OutSoFar();
       DieSilently(hosts, 1, server1);
     }
+    std::ofstream(go).close();
     const ProcessResult rs = serve.Wait(2 * kWait);
     EXPECT_EQ(rs.exit_code, 0) << rs.err;
     for (Process* w : {&w2, &w3}) {

@@ -44,8 +44,31 @@ std::unique_ptr<Process> StartWorker(const std::string& port,
       flags));
 }
 
-// Ranks 1..3, each slowed by `delay_ms` per step so that a test can act
-// mid-run.
+// Every worker holds before step `step` until the file `go` exists: the
+// run is alive for whatever the test does before it creates `go`, on a
+// machine of any speed.
+std::vector<std::string> HoldAt(int step, const std::string& go) {
+  return {"--hold_before_step", std::to_string(step), "--hold_until", go};
+}
+
+// Waits up to a minute for every worker to join and for `worker` to log
+// its first step (--log_interval 10): the run is under way.
+bool UnderWay(const Process& serve, const Process& worker) {
+  for (int r = 1; r <= 3; ++r) {
+    if (!serve.WaitForErr("rank " + std::to_string(r) + " joined", 60))
+      return false;
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (FindEvents(worker.OutSoFar(), "step").empty()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// Ranks 1..3, each slowed by `delay_ms` per step.
 std::vector<std::unique_ptr<Process>> StartWorkers(
     const std::string& port, const ScratchDir& dir, int delay_ms,
     const std::vector<std::string>& flags = {}) {
@@ -60,17 +83,20 @@ std::vector<std::unique_ptr<Process>> StartWorkers(
 TEST(MembershipTest, KilledWorkerLeavesTheQuorumAndRejoinsWithItsRank) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  // 4 epochs of 26 steps, 30 ms per step: about 3 s in all.
+  // 4 epochs of 26 steps; the others hold before step 60 until rank 3
+  // has rejoined.
   Process serve(ServeArgs("0", dir, {"--epochs", "4"}));
   const std::string port = std::to_string(serve.ListenPort(30));
-  auto workers = StartWorkers(port, dir, 30);
+  const std::string go = dir.File("go");
+  auto workers = StartWorkers(port, dir, 30, HoldAt(60, go));
   auto &w1 = workers[0], &w2 = workers[1], &w3 = workers[2];
-  ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(UnderWay(serve, *w1)) << w1->OutSoFar();
   w3->Signal(SIGKILL);
   EXPECT_EQ(w3->Wait(10).exit_code, 128 + SIGKILL);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(serve.WaitForErr("rank 3 lost at version", 60));
   auto again = StartWorker(port, dir, 3, {"--delay_ms", "30"});
+  ASSERT_TRUE(serve.WaitForErr("rank 3 rejoined at version", 60));
+  std::ofstream(go).close();
 
   auto rs = serve.Wait(120);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
@@ -114,14 +140,19 @@ TEST(MembershipTest, KilledWorkerOverSharedMemoryLeavesNoSegment) {
                               World("0", dir)),
                        {}));
   const std::string port = std::to_string(serve.ListenPort(30));
-  auto workers = StartWorkers(port, dir, 10);
+  // Ranks 1 and 2 hold before step 40 (of 52) until rank 3 is lost: it
+  // dies while they train.
+  const std::string go = dir.File("go");
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int r = 1; r <= 2; ++r)
+    workers.push_back(StartWorker(port, dir, r, HoldAt(40, go)));
+  workers.push_back(StartWorker(port, dir, 3, {}));
   // Every rank's join, not only the last started one's: the three start
   // together and join in whatever order they get the CPU. A worker
   // registers only after its handover was answered, and the server maps
   // the segment before it answers, so each "joined" is one segment mapped.
-  for (int r = 1; r <= 3; ++r)
-    ASSERT_TRUE(serve.WaitForErr("rank " + std::to_string(r) + " joined", 60));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // Once rank 3 has logged a step, pushes are on their way all the time.
+  ASSERT_TRUE(UnderWay(serve, *workers[2])) << workers[2]->OutSoFar();
   EXPECT_EQ(MappedShmSegments(serve.pid()), 3);
   workers[2]->Signal(SIGKILL);
   EXPECT_EQ(workers[2]->Wait(10).exit_code, 128 + SIGKILL);
@@ -132,6 +163,7 @@ TEST(MembershipTest, KilledWorkerOverSharedMemoryLeavesNoSegment) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(mapped, 2);
   EXPECT_FALSE(PstrainFilesInDevShm());
+  std::ofstream(go).close();
   auto rs = serve.Wait(120);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
   for (int w = 0; w < 2; ++w) {
@@ -148,10 +180,12 @@ TEST(MembershipTest, WorkerLostForGoodEndsTheJobWithTheOthers) {
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   Process serve(ServeArgs("0", dir, {"--epochs", "2"}));
   const std::string port = std::to_string(serve.ListenPort(30));
-  auto workers = StartWorkers(port, dir, 30);
-  ASSERT_TRUE(serve.WaitForErr("rank 1 joined", 60));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string go = dir.File("go");
+  auto workers = StartWorkers(port, dir, 30, HoldAt(40, go));
+  ASSERT_TRUE(UnderWay(serve, *workers[1])) << workers[1]->OutSoFar();
   workers[0]->Signal(SIGKILL);
+  ASSERT_TRUE(serve.WaitForErr("rank 1 lost at version", 60));
+  std::ofstream(go).close();
   auto rs = serve.Wait(60);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
   EXPECT_EQ(workers[1]->Wait(30).exit_code, 0);
@@ -170,10 +204,12 @@ TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
   Process serve(ServeArgs(
       "0", dir, {"--epochs", "2", "--heartbeat", "0.2", "--dead_after", "1"}));
   const std::string port = std::to_string(serve.ListenPort(30));
-  auto workers = StartWorkers(port, dir, 20);
-  ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string go = dir.File("go");
+  auto workers = StartWorkers(port, dir, 20, HoldAt(40, go));
+  ASSERT_TRUE(UnderWay(serve, *workers[0])) << workers[0]->OutSoFar();
   workers[2]->Signal(SIGSTOP);
+  ASSERT_TRUE(serve.WaitForErr("no word from rank 3", 60));
+  std::ofstream(go).close();
   auto rs = serve.Wait(60);
   workers[2]->Signal(SIGKILL);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
@@ -209,7 +245,6 @@ void ExpectWorkersReconnectToARestartedServer(
       << first->OutSoFar();
   first->Signal(SIGKILL);
   EXPECT_EQ(first->Wait(10).exit_code, 128 + SIGKILL);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   Process second(serve_args(port));
   auto rs = second.Wait(120);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
@@ -251,10 +286,12 @@ TEST(MembershipTest, ReassignedShardsKeepEveryStepsGlobalBatch) {
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
   Process serve(ServeArgs("0", dir, {"--epochs", "2", "--reassign_shards"}));
   const std::string port = std::to_string(serve.ListenPort(30));
-  auto workers = StartWorkers(port, dir, 30);
-  ASSERT_TRUE(serve.WaitForErr("rank 3 joined", 60));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string go = dir.File("go");
+  auto workers = StartWorkers(port, dir, 30, HoldAt(20, go));
+  ASSERT_TRUE(UnderWay(serve, *workers[0])) << workers[0]->OutSoFar();
   workers[2]->Signal(SIGKILL);
+  ASSERT_TRUE(serve.WaitForErr("rank 3 lost at version", 60));
+  std::ofstream(go).close();
   auto rs = serve.Wait(60);
   ASSERT_EQ(rs.exit_code, 0) << rs.err;
   EXPECT_NE(rs.err.find("workers, who share its samples"), std::string::npos)

@@ -2,6 +2,8 @@
 // rank, redrawn in place, ending with each rank's summary.
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -55,12 +57,15 @@ TEST(ProgressTmuxTest, LaunchDrawsOneLiveBarPerRankAndEndsWithTheSummaries) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 6400, 100);
   Tmux tmux(dir.File("tmux.sock"));
+  // The workers hold before step 100 until the test has seen a bar, so
+  // that however fast the machine it sees the bar before and after.
+  const std::string go = dir.File("go");
   const std::string command =
-      PstrainBin() +
+      PstrainTestingBin() +
       " launch --world_size 3 --master_port 0 --model mlp --batch_size 8" +
       " --max_steps 3000 --epochs 10 --log_interval 20 --threads 1 "
-      "--data_dir " +
-      dir.path() + " --checkpoint " + dir.File("m.pt") +
+      "--hold_before_step 100 --hold_until " +
+      go + " --data_dir " + dir.path() + " --checkpoint " + dir.File("m.pt") +
       "; echo EXIT=$?; sleep 300";
   ASSERT_EQ(tmux.Run({"new-session", "-d", "-s", "pstrain", "-x", "150", "-y",
                       "40", command})
@@ -78,6 +83,8 @@ TEST(ProgressTmuxTest, LaunchDrawsOneLiveBarPerRankAndEndsWithTheSummaries) {
       if (line.rfind("[rank 1] [", 0) == 0)
         rank1_bars.insert(line);
     }
+    if (!rank1_bars.empty() && !std::filesystem::exists(go))
+      std::ofstream(go).close();
     // In place: never more than one bar per rank on the screen.
     EXPECT_LE(CountPrefixed(screen, "[rank 1] ["), 1) << screen;
     EXPECT_LE(CountPrefixed(screen, "[rank 2] ["), 1) << screen;

@@ -1,13 +1,18 @@
 // A launch run scraped by Debian's real Prometheus (share/doc/metrics.md):
 // the values Prometheus stored equal the run's own summaries, and promtool
-// finds nothing wrong with any rank's /metrics.
+// finds nothing wrong with any rank's /metrics. The ranks linger until the
+// test has seen the final values stored and ends the linger with SIGTERM,
+// which then exits 0 (the run is complete).
 
 #include <signal.h>
 
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -58,19 +63,17 @@ std::string PromtoolCheck(const ScratchDir& dir, const std::string& text,
              : "exit " + std::to_string(r.exit_code) + ": " + r.out + r.err;
 }
 
-// Prometheus's answer to an instant query: value by rank. Once the ranks
-// have exited, Prometheus has marked their series stale, so a query asks
-// for the last value of a range (last_over_time), which skips the markers.
-std::map<int, double> Query(int port, const std::string& query) {
+// Prometheus's answer to an instant query: value by rank; nullopt while
+// it cannot answer yet (starting up) or answers an error.
+std::optional<std::map<int, double>> Query(int port, const std::string& query) {
   HttpReply reply =
       HttpGet("127.0.0.1", port, "/api/v1/query?query=" + UrlEncode(query));
-  std::map<int, double> values;
   auto j = json::parse(reply.body, nullptr, false);
   if (reply.status != 200 || !j.is_object() ||
       j.value("status", "") != "success") {
-    ADD_FAILURE() << query << ": HTTP " << reply.status << " " << reply.body;
-    return values;
+    return std::nullopt;
   }
+  std::map<int, double> values;
   for (const auto& r : j["data"]["result"]) {
     values[std::stoi(r["metric"]["rank"].get<std::string>())] =
         std::stod(r["value"][1].get<std::string>());
@@ -78,15 +81,76 @@ std::map<int, double> Query(int port, const std::string& query) {
   return values;
 }
 
+// What a run's summaries say Prometheus should hold.
+struct Summaries {
+  std::map<int, double> samples;  // worker rank -> samples
+  std::map<int, double> version;  // {0: rank 0's final version}
+};
+
+// Waits up to `seconds` for all three ranks' summaries (then each rank
+// lingers, serving its final values, until the test signals launch).
+std::optional<Summaries> WaitForSummaries(const Process& run, double seconds) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto all = FindEvents(run.OutSoFar(), "summary");
+    if (all.size() == 3) {
+      Summaries want;
+      for (const auto& s : all) {
+        if (s["role"] == "worker")
+          want.samples[s["rank"].get<int>()] = s["samples"].get<double>();
+        if (s["rank"] == 0)
+          want.version[0] = s["steps"].get<double>();
+      }
+      return want;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return std::nullopt;
+}
+
+// The job ids of pstrain_version's series by rank count, as Prometheus
+// holds them; scrapes before a rank knew the job carry the scrape job's
+// name instead, left out.
+std::map<std::string, std::string> JobIds(int port) {
+  HttpReply jobs = HttpGet(
+      "127.0.0.1", port,
+      "/api/v1/query?query=" +
+          UrlEncode("count by (job) (last_over_time(pstrain_version[10m]))"));
+  auto j = json::parse(jobs.body, nullptr, false);
+  std::map<std::string, std::string> ids;
+  if (!j.is_object() || j.value("status", "") != "success")
+    return ids;
+  for (const auto& g : j["data"]["result"]) {
+    const std::string job = g["metric"].value("job", "");
+    if (job != "pstrain")
+      ids[job] = g["value"][1].get<std::string>();
+  }
+  return ids;
+}
+
+const char kSamples[] = "last_over_time(pstrain_samples_total[10m])";
+const char kVersion[] = "last_over_time(pstrain_version{role=\"server\"}[10m])";
+
+// Whether Prometheus holds the summaries' values and one job id on every
+// rank's series.
+bool Stored(int port, const Summaries& want) {
+  const auto ids = JobIds(port);
+  return Query(port, kSamples) == want.samples &&
+         Query(port, kVersion) == want.version && ids.size() == 1 &&
+         ids.begin()->second == "3";
+}
+
 TEST(PrometheusTest, ScrapedValuesEqualTheRunsSummaries) {
   ScratchDir dir;
+  // Each rank lingers (up to 10 minutes) until the test has seen its final
+  // values stored, and then ends the linger with SIGTERM to launch.
   Process run({PstrainBin(), "launch", "--world_size", "3", "--master_port",
                "0", "--metrics_port", "0", "--metrics_addr", "127.0.0.1",
-               "--metrics_linger", "3", "--max_steps", "60", "--json",
-
+               "--metrics_linger", "600", "--max_steps", "60", "--json",
                "--mode", "async", "--checkpoint", dir.File("m.pt")});
   std::map<int, int> ports;
-  for (int i = 0; i < 1500 && ports.size() < 3; ++i) {
+  for (int i = 0; i < 6000 && ports.size() < 3; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ports = MetricsPorts(run.OutSoFar());
   }
@@ -97,56 +161,89 @@ TEST(PrometheusTest, ScrapedValuesEqualTheRunsSummaries) {
   Process prometheus({"/usr/bin/prometheus", "--config.file=" + config,
                       "--storage.tsdb.path=" + dir.File("tsdb"),
                       "--web.listen-address=127.0.0.1:0"});
-  // Each rank's exposition, mid-run, passes promtool.
+  // Each rank's exposition (mid-run or lingering) passes promtool.
   for (const auto& [rank, port] : ports) {
     HttpReply metrics = HttpGet("127.0.0.1", port, "/metrics");
     ASSERT_EQ(metrics.status, 200) << "rank " << rank;
     EXPECT_NE(metrics.body.find("pstrain_version{"), std::string::npos);
     EXPECT_EQ(PromtoolCheck(dir, metrics.body, rank), "") << "rank " << rank;
   }
-  ProcessResult done = run.Wait(300);
-  ASSERT_EQ(done.exit_code, 0) << done.err;
+  const std::optional<Summaries> want = WaitForSummaries(run, 300);
+  ASSERT_TRUE(want.has_value()) << run.OutSoFar();
+  ASSERT_EQ(want->samples.size(), 2u) << run.OutSoFar();
+  ASSERT_GT(want->version.at(0), 0);
   int prometheus_port = -1;
-  for (int i = 0; i < 500 && prometheus_port < 0; ++i) {
+  for (int i = 0; i < 6000 && prometheus_port < 0; ++i) {
     prometheus_port = ListeningPort(prometheus.pid());
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_GT(prometheus_port, 0) << "prometheus never listened";
+  // Scrapes every 500 ms: the final values come within a few, however
+  // long Prometheus took to start.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!Stored(prometheus_port, *want) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  run.Signal(SIGTERM);
+  ProcessResult done = run.Wait(120);
+  EXPECT_EQ(done.exit_code, 0) << done.err;
 
-  std::map<int, double> want_samples;
-  uint64_t final_version = 0;
-  for (const auto& s : FindEvents(done.out, "summary")) {
-    if (s["role"] == "worker")
-      want_samples[s["rank"].get<int>()] = s["samples"].get<double>();
-    if (s["rank"] == 0)
-      final_version = s["steps"].get<uint64_t>();
+  EXPECT_EQ(Query(prometheus_port, kSamples), want->samples);
+  EXPECT_EQ(Query(prometheus_port, kVersion), want->version);
+  // One job id on every rank's series (honor_labels kept it).
+  const auto ids = JobIds(prometheus_port);
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids.begin()->first.size(), 12u);
+  EXPECT_EQ(ids.begin()->second, "3");
+}
+
+// Waits up to `seconds` for `p`'s summary event; whether it came.
+bool WaitForSummary(const Process& p, double seconds) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (FindEvent(p.OutSoFar(), "summary").is_null()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_EQ(want_samples.size(), 2u) << done.out;
-  ASSERT_GT(final_version, 0u);
-  // Once the ranks have exited, Prometheus has marked their series stale:
-  // the last value of a range skips the markers.
-  EXPECT_EQ(
-      Query(prometheus_port, "last_over_time(pstrain_samples_total[10m])"),
-      want_samples);
-  EXPECT_EQ(Query(prometheus_port,
-                  "last_over_time(pstrain_version{role=\"server\"}[10m])"),
-            (std::map<int, double>{{0, double(final_version)}}));
-  // One job id on every rank's series (honor_labels kept it); scrapes
-  // before a rank knew the job carry the scrape job's name instead.
-  HttpReply jobs = HttpGet(
-      "127.0.0.1", prometheus_port,
-      "/api/v1/query?query=" +
-          UrlEncode("count by (job) (last_over_time(pstrain_version[10m]))"));
-  auto j = json::parse(jobs.body, nullptr, false);
-  ASSERT_TRUE(j.is_object()) << jobs.body;
-  std::vector<json> ids;
-  for (const auto& g : j["data"]["result"]) {
-    if (g["metric"]["job"] != "pstrain")
-      ids.push_back(g);
+  return true;
+}
+
+// --metrics_linger: SIGTERM before a process's summary ends it as it
+// would without the flag (by the signal); after the summary it only ends
+// the linger, and the process exits 0.
+TEST(MetricsLingerTest, SigtermEndsTheLingerWithStatusZeroAndARunAsBefore) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 320, 50);
+  const std::vector<std::string> metrics = {
+      "--metrics_port",   "0",   "--metrics_addr", "127.0.0.1",
+      "--metrics_linger", "600", "--json",         "--data_dir",
+      dir.path()};
+  Process alone(Concat({PstrainBin(), "serve", "--world_size", "2",
+                        "--master_port", "0", "--checkpoint", dir.File("a.pt")},
+                       metrics));
+  ASSERT_GT(alone.ListenPort(60), 0);  // it waits for its worker
+  alone.Signal(SIGTERM);
+  EXPECT_EQ(alone.Wait(60).exit_code, 128 + SIGTERM);
+
+  Process serve(
+      Concat({PstrainBin(), "serve", "--world_size", "2", "--master_port", "0",
+              "--model", "mlp", "--batch_size", "8", "--max_steps", "5",
+              "--checkpoint", dir.File("m.pt")},
+             metrics));
+  const int port = serve.ListenPort(60);
+  ASSERT_GT(port, 0);
+  Process work(Concat({PstrainBin(), "work", "--rank", "1", "--world_size", "2",
+                       "--master_port", std::to_string(port)},
+                      metrics));
+  for (Process* p : {&work, &serve}) {
+    ASSERT_TRUE(WaitForSummary(*p, 120)) << p->OutSoFar();
+    p->Signal(SIGTERM);
+    const ProcessResult r = p->Wait(60);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
   }
-  ASSERT_EQ(ids.size(), 1u) << jobs.body;
-  EXPECT_EQ(ids[0]["metric"]["job"].get<std::string>().size(), 12u);
-  EXPECT_EQ(ids[0]["value"][1], "3") << jobs.body;
 }
 
 }  // namespace

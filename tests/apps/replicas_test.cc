@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -70,6 +71,16 @@ std::vector<std::string> WithBin(std::vector<std::string> args) {
   return args;
 }
 
+// The same under pstrain_testing, every worker held before step `step`
+// until the file `go` exists: the run is alive for the test's kills, on a
+// machine of any speed.
+std::vector<std::string> Held(std::vector<std::string> args, int step,
+                              const std::string& go) {
+  args.insert(args.begin(), PstrainTestingBin());
+  return Concat(
+      args, {"--hold_before_step", std::to_string(step), "--hold_until", go});
+}
+
 // Waits until some worker has logged step `step`, and returns the pid
 // server `rank` announced; -1 when either does not come within a minute.
 int WaitForStep(const Process& launch, int rank, int step) {
@@ -117,10 +128,12 @@ TEST_P(ReplicasTest, SyncRunOutlivesAKilledServerAsIfNoneDied) {
   const int step = std::uniform_int_distribution<int>(3, kSteps - 10)(random);
   SCOPED_TRACE("server " + std::to_string(victim) + " killed at step " +
                std::to_string(step));
-  Process launch(WithBin(LaunchArgs(dir, "killed.pt")));
+  const std::string go = dir.File("go");
+  Process launch(Held(LaunchArgs(dir, "killed.pt"), kSteps - 5, go));
   const int pid = WaitForStep(launch, victim, step);
   ASSERT_GT(pid, 0) << launch.OutSoFar();
   ASSERT_EQ(kill(pid, SIGKILL), 0);
+  std::ofstream(go).close();
   auto r = launch.Wait(180);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("pstrain launch: rank " + std::to_string(victim) +
@@ -160,8 +173,9 @@ TEST(ReplicasChainTest, ARestartedServerRejoinsAsAStandbyAndTakesOver) {
       RunPstrain(LaunchArgs(dir, "whole.pt", kDeadAfter, kLong, 5), 240);
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
 
-  std::vector<std::string> args =
-      WithBin(LaunchArgs(dir, "rejoined.pt", kDeadAfter, kLong, 5));
+  const std::string go = dir.File("go");
+  std::vector<std::string> args = Held(
+      LaunchArgs(dir, "rejoined.pt", kDeadAfter, kLong, 5), kLong - 10, go);
   args.push_back("--restart_servers");
   Process launch(args);
   const int one = WaitForStep(launch, 1, 20);
@@ -175,6 +189,7 @@ TEST(ReplicasChainTest, ARestartedServerRejoinsAsAStandbyAndTakesOver) {
       launch.WaitForErr("[rank 1] standby of rank 1: holds version", 60))
       << launch.OutSoFar();
   ASSERT_EQ(kill(two, SIGKILL), 0);
+  std::ofstream(go).close();
 
   auto r = launch.Wait(240);
   ASSERT_EQ(r.exit_code, 0) << r.err;

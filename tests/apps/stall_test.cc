@@ -7,6 +7,7 @@
 #include <sys/time.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <asio/connect.hpp>
@@ -62,11 +63,15 @@ TEST(StallTest, StalledPeersAreDroppedAfterTheTimeoutWhileWorkersTrain) {
                         "--checkpoint", dir.File("m.pt")},
                        world(0)));
   const int port = serve.ListenPort(30);
-  // The worker as soon as the server listens, on the port it reports:
-  // 40 steps of at least 100 ms each outlast the 2 s timeout.
-  Process work(Concat({PstrainTestingBin(), "work", "--rank", "1", "--timeout",
-                       "30", "--delay_ms", "100"},
-                      world(port)));
+  // The worker as soon as the server listens, on the port it reports; it
+  // trains (100 ms a step) while the peers stall, and holds before step 30
+  // until they have been dropped.
+  const std::string go = dir.File("go");
+  Process work(Concat(
+      {PstrainTestingBin(), "work", "--rank", "1", "--timeout", "30",
+       "--delay_ms", "100", "--hold_before_step", "30", "--hold_until", go},
+      world(port)));
+  ASSERT_TRUE(serve.WaitForErr("rank 1 joined", 60)) << serve.OutSoFar();
   std::string hello_meta, hello;
   wire::EncodeMeta(wire::Hello{wire::Role::kWorker, 1, 2}, &hello_meta);
   wire::EncodeFramePrefix(wire::MsgType::kHello, 1, hello_meta, 0, &hello);
@@ -79,6 +84,7 @@ TEST(StallTest, StalledPeersAreDroppedAfterTheTimeoutWhileWorkersTrain) {
   a.join();
   b.join();
   c.join();
+  std::ofstream(go).close();
   for (double t : {half_header, half_body, silent}) {
     EXPECT_GT(t, 1.5);  // not before the timeout...
     EXPECT_LT(t, 5.0);  // ...and soon after it

@@ -2,9 +2,12 @@
 // worker costs its own gradients, not everyone's time.
 
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -27,32 +30,53 @@ struct StragglerRun {
 // Rank 3 sleeps 300 ms before each of its steps (pstrain_testing's
 // --delay_rank); the others take a few milliseconds per step. Whether the
 // others waited for it shows in steps, not seconds: had they waited, every
-// worker would have computed every step.
+// worker would have computed every step. Every worker holds 5 steps before
+// the end until rank 3 has logged a step (its push went, late), however
+// late it started and however fast the others are.
 StragglerRun RunWithStraggler(const ScratchDir& dir, int steps,
                               const std::vector<std::string>& flags) {
-  auto r = Process(Concat({PstrainTestingBin(),
-                           "launch",
-                           "--world_size",
-                           "4",
-                           "--model",
-                           "mlp",
-                           "--max_steps",
-                           std::to_string(steps),
-                           "--batch_size",
-                           "8",
-                           "--master_port",
-                           "0",
-                           "--data_dir",
-                           dir.path(),
-                           "--json",
-                           "--checkpoint",
-                           dir.File("m.pt"),
-                           "--delay_rank",
-                           "3",
-                           "--delay_ms",
-                           "300"},
-                          flags))
-               .Wait(120);
+  const std::string go = dir.File("go");
+  Process p(Concat({PstrainTestingBin(),
+                    "launch",
+                    "--world_size",
+                    "4",
+                    "--model",
+                    "mlp",
+                    "--max_steps",
+                    std::to_string(steps),
+                    "--batch_size",
+                    "8",
+                    "--master_port",
+                    "0",
+                    "--data_dir",
+                    dir.path(),
+                    "--json",
+                    "--checkpoint",
+                    dir.File("m.pt"),
+                    "--delay_rank",
+                    "3",
+                    "--delay_ms",
+                    "300",
+                    "--log_interval",
+                    "1",
+                    "--hold_before_step",
+                    std::to_string(steps - 5),
+                    "--hold_until",
+                    go},
+                   flags));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto rank3_stepped = [&p] {
+    for (const auto& e : FindEvents(p.OutSoFar(), "step")) {
+      if (e["rank"] == 3)
+        return true;
+    }
+    return false;
+  };
+  while (!rank3_stepped() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::ofstream(go).close();
+  const ProcessResult r = p.Wait(120);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   StragglerRun run{FindEvent(r.out, "summary"), {}};
   std::istringstream lines(r.out);
@@ -81,9 +105,6 @@ void ExpectTheOthersWentOn(const StragglerRun& run) {
 TEST(StragglerTest, BackupWorkerStepsWithoutTheSlowOne) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  // On a loaded machine rank 3 may start a second after the others, or its
-  // first push may still be in time: the others run long enough (about a
-  // second here) for it to push late at least once.
   const StragglerRun run =
       RunWithStraggler(dir, 500, {"--backup_workers", "1", "--epochs", "20"});
   const auto& summary = run.summary;

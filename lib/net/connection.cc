@@ -30,13 +30,11 @@ void Connection::WriteAll(const Buffers& buffers, Fn fn) {
 }
 
 Status Connection::WriteNow(std::string_view bytes) {
-  if (shm_) {
+  if (shm_)
     PS_RETURN_IF_ERROR(shm_->WriteNow(bytes));
-    bytes_written_ += bytes.size();
-    return Status::Ok();
-  }
-  const ssize_t n =
-      ::send(socket_.native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  const ssize_t n = shm_ ? static_cast<ssize_t>(bytes.size())
+                         : ::send(socket_.native_handle(), bytes.data(),
+                                  bytes.size(), MSG_NOSIGNAL);
   if (n != static_cast<ssize_t>(bytes.size())) {
     return Unavailable(
         "write to " + remote_ + ": " +
@@ -192,9 +190,7 @@ void Connection::OnMetaRead(const std::error_code& ec) {
 }
 
 void Connection::ReadData() {
-  // The handler may have closed the connection (OnMeta, OnPiece,
-  // OnPieceAt): a read started now would wait on a closed stream for
-  // bytes that may never come, holding the connection.
+  // The handler may have closed it: no read may wait on a closed stream.
   if (closed_)
     return;
   const DataReads::Step step = reads_.Next();
@@ -388,9 +384,8 @@ void Connection::Finish(const Status& why) {
   std::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
-  // Frames never started will not be written; the one in flight reports
-  // from its own completion handler (a gated frame waiting for its gate has
-  // none in flight).
+  // Frames never started will not be written; the one in flight (none for
+  // a frame waiting for its gate) reports from its own completion handler.
   if (waiting_for_gate_)
     writing_ = waiting_for_gate_ = false;
   while (write_queue_.size() > (writing_ ? 1u : 0u)) {

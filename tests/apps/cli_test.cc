@@ -53,7 +53,7 @@ TEST(CliTest, HelpCompletionAndManPageListTheSameSubcommands) {
 TEST(CliTest, VersionNamesTheProtocol) {
   auto r = RunPstrain({"--version"}, 30);
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 11)"), std::string::npos)
+  EXPECT_NE(r.out.find("pstrain 0.1.0 (protocol 12)"), std::string::npos)
       << r.out;
 }
 

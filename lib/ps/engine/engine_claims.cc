@@ -19,7 +19,9 @@ namespace pstrain::ps {
 
 namespace {
 
-std::string Rank(int r) { return "rank " + std::to_string(r); }
+std::string Rank(int r) {
+  return "rank " + std::to_string(r);
+}
 
 std::string Ranks(const std::vector<int>& ranks) {
   std::string list;
@@ -95,12 +97,14 @@ void Engine::DecideClaims(int s, bool at_deadline) {
   for (size_t i = 1; i < claims.size(); ++i) {
     const ShardClaims::Claim& c = claims[i];
     if (Peer* p = peers_.Find(c.peer)) {
-      Refuse(*p, c.request_id,
-             Unavailable(Rank(best.claimant) + "'s standby holds a later copy "
-                         "of " + Rank(s) + "'s shard (version " +
-                         std::to_string(best.version) + ", " +
-                         Rank(c.claimant) + "'s " +
-                         std::to_string(c.version) + ")"));
+      Refuse(
+          *p, c.request_id,
+          Unavailable(Rank(best.claimant) +
+                      "'s standby holds a later copy "
+                      "of " +
+                      Rank(s) + "'s shard (version " +
+                      std::to_string(best.version) + ", " + Rank(c.claimant) +
+                      "'s " + std::to_string(c.version) + ")"));
     }
   }
 }

@@ -89,8 +89,7 @@ void Engine::OnPiece(PeerId id, size_t index, Time now) {
     PieceAdded(*peer, index, key);
 }
 
-bool Engine::OnPieceAt(PeerId id, size_t index, const uint8_t* data,
-                       Time now) {
+bool Engine::OnPieceAt(PeerId id, size_t index, const uint8_t* data, Time now) {
   now_ = now;
   WorkerPeer* peer = peers_.FindWorker(id);
   if (!peer || peer->refused_key >= 0 || peer->duplicate)

@@ -2,6 +2,8 @@
 // used: the segment (sealed, of the shape its header says) and the four
 // doorbells (distinct nonblocking eventfds that have not rung). No sockets.
 
+#include "net/shm_handover.h"
+
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,7 +17,6 @@
 
 #include <gtest/gtest.h>
 
-#include "net/shm_handover.h"
 #include "net/shm_ring.h"
 #include "net/shm_segment.h"
 

@@ -191,9 +191,9 @@ TEST(PushReaderTest, ANanPieceReadInPlaceDiscardsItsStepAtOnce) {
   r.reader.Plan(r.peer, r.Descs({0, 1}), {}, &mine);
   for (size_t i = 0; i < 3; ++i) {
     std::vector<float> ring(mine.buffers[i].bytes / 4, 1.0f);
-    EXPECT_GE(r.reader.ReadAt(r.peer, i,
-                              reinterpret_cast<const char*>(ring.data())),
-              0);
+    EXPECT_GE(
+        r.reader.ReadAt(r.peer, i, reinterpret_cast<const char*>(ring.data())),
+        0);
   }
   const float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_EQ(r.reader.ReadAt(r.peer, 3, reinterpret_cast<const char*>(&nan)),

@@ -85,12 +85,12 @@ class StandbyClaimsTest : public ::testing::Test {
   PeerId Claim(int shard, int by, std::optional<uint64_t> version) {
     const PeerId p = h_.Accept();
     EXPECT_TRUE(
-        h_.Feed(p,
-                wire::Hello{wire::Role::kServer, static_cast<uint32_t>(shard),
-                            5,
-                            version ? wire::Claim::kCopy : wire::Claim::kNoCopy,
-                            static_cast<uint32_t>(by), version.value_or(0)},
-                3)
+        h_.Feed(
+              p,
+              wire::Hello{wire::Role::kServer, static_cast<uint32_t>(shard), 5,
+                          version ? wire::Claim::kCopy : wire::Claim::kNoCopy,
+                          static_cast<uint32_t>(by), version.value_or(0)},
+              3)
             .ok());
     return p;
   }
@@ -127,7 +127,8 @@ class StandbyClaimsOfThreeTest : public StandbyClaimsTest {
 // dies before that copy lands. Rank 1's standby claims shard 1 without a
 // copy: refused, and the run ends naming the shard instead of training it
 // again from version 0. Rank 0's own standby takes shard 2 over.
-TEST_F(StandbyClaimsOfTwoTest, AClaimWithoutACopyIsRefusedAndTheRunEndsNamingTheShard) {
+TEST_F(StandbyClaimsOfTwoTest,
+       AClaimWithoutACopyIsRefusedAndTheRunEndsNamingTheShard) {
   h_.Close(one_);
   const PeerId first = Claim(1, 2, 40);
   ASSERT_TRUE(Granted(first)) << Refusal(first);
@@ -169,7 +170,8 @@ TEST_F(StandbyClaimsOfTwoTest, ARejoinedStandbyWithACopyTakesItsShardBack) {
 // acknowledgements released 42, claims first. It must not win while rank
 // 0's standby, alive, is still to claim; rank 0's later copy wins, and
 // rank 2's is told why.
-TEST_F(StandbyClaimsOfThreeTest, TheHighestCopyWinsThoughALowerOneClaimedFirst) {
+TEST_F(StandbyClaimsOfThreeTest,
+       TheHighestCopyWinsThoughALowerOneClaimedFirst) {
   h_.Close(one_);
   const PeerId low = Claim(1, 2, 40);
   EXPECT_EQ(h_.CountSent(low, wire::MsgType::kHello), 0);  // waits
@@ -229,7 +231,8 @@ TEST_F(StandbyClaimsOfThreeTest, AtTheDeadlineTheHighestClaimInHandWins) {
 
 // A claim that closes while it waits is withdrawn; a plain hello as a lost
 // rank (a server started again without --rejoin) is refused.
-TEST_F(StandbyClaimsOfThreeTest, AWithdrawnClaimNeverWinsAndALostRankCannotSimplyReturn) {
+TEST_F(StandbyClaimsOfThreeTest,
+       AWithdrawnClaimNeverWinsAndALostRankCannotSimplyReturn) {
   h_.Close(one_);
   const PeerId zero = Claim(1, 0, 44);
   h_.Close(zero);

@@ -289,11 +289,11 @@ class TakeoverTest : public ::testing::Test {
   PeerId Server(int rank, uint64_t id, Status* said,
                 wire::Claim claim = wire::Claim::kNone) {
     const PeerId p = h_.Accept();
-    *said = h_.Feed(p,
-                    wire::Hello{wire::Role::kServer,
-                                static_cast<uint32_t>(rank), 5, claim,
-                                claim == wire::Claim::kNone ? 0u : 2u, 3},
-                    id);
+    *said =
+        h_.Feed(p,
+                wire::Hello{wire::Role::kServer, static_cast<uint32_t>(rank), 5,
+                            claim, claim == wire::Claim::kNone ? 0u : 2u, 3},
+                id);
     return p;
   }
   EngineHarness h_;

@@ -216,8 +216,8 @@ TEST(FrameReaderTest, EmptyFrameCompletesWithoutMoreInput) {
 }
 
 // The hello of a version-9 build (the example in wire-format.md as that
-// version wrote it, with no claim): refused at its header, in one line naming both
-// versions, before anything of its body is read.
+// version wrote it, with no claim): refused at its header, in one line naming
+// both versions, before anything of its body is read.
 TEST(FrameReaderTest, AVersion9HelloIsRefusedNamingBothVersions) {
   const std::string hello9 = {
       0x50, 0x53, 0x54, 0x52, 0x09, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,

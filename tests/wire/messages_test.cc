@@ -55,10 +55,10 @@ TEST(MessagesTest, GoldenBytesOfEveryMessage) {
   EXPECT_EQ(Meta(Hello{Role::kWorker, 3, 5}),
             Bytes({0x02, 3, 0, 0, 0, 5, 0, 0, 0,  // role, rank, world_size
                    0x00, 0, 0, 0, 0,              // no claim, claimant
-                   0, 0, 0, 0, 0, 0, 0, 0}));     // version
+                   0,    0, 0, 0, 0, 0, 0, 0}));  // version
   EXPECT_EQ(Meta(Hello{Role::kServer, 1, 5, Claim::kCopy, 2, 0x0102}),
-            Bytes({0x01, 1, 0, 0, 0, 5, 0, 0, 0,  // server 1
-                   0x02, 2, 0, 0, 0,              // a copy, from rank 2
+            Bytes({0x01, 1,    0, 0, 0, 5, 0, 0, 0,  // server 1
+                   0x02, 2,    0, 0, 0,              // a copy, from rank 2
                    0x02, 0x01, 0, 0, 0, 0, 0, 0}));  // of version 0x0102
   EXPECT_EQ(Meta(ErrorMsg{StatusCode::kTimeout, "late"}),
             Bytes({0x05, 0x00, 4, 0, 0, 0}) + "late");
@@ -155,8 +155,8 @@ TEST(MessagesTest, GoldenFramePrefix) {
                         26,   0,    0,    0,    0,    0,    0,    0,     //
                         0x0B, 0x0A, 0,    0,    0,    0,    0,    0,     //
                         22,   0,    0,    0,                             //
-                        0x01, 0,    0,    0,    0,    2,    0,    0,    0,
-                        0,    0,    0,    0,    0,                       //
+                        0x01, 0,    0,    0,    0,    2,    0,    0,
+                        0,    0,    0,    0,    0,    0,  //
                         0,    0,    0,    0,    0,    0,    0,    0}));
   EncodeFramePrefix(MsgType::kParams, 1, "", 1000, &out);
   EXPECT_EQ(out.size(), kFrameHeaderBytes + kMetaLenBytes);

@@ -223,8 +223,8 @@ int PushReader::AddRaw(WorkerPeer& peer, size_t index, const char* data) {
     finite = rule_->AddPieceAt(peer.worker, piece.key, piece.offset, data,
                                piece.bytes);
   } else {
-    finite = AllFinite(data, piece.bytes,
-                       store_->params()[piece.key].scalar_type());
+    finite =
+        AllFinite(data, piece.bytes, store_->params()[piece.key].scalar_type());
     if (finite)
       rule_->AddPiece(peer.worker, piece.key, piece.offset, piece.bytes);
   }

@@ -41,11 +41,11 @@ Result<JobSpec> MasterClient::Handshake(int rank, int world_size,
 
 Result<JobSpec> MasterClient::Claim(int shard, int world_size, int claimant,
                                     std::optional<uint64_t> version) {
-  return Hello(wire::Hello{
-      wire::Role::kServer, static_cast<uint32_t>(shard),
-      static_cast<uint32_t>(world_size),
-      version ? wire::Claim::kCopy : wire::Claim::kNoCopy,
-      static_cast<uint32_t>(claimant), version.value_or(0)});
+  return Hello(wire::Hello{wire::Role::kServer, static_cast<uint32_t>(shard),
+                           static_cast<uint32_t>(world_size),
+                           version ? wire::Claim::kCopy : wire::Claim::kNoCopy,
+                           static_cast<uint32_t>(claimant),
+                           version.value_or(0)});
 }
 
 Result<JobSpec> MasterClient::Hello(const wire::Hello& said) {

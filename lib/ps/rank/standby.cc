@@ -230,9 +230,10 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
     // The primary is gone, or unreachable: claim its shard.
     PS_ASSIGN_OR_RETURN(
         const Claimed claimed,
-        ClaimShard(o, spec, copied ? std::optional<uint64_t>(server.version())
-                                   : std::nullopt,
-                   master, job, log));
+        ClaimShard(
+            o, spec,
+            copied ? std::optional<uint64_t>(server.version()) : std::nullopt,
+            master, job, log));
     if (claimed == Claimed::kYes || claimed == Claimed::kEnd) {
       return claimed == Claimed::kYes ? StandbyEnd::kTookOver
                                       : StandbyEnd::kPrimaryEnded;

@@ -45,8 +45,8 @@ class StepSums {
   /// its sum holds garbage and the step must be discarded. Allocates
   /// nothing. REQUIRES: offset a multiple of kPieceBytes, bytes =
   /// min(kPieceBytes, rest of the key), not added by `w` yet.
-  [[nodiscard]] bool Add(int w, int key, uint64_t offset, const void* data, uint64_t bytes,
-           int needed);
+  [[nodiscard]] bool Add(int w, int key, uint64_t offset, const void* data,
+                         uint64_t bytes, int needed);
   /// As Add, for a whole compressed record of float32 key `key`
   /// (wire/compression.h, checked by wire::Validate), decoded straight
   /// into the sum: every piece of the key counts as added by `w`.

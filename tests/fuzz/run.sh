@@ -10,6 +10,11 @@
 # then record what each input comes to with update_outcomes.sh.
 # libFuzzer's log (fuzz-0.log) and any finding (crash-*, leak-*, oom-*,
 # timeout-*) are written into BUILD_DIR; the script then exits non-zero.
+# TARGET shm_in_place_test is no fuzzer: the shared-memory ring's in-place
+# reads and the data reads' plan (tests/net/shm_test.cc, data_reads_test.cc)
+# built and run once under ASan and UBSan (alignment included); the sums
+# that read pieces in place run under UBSan in every build
+# (in_place_ubsan_test).
 # TARGET shm_stream_test is no fuzzer: the shared-memory stream's wake-up
 # tests, built and run under ASan and UBSan in BUILD_DIR, then under TSan
 # in BUILD_DIR-tsan, each repeated for about SECONDS (default 600).
@@ -18,6 +23,13 @@ seconds="${1:-600}"
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${2:-$src/build-fuzz}"
 target="${3:-wire_fuzzer}"
+if [ "$target" = shm_in_place_test ]; then
+  CC=clang CXX=clang++ cmake -S "$src" -B "$build" -DPSTRAIN_FUZZ=ON \
+    -DPSTRAIN_FUZZ_SANITIZERS=address,undefined \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$build" --target shm_in_place_test -j2 >/dev/null
+  exec "$build/bin/shm_in_place_test"
+fi
 if [ "$target" = shm_stream_test ]; then
   for sanitizers in address,undefined thread; do
     dir="$build"

@@ -13,6 +13,8 @@
 #   bench/hosts.sh addr I              host I's address
 #   bench/hosts.sh down                removes every namespace and link
 #
+# Each tbf queues at most $PSTRAIN_HOSTS_QUEUE of the rate (tc's latency,
+# default 50ms): what a switch port buffers, which varies between switches.
 # Needs root (CAP_NET_ADMIN), iproute2's `ip` and `tc`. Names start with
 # $PSTRAIN_HOSTS_PREFIX (default "pst"), so several sets can coexist; the
 # bridge lives in a namespace of its own, so the machine's own network is
@@ -20,6 +22,7 @@
 set -euo pipefail
 
 prefix=${PSTRAIN_HOSTS_PREFIX:-pst}
+queue=${PSTRAIN_HOSTS_QUEUE:-50ms}
 bridge_ns="${prefix}br"
 
 usage() {
@@ -55,7 +58,7 @@ reshape() {  # namespace device rate: the tbf's rate, whatever is above it
   ip netns exec "$ns" tc qdisc show dev "$dev" | grep -q netem && parent="parent 1:1 handle 10:"
   # shellcheck disable=SC2086
   ip netns exec "$ns" tc qdisc change dev "$dev" $parent tbf rate "$rate" \
-    burst "$(burst_of "$rate")" latency 50ms
+    burst "$(burst_of "$rate")" latency "$queue"
 }
 
 rate() {
@@ -76,10 +79,10 @@ shape() {  # namespace device rate delay
   if [[ -n "$delay" ]]; then
     ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: netem delay "$delay"
     ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:1 handle 10: \
-      tbf rate "$rate" burst "$burst" latency 50ms
+      tbf rate "$rate" burst "$burst" latency "$queue"
   else
     ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate "$rate" \
-      burst "$burst" latency 50ms
+      burst "$burst" latency "$queue"
   fi
 }
 

@@ -51,8 +51,9 @@ def rate_bytes(rate):
 
 
 class Hosts:
-    def __init__(self, n, link, delay):
-        self.env = dict(os.environ, PSTRAIN_HOSTS_PREFIX=f"ph{os.getpid() % 100000}")
+    def __init__(self, n, link, delay, queue):
+        self.env = dict(os.environ, PSTRAIN_HOSTS_PREFIX=f"ph{os.getpid() % 100000}",
+                        PSTRAIN_HOSTS_QUEUE=queue)
         self.n = n
         subprocess.run([HOSTS, "up", str(n), link] + ([delay] if delay else []),
                        env=self.env, check=True)
@@ -91,6 +92,19 @@ def tcp_rate(hosts, src, dst, seconds=2.0):
     subprocess.run(hosts.cmd(src, ["python3", "-c", client]), check=True, env=hosts.env)
     out, _ = srv.communicate(timeout=30)
     return float(out.strip())
+
+
+def set_congestion(hosts, args):
+    """Each host's TCP congestion control: --congestion, or the machine's
+    (a namespace starts with it); args.congestion says which ran."""
+    cc = "/proc/sys/net/ipv4/tcp_congestion_control"
+    for i in range(hosts.n):
+        if args.congestion:
+            subprocess.run(hosts.cmd(i, ["sh", "-c", f"echo {args.congestion} > {cc}"]),
+                           env=hosts.env, check=True)
+    args.congestion = subprocess.run(hosts.cmd(0, ["cat", cc]), env=hosts.env,
+                                     capture_output=True, text=True,
+                                     check=True).stdout.strip()
 
 
 def cpu_times():
@@ -198,6 +212,11 @@ def main():
     p.add_argument("--hosts", type=int, default=2)
     p.add_argument("--link", default="1gbit")
     p.add_argument("--delay", default="", help="netem one-way delay, e.g. 0.1ms")
+    p.add_argument("--queue", default="50ms",
+                   help="each link's queue, as tbf's latency: 50ms, 100ms")
+    p.add_argument("--congestion", default="",
+                   help="the hosts' TCP congestion control (cubic, bbr); "
+                   "default: the machine's")
     p.add_argument("--layout", default="0,1,1")
     p.add_argument("--num_servers", type=int, default=1)
     p.add_argument("--transport", default="tcp",
@@ -216,10 +235,11 @@ def main():
     args.pstrain = os.path.abspath(args.pstrain)
     if max(args.layout) >= args.hosts:
         sys.exit("hosts_train.py: --layout names a host beyond --hosts")
-    hosts = Hosts(args.hosts, args.link, args.delay)
+    hosts = Hosts(args.hosts, args.link, args.delay, args.queue)
     tmp = tempfile.TemporaryDirectory(prefix="pstrain-hosts-")
     args.tmp = tmp.name
     try:
+        set_congestion(hosts, args)
         tcp = tcp_rate(hosts, args.layout[-1], args.layout[0])
         for mode in args.modes.split(","):
             before = wire_bytes(hosts)
@@ -240,7 +260,7 @@ def main():
                 compute = run_job(hosts, args, mode, args.extra)[0]["samples_per_second"]
                 subprocess.run([HOSTS, "rate", args.link], env=hosts.env, check=True)
             print(json.dumps({
-                "mode": mode, "link": args.link, "hosts": args.hosts,
+                "mode": mode, "link": args.link, "queue": args.queue, "congestion": args.congestion, "hosts": args.hosts,
                 "layout": args.layout, "num_servers": args.num_servers,
                 "flags": args.extra, "transport": args.transport,
                 "steps": args.steps,

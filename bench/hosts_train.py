@@ -131,6 +131,8 @@ def run_job(hosts, args, mode, extra):
               # All hosts share this machine's cores: as launch does, each
               # process gets cores / processes intra-op threads.
               "--threads", str(max(1, os.cpu_count() // world))]
+    watchers = start_watchers(hosts, args, mode)
+    start = time.time()
     procs = []
     for rank, host in enumerate(args.layout):
         if rank < args.num_servers:
@@ -148,9 +150,12 @@ def run_job(hosts, args, mode, extra):
         procs.append(p)
         if rank == 0:
             time.sleep(0.3)  # rank 0 first, so the others find it at once
+    if args.egress != "tbf":
+        shape_egress(hosts, args)
     before = cpu_times()
     outs = [p.communicate(timeout=args.timeout) for p in procs]
     args.cpu = cpu_shares(before, cpu_times())
+    args.links = stop_watchers(watchers, args, start, time.time())
     failed = [f"rank {r} exited {p.returncode}: {outs[r][1].strip()[-1500:]}"
               for r, p in enumerate(procs) if p.returncode != 0]
     if failed:
@@ -165,6 +170,78 @@ def run_job(hosts, args, mode, extra):
             if e.get("event") == "summary":
                 summaries[rank] = e
     return summaries
+
+
+def listening_ports(hosts, want, timeout=60):
+    """The TCP ports the servers listen on, once `want` of them do."""
+    end = time.time() + timeout
+    while time.time() < end:
+        ports = set()
+        for i in range(hosts.n):
+            out = subprocess.run(hosts.cmd(i, ["ss", "-tlnH"]), env=hosts.env,
+                                 capture_output=True, text=True).stdout
+            ports |= {line.split()[3].rsplit(":", 1)[1] for line in out.splitlines()
+                      if len(line.split()) > 3}
+        if len(ports) >= want:
+            return sorted(ports)
+        time.sleep(0.05)
+    sys.exit(f"hosts_train.py: fewer than {want} servers listened within {timeout} s")
+
+
+def shape_egress(hosts, args):
+    """--egress htb / push_first: each host's own egress (eth0) becomes an
+    htb at the link's rate with two classes, each with a queue of --queue;
+    with push_first, packets to a server's port (pushes) go in the first
+    class, which htb serves before the other (replies). Put in place once
+    the servers listen, so the job's first steps ran under the tbf."""
+    rate = args.link
+    ports = listening_ports(hosts, args.num_servers)
+    limit = str(int(rate_bytes(rate) * float(args.queue.rstrip("ms")) / 1000))
+    for i in range(hosts.n):
+        def tc(*argv):
+            subprocess.run(hosts.cmd(i, ["tc"] + list(argv)), env=hosts.env, check=True,
+                           stderr=subprocess.DEVNULL)
+        tc("qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "htb", "default", "20")
+        tc("class", "add", "dev", "eth0", "parent", "1:", "classid", "1:1", "htb",
+           "rate", rate, "ceil", rate, "burst", "64k", "cburst", "64k")
+        for cls, prio in (("1:10", "0"), ("1:20", "1")):
+            tc("class", "add", "dev", "eth0", "parent", "1:1", "classid", cls, "htb",
+               "rate", f"{int(rate_bytes(rate) * 8 / 50)}bit", "ceil", rate, "prio", prio,
+               "burst", "64k", "cburst", "64k")
+            tc("qdisc", "add", "dev", "eth0", "parent", cls, "bfifo", "limit", limit)
+        for port in ports if args.egress == "push_first" else []:
+            tc("filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
+               "u32", "match", "ip", "dport", port, "0xffff", "flowid", "1:10")
+
+
+def start_watchers(hosts, args, mode):
+    """With --observe, bench/link_watch.py in each host until the job ends."""
+    if not args.observe:
+        return []
+    os.makedirs(args.observe, exist_ok=True)
+    return [(os.path.join(args.observe, f"{mode}-host{i}.json"),
+             subprocess.Popen(hosts.cmd(i, ["python3", os.path.join(HERE, "link_watch.py"),
+                                            os.path.join(args.observe, f"{mode}-host{i}.json")]),
+                              stdin=subprocess.PIPE, env=hosts.env))
+            for i in range(hosts.n)]
+
+
+def stop_watchers(watchers, args, start, end):
+    """Each host's link over the middle 60% of the job's wall time, where
+    every rank trains (link_watch.summarize)."""
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, HERE)
+    import link_watch
+    out = []
+    for path, proc in watchers:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        with open(path) as f:
+            watched = json.load(f)
+        span = (end - start) * 1e6
+        out.append(link_watch.summarize(watched, rate_bytes(args.link),
+                                        start * 1e6 + 0.2 * span, end * 1e6 - 0.2 * span))
+    return out or None
 
 
 def link_loads(args, summaries, samples):
@@ -226,6 +303,11 @@ def main():
     p.add_argument("--modes", default="sync,async")
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--timeline", default="", help="a folder: each rank's --timeline")
+    p.add_argument("--egress", default="tbf", choices=("tbf", "htb", "push_first"),
+                   help="each host's own egress once the servers listen: the tbf; "
+                   "an htb at the same rate; an htb that sends pushes first")
+    p.add_argument("--observe", default="",
+                   help="a folder: each host's link sampled (bench/link_watch.py)")
     p.add_argument("--compute_limit", action="store_true",
                    help="also run each mode with the links at 100gbit")
     p.add_argument("--pstrain", default=os.path.join(HERE, "..", "build", "bin", "pstrain"))
@@ -245,7 +327,7 @@ def main():
             before = wire_bytes(hosts)
             summaries = run_job(hosts, args, mode, args.extra)
             after = wire_bytes(hosts)
-            cpu = args.cpu
+            cpu, links = args.cpu, args.links
             s0 = summaries[0]
             samples = sum(s["samples"] for r, s in summaries.items()
                           if r >= args.num_servers)
@@ -260,7 +342,8 @@ def main():
                 compute = run_job(hosts, args, mode, args.extra)[0]["samples_per_second"]
                 subprocess.run([HOSTS, "rate", args.link], env=hosts.env, check=True)
             print(json.dumps({
-                "mode": mode, "link": args.link, "queue": args.queue, "congestion": args.congestion, "hosts": args.hosts,
+                "mode": mode, "link": args.link, "queue": args.queue, "congestion": args.congestion,
+                "egress": args.egress, "hosts": args.hosts,
                 "layout": args.layout, "num_servers": args.num_servers,
                 "flags": args.extra, "transport": args.transport,
                 "steps": args.steps,
@@ -276,6 +359,7 @@ def main():
                 "link_MBps": rate_bytes(args.link) / 1e6,
                 "test_accuracy": s0.get("test_accuracy"),
                 "cpu": cpu,
+                "links": links,
                 "compute_limit_samples_per_second": compute and round(compute, 1),
             }), flush=True)
     finally:

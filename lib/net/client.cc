@@ -78,6 +78,17 @@ void Client::SetSendWindow(uint64_t bytes) {
     conn_->SetSendWindow(bytes);
 }
 
+std::shared_ptr<ShmLinkWords> Client::shm_link_words() const {
+  if (!conn_ || !conn_->on_shm())
+    return nullptr;
+  return std::shared_ptr<ShmLinkWords>(conn_, conn_->shm_link_words());
+}
+
+void Client::CountPushesInto(std::shared_ptr<ShmLinkWords> words) {
+  if (conn_ && !conn_->on_shm())
+    conn_->link_turn().CountInto(std::move(words));
+}
+
 Status Client::UseShm(std::unique_ptr<ShmStream> stream) {
   if (!connected())
     return Unavailable("not connected to the server");

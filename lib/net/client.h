@@ -96,6 +96,20 @@ class Client : private Connection::Handler {
   /// connected.
   Status UseShm(std::unique_ptr<ShmStream> stream);
   bool on_shm() const { return conn_ && conn_->on_shm(); }
+  /// On shared memory: the words shared with the server for the host's
+  /// link order (Connection::shm_link_words), kept mapped by the pointer
+  /// whatever becomes of this client; nullptr otherwise.
+  std::shared_ptr<ShmLinkWords> shm_link_words() const;
+  /// Over TCP: the bytes of every frame written from now on count into
+  /// `words` as pushes to another host (LinkTurn::CountInto) until the
+  /// connection ends; nothing when not connected.
+  void CountPushesInto(std::shared_ptr<ShmLinkWords> words);
+  /// The round of the next frames (LinkTurn::set_round); nothing when not
+  /// connected.
+  void SetRound(uint64_t round) {
+    if (conn_)
+      conn_->link_turn().set_round(round);
+  }
   /// The io_context the connection runs on (between calls, no thread runs
   /// it).
   asio::io_context& io() { return io_; }

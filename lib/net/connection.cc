@@ -56,7 +56,8 @@ Connection::Connection(asio::ip::tcp::socket socket, Handler* handler,
       handler_(handler),
       options_(options),
       remote_(RemoteAddressOf(socket_)),
-      parser_(options.max_frame_bytes) {}
+      parser_(options.max_frame_bytes),
+      pace_(socket_) {}
 
 void Connection::Start() {
   std::error_code ignored;
@@ -73,9 +74,8 @@ bool Connection::StalledFor(std::chrono::steady_clock::time_point now,
          (writing_since_ != idle && now - writing_since_ > limit);
 }
 
-// The head is read with read_some first, so that a frame's clock starts with
-// its first byte, however few arrive: a peer that sends half a header and
-// stops is as stalled as one that stops in the data.
+// read_some first: a frame's clock starts with its first byte, so a peer
+// that sends half a header and stops is as stalled as one that stops later.
 void Connection::ReadHead() {
   if (closed_)
     return;
@@ -227,9 +227,8 @@ void Connection::ReadBuffers(const DataReads::Step& step) {
           });
 }
 
-// Waits until the whole buffer is in the ring, then offers it where it
-// lies; the ring's bytes are dropped only once the handler is done. A
-// buffer that wraps round the ring's end is read by copy, as any other.
+// Waits until the whole buffer is in the ring, then offers it where it lies,
+// dropped once the handler is done; one that wraps round is read by copy.
 void Connection::ReadPieceAt(const DataReads::Step& step) {
   const size_t n = data_dst_[step.begin].size();
   shm_->async_wait_readable(
@@ -282,6 +281,7 @@ void Connection::WriteNext() {
   FrameBuffers* frame = write_queue_.front();
   frame->Finish();
   gated_.Start(*frame);
+  pace_.turn().Started(frame->frame_bytes(), writing_since_);
   WriteGated();
 }
 
@@ -294,17 +294,15 @@ void Connection::WriteGated() {
                         remote_ + " was never produced"),
                 0, false);
   }
-  if (!gated_.at_group() || !send_window_ || shm_)
+  auto ready = [self = shared_from_this(), frame](const std::error_code& ec) {
+    frame->Window(false);
+    if (ec || self->closed_)
+      return self->FrameWritten(frame, ec);  // closed: released
+    self->WriteOpen(frame);
+  };
+  if (!gated_.at_group() || shm_ || !pace_.Wait(OnWrite(ready)))
     return WriteOpen(frame);
   frame->Window(true);
-  socket_.async_wait(
-      asio::ip::tcp::socket::wait_write,
-      OnWrite([self = shared_from_this(), frame](const std::error_code& ec) {
-        frame->Window(false);
-        if (ec || self->closed_)
-          return self->FrameWritten(frame, ec);  // closed: released
-        self->WriteOpen(frame);
-      }));
 }
 
 void Connection::WriteOpen(FrameBuffers* frame) {
@@ -320,6 +318,7 @@ void Connection::WriteOpen(FrameBuffers* frame) {
            [self = shared_from_this(), frame, r](const std::error_code& ec,
                                                  size_t n) {
              self->bytes_written_ += n;
+             self->pace_.turn().Wrote(n, std::chrono::steady_clock::now());
              frame->Wrote(r.begin, ec ? r.begin : r.end);
              self->gated_.Wrote(r);
              if (!ec && !self->closed_ && !self->gated_.done())
@@ -338,6 +337,7 @@ void Connection::ResumeWrite() {
 
 // The front frame has left, or failed to.
 void Connection::FrameWritten(FrameBuffers* frame, const std::error_code& ec) {
+  pace_.turn().Ended();
   write_queue_.pop_front();
   frames_.Give(frame);
   handler_->OnWritten(*this, frame->type());

@@ -32,6 +32,7 @@
 #include "net/handler_memory.h"
 #include "net/shm_stream.h"
 #include "net/transport.h"
+#include "net/write_pace.h"
 #include "util/status.h"
 #include "wire/frame.h"
 #include "wire/frame_parser.h"
@@ -157,15 +158,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// for the handover's answer before it sends again).
   Status UseShm(std::unique_ptr<ShmStream> stream);
   bool on_shm() const { return shm_ != nullptr; }
+  /// On shared memory: the words this connection's two ends share for
+  /// their host's link order; nullptr over TCP.
+  ShmLinkWords* shm_link_words() const {
+    return shm_ ? shm_->link_words() : nullptr;
+  }
+  /// Over TCP: this connection's place in its host's link order (counts
+  /// its frames' bytes as pushes, or holds its tagged frames' groups).
+  LinkTurn& link_turn() { return pace_.turn(); }
   /// Over TCP, from now on: a tagged frame's next group is chosen only
   /// once fewer than `bytes` of what was written are still unsent in the
   /// kernel (TCP_NOTSENT_LOWAT), so that a group that becomes ready
   /// overtakes all but about that many bytes; bytes on the wire are not
   /// bounded, so the link's rate is not. 0: chosen as soon as the last is
   /// written. Errors are ignored (no window then).
-  void SetSendWindow(uint64_t bytes) {
-    send_window_ = SetNotSentLowat(socket_.native_handle(), bytes);
-  }
+  void SetSendWindow(uint64_t bytes) { pace_.SetSendWindow(bytes); }
   /// Closes now; OnClose runs with an ok Status unless already closed.
   void Close();
   /// Closes now without telling the peer (it may not be listening);
@@ -254,7 +261,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<FrameBuffers*> write_queue_;
   bool writing_ = false;
   GatedWrites gated_;              // the gated frame at the front
-  bool send_window_ = false;       // SetSendWindow
+  WritePace pace_;                 // when its next group may go, over TCP
   bool waiting_for_gate_ = false;  // it waits for its gate, no write in flight
   bool close_after_write_ = false;
   bool closed_ = false;

@@ -26,7 +26,9 @@ struct Header {
   uint64_t ring_bytes;
 };
 constexpr uint64_t kControlAt[2] = {64, 64 + sizeof(ShmRingControl)};
-static_assert(64 + 2 * sizeof(ShmRingControl) <= kHeaderBytes);
+constexpr uint64_t kLinkAt = 64 + 2 * sizeof(ShmRingControl);
+static_assert(kLinkAt % alignof(ShmLinkWords) == 0);
+static_assert(kLinkAt + sizeof(ShmLinkWords) <= kHeaderBytes);
 
 Status Errno(const std::string& what) {
   return Unavailable("shared memory: " + what + ": " + std::strerror(errno));
@@ -134,6 +136,10 @@ void ShmSegment::Release() {
   if (base_ != nullptr)
     ::munmap(base_, size_);
   base_ = nullptr;
+}
+
+ShmLinkWords* ShmSegment::link_words() const {
+  return reinterpret_cast<ShmLinkWords*>(base_ + kLinkAt);
 }
 
 ShmRing ShmSegment::Ring(ShmDirection d) const {

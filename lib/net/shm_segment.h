@@ -9,12 +9,14 @@
 // descriptor it was handed (net/shm_handover.h) after checking those seals
 // and the layout. Move-only; unmaps on destruction.
 //
-// Layout: a 4 KiB page of header and ring controls, then the data of the
+// Layout: a 4 KiB page of header, ring controls and the link's words
+// (net/link_turn.h), then the data of the
 // ring to the server, then that of the ring to the worker, each
 // ring_bytes.
 
 #include <cstdint>
 
+#include "net/link_turn.h"
 #include "net/shm_ring.h"
 #include "util/result.h"
 
@@ -51,6 +53,9 @@ class ShmSegment {
   /// Closes the descriptor; the mapping stays.
   void CloseFd();
 
+  /// The words the worker and the server share for their host's link
+  /// order (net/link_turn.h), in the header; zero in a new segment.
+  ShmLinkWords* link_words() const;
   /// The ring of direction `d`, over this mapping (which must outlive it).
   ShmRing Ring(ShmDirection d) const;
   uint64_t ring_bytes() const { return ring_bytes_; }

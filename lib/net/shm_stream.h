@@ -140,6 +140,7 @@ class ShmStream {
   /// kCorruption. Ok otherwise.
   const Status& failure() const { return failure_; }
   uint64_t ring_bytes() const { return segment_.ring_bytes(); }
+  ShmLinkWords* link_words() const { return segment_.link_words(); }
 
  private:
   // One attempt: bytes moved, or would_block, or an error to end with.

@@ -256,6 +256,7 @@ Result<uint64_t> PsClient::Pull(uint64_t min_version) {
 
 Result<uint64_t> PsClient::PushPull(uint64_t version) {
   push_msg_.version = version;
+  client_.SetRound(version);
   DescribeRows();
   wire::EncodeMeta(push_msg_, &meta_);
   net::FrameBuffers& req = client_.NewRequest();
@@ -273,6 +274,7 @@ Result<uint64_t> PsClient::PushPull(uint64_t version) {
 
 Status PsClient::Push(uint64_t version) {
   push_only_msg_.version = version;
+  client_.SetRound(version);
   DescribeRows();
   push_only_msg_.rows = push_msg_.rows;
   wire::EncodeMeta(push_only_msg_, &meta_);

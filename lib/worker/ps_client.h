@@ -97,6 +97,16 @@ class PsClient : private net::ReplySink {
       client_.SetSendWindow(send_window);
     DescribePush();
   }
+  /// The link order of this worker's host (net/link_turn.h): the words
+  /// shared with a server of this host over shared memory (nullptr when
+  /// this client is not on it), and, for a client of a server on another
+  /// host, the words its pushes count into.
+  std::shared_ptr<net::ShmLinkWords> shm_link_words() const {
+    return client_.shm_link_words();
+  }
+  void CountPushesInto(std::shared_ptr<net::ShmLinkWords> words) {
+    client_.CountPushesInto(std::move(words));
+  }
   /// Replies report to `arrivals` (which must outlive this client) as they
   /// come in: their meta, then each attached tensor, as a slice of key
   /// slice_keys[i]. nullptr: none.

@@ -124,11 +124,29 @@ void ServerGroup::Attach(HostMirror* mirror, GradStream* stream) {
   compressors_.Plan(*compression, plan_, mirror_->params().size());
   for (int s = 0; s < spec_.num_servers; ++s)
     AttachSlices(*clients_[s], s);
+  if (spec_.push_first)
+    OrderLink();
   if (compressors_.codes())
     stream_->SetPrepare([this](int key) { compressors_.Prepare(key); });
   fanout_ = std::make_unique<Fanout>(spec_.num_servers + 1, [this](int i) {
     return i > 0 ? ExchangeWith(i - 1) : Status::Ok();
   });
+}
+
+// Pushes to servers on other hosts count into the words this worker
+// shares with its own host's server, which holds its replies to other
+// hosts while they are underway (net/link_turn.h). Without a server of
+// this host on shared memory no one reads them: nothing to count.
+void ServerGroup::OrderLink() {
+  std::shared_ptr<net::ShmLinkWords> words;
+  for (auto& c : clients_) {
+    if (!words)
+      words = c->shm_link_words();
+  }
+  for (auto& c : clients_) {
+    if (words && !c->shm_link_words())
+      c->CountPushesInto(words);
+  }
 }
 
 // Parameters arrive in, and gradients leave from, server s's slices of the
@@ -327,6 +345,8 @@ Status ServerGroup::JoinAgain(int s) {
   if (mirror_ != nullptr)  // --placement server attaches none
     AttachSlices(*c, s);
   clients_[s] = std::move(c);
+  if (mirror_ != nullptr && spec_.push_first)
+    OrderLink();
   return Status::Ok();
 }
 

@@ -157,6 +157,7 @@ class ServerGroup {
   static constexpr std::chrono::milliseconds kRejoinConnectTimeout{2000};
   // The job's --transport on `client`'s connection, with its log line.
   Status UseTransport(PsClient& client, const std::string& transport);
+  void OrderLink();
   void AttachSlices(PsClient& client, int server_rank);
   std::vector<uint32_t> SliceMarks(int server_rank) const;
   /// --compression: server s's PushCompressor (none when every key is

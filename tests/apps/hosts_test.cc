@@ -2,9 +2,9 @@
 // a host of its own (testing/net_hosts.h: network namespaces on a bridge,
 // tbf-shaped links) and reaches rank 0 at that host's address, over the
 // links. A host that dies mid-run, authentication, compression, sparse
-// rows, the model on the server, a killed worker, a restarted server, and
-// shared memory beside TCP in one job. Skipped where network namespaces
-// cannot be made (not root, no `ip`).
+// rows, the model on the server, a killed worker, a restarted server,
+// shared memory beside TCP in one job, and the link's order. Skipped where
+// network namespaces cannot be made (not root, no `ip`).
 
 #include <signal.h>
 
@@ -425,6 +425,43 @@ TEST_F(HostsTest, AServersHostThatGoesSilentIsTakenOverByItsStandby) {
   };
   const double uninterrupted = run(false);
   EXPECT_EQ(run(true), uninterrupted) << log;
+}
+
+// A server and a worker on each of two hosts, the layout where the link's
+// order (--push_first) holds replies for pushes: it changes when bytes
+// leave, never what is computed, so sync ends where it ends without it.
+TEST_F(HostsTest, PushesFirstOrderTheLinkWithoutChangingTheRun) {
+  NetHosts hosts(2);
+  ASSERT_TRUE(hosts.ok());
+  auto run = [&](const std::string& push_first) -> double {
+    Process serve(Serve(hosts, 0, 4,
+                        Concat(kMlp, {"--num_servers", "2", "--max_steps", "30",
+                                      "--push_first=" + push_first})));
+    const int port = serve.ListenPort(30);
+    EXPECT_GT(port, 0);
+    Process server1(hosts.Cmd(
+        1, {PstrainBin(), "serve", "--rank", "1", "--world_size", "4",
+            "--num_servers", "2", "--master_addr", hosts.Addr(0),
+            "--master_port", std::to_string(port), "--data_dir", dir_.path(),
+            "--threads", "1", "--timeout", "30", "--json"}));
+    Process w2(Work(hosts, 0, 2, 4, port));
+    Process w3(Work(hosts, 1, 3, 4, port));
+    const ProcessResult rs = serve.Wait(2 * kWait);
+    EXPECT_EQ(rs.exit_code, 0) << rs.err;
+    // Each worker reaches its own host's server over shared memory.
+    const std::string via[] = {"", "to rank 0: shared memory",
+                               "to rank 1: shared memory"};
+    Process* ranks[] = {&server1, &w2, &w3};
+    for (int i = 0; i < 3; ++i) {
+      const ProcessResult r = ranks[i]->Wait(kWait);
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_NE(r.err.find(via[i]), std::string::npos) << r.err;
+    }
+    const auto summary = FindEvent(rs.out, "summary");
+    EXPECT_EQ(summary["steps"], 30) << summary;
+    return summary["test_loss"].get<double>();
+  };
+  EXPECT_EQ(run("true"), run("false"));
 }
 
 // --transport auto in one job: the worker on rank 0's host moves to shared

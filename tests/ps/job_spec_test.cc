@@ -231,7 +231,7 @@ TEST(JobSpecTest, EveryFieldHasOneJsonKey) {
   const JobSpec spec;
   ForEachJobField(
       spec, [&](const JobField& f, const auto&) { names.push_back(f.name); });
-  EXPECT_EQ(names.size(), 65u);
+  EXPECT_EQ(names.size(), 66u);
   const auto j = ToJson(JobSpec{});
   EXPECT_EQ(j.size(), names.size());
   for (const auto& name : names)

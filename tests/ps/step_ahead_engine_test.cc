@@ -101,7 +101,10 @@ TEST(StepAheadTest, AReplyStartedByAPieceCountsItsWaitUpToThatPiece) {
 }
 
 // --priority: the reply is tagged, and a key stepped ahead of one before
-// it in the order leaves at once; without, it waits for that one.
+// it in the order leaves at once; without, it waits for that one. A tagged
+// reply keeps --send_window bytes unsent at most, as a push does, so that
+// it keeps its order in the kernel too, and waits for its host's pushes
+// to other hosts (--push_first).
 TEST(StepAheadTest, ATaggedReplySendsEachSteppedKeyWithoutWaitingForTheOrder) {
   for (bool priority : {true, false}) {
     JobSpec spec = Spec();
@@ -117,6 +120,10 @@ TEST(StepAheadTest, ATaggedReplySendsEachSteppedKeyWithoutWaitingForTheOrder) {
     ASSERT_EQ(sent.type, wire::MsgType::kParams);
     ASSERT_NE(sent.gate, nullptr);
     EXPECT_EQ(sent.tagged, priority);
+    EXPECT_EQ(sent.send_window, priority ? spec.send_window : 0u);
+    // It carries version 1, which ends round 0: pushes of round 0 first.
+    EXPECT_EQ(Replies(h, a).back().version, 1u);
+    EXPECT_EQ(sent.after_pushes_below, priority ? 1u : 0u);
     ASSERT_EQ(sent.data.size(), 3u);
     EXPECT_EQ(sent.data[1].mark, 2u);  // key 1
     EXPECT_EQ(sent.gate->is_open(2), priority) << priority;

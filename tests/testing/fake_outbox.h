@@ -22,6 +22,8 @@ class FakeOutbox : public ps::Outbox {
     bool gated;
     bool tagged;
     const net::SendGate* gate;  // the frame's, if gated
+    uint64_t send_window;
+    uint64_t after_pushes_below;
   };
   struct Closed {
     ps::PeerId peer;
@@ -32,7 +34,8 @@ class FakeOutbox : public ps::Outbox {
 
   void Send(ps::PeerId peer, const ps::OutFrame& f) override {
     sent.push_back({peer, f.type, f.request_id, std::string(f.meta), f.data,
-                    f.gate != nullptr, f.tagged, f.gate});
+                    f.gate != nullptr, f.tagged, f.gate, f.send_window,
+                    f.after_pushes_below});
   }
   void ResumeWrite(ps::PeerId) override { ++resumed; }
   void SendErrorAndClose(ps::PeerId peer, uint64_t request_id,

@@ -331,6 +331,8 @@ void Engine::Reply(Peer& peer, wire::MsgType type, uint64_t id) {
   out_.data.clear();
   out_.gate = nullptr;
   out_.tagged = false;
+  out_.send_window = 0;
+  out_.after_pushes_below = 0;
   outbox_->Send(peer.id, out_);
 }
 

@@ -55,6 +55,8 @@ Status Engine::OnGetModule(Peer& peer, uint64_t id) {
   out_.data = {DataSpan{spec_.module->data(), spec_.module->size()}};
   out_.gate = nullptr;
   out_.tagged = false;
+  out_.send_window = 0;
+  out_.after_pushes_below = 0;
   outbox_->Send(peer.id, out_);
   return Status::Ok();
 }

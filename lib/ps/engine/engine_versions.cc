@@ -267,6 +267,9 @@ void Engine::SendParamsFrame(WorkerPeer& peer, uint64_t id, bool tagged) {
   out_.meta = peer.meta;
   out_.gate = &key_steps_.gate;
   out_.tagged = tagged;
+  out_.send_window = tagged ? spec_.send_window : 0;
+  out_.after_pushes_below =
+      tagged && spec_.push_first ? formats_.params_msg.version : 0;
   fence_.Sent(peer.id);
   outbox_->Send(peer.id, out_);
 }

@@ -54,6 +54,14 @@ struct OutFrame {
   /// Each span is a descriptor's bytes, sent after its tag as soon as its
   /// mark opens, whatever the order (wire::kFrameTagged).
   bool tagged = false;
+  /// With after_pushes_below: the bytes a tagged frame keeps unsent in
+  /// the kernel at most over TCP (net::Connection::SetSendWindow).
+  uint64_t send_window = 0;
+  /// Over TCP, each span waits while a worker of this host has a push to
+  /// another host underway of gradients computed on a version below this
+  /// one (net/link_turn.h): pushes first on the link, but a reply that
+  /// ends a round before a push of the next. 0: no wait.
+  uint64_t after_pushes_below = 0;
 };
 
 /// --timeline: one span of the Engine's that ends now. It began at the

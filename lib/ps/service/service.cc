@@ -217,6 +217,8 @@ void Service::Send(PeerId peer, const OutFrame& frame) {
   net::FrameBuffers& out = conn->NewFrame();
   out.Reset(frame.type, frame.request_id, frame.meta);
   out.SetGate(frame.gate);
+  if (!conn->on_shm())
+    PaceOverTcp(*conn, frame);
   if (spans_ && frame.type == wire::MsgType::kParams)
     out.SetWriteObserver(spans_->Replies(peer));
   for (size_t i = 0; i < frame.data.size(); ++i) {
@@ -225,6 +227,44 @@ void Service::Send(PeerId peer, const OutFrame& frame) {
     out.AddData(frame.data[i].data, frame.data[i].bytes, frame.data[i].mark);
   }
   conn->Send(out);
+}
+
+// Where workers of this host push to other hosts, a reply to another host
+// takes its turn on the link after their pushes (net/link_turn.h): it waits
+// while one is underway, and keeps at most the send window unsent in the
+// kernel, so that a push that starts later does not queue behind it.
+// Elsewhere the kernel takes the reply whole, which measured faster.
+void Service::PaceOverTcp(net::Connection& conn, const OutFrame& frame) {
+  if (frame.after_pushes_below == 0 || !LocalWorkers())
+    return;
+  conn.SetSendWindow(frame.send_window);
+  conn.link_turn().set_round(frame.after_pushes_below);
+  if (!conn.link_turn().holds()) {
+    conn.link_turn().HoldWhile(
+        [this](net::LinkTurn::Clock::time_point now, uint64_t round) {
+          return LocalPush(now, round);
+        });
+  }
+}
+
+bool Service::LocalWorkers() const {
+  for (const auto& [id, conn] : conns_) {
+    if (conn->shm_link_words() != nullptr)
+      return true;
+  }
+  return false;
+}
+
+// Whether a worker of this host, one on shared memory, has a push to
+// another host underway, of a round before `round`.
+bool Service::LocalPush(net::LinkTurn::Clock::time_point now,
+                        uint64_t round) const {
+  for (const auto& [id, conn] : conns_) {
+    const net::ShmLinkWords* words = conn->shm_link_words();
+    if (words != nullptr && net::PushUnderway(*words, now, round))
+      return true;
+  }
+  return false;
 }
 
 void Service::ResumeWrite(PeerId peer) {

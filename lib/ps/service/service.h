@@ -162,6 +162,10 @@ class Service : private net::Connection::Handler, private Outbox {
 
   // Outbox
   void Send(PeerId peer, const OutFrame& frame) override;
+  // A frame's send window and its place in the host's link order.
+  void PaceOverTcp(net::Connection& conn, const OutFrame& frame);
+  bool LocalWorkers() const;
+  bool LocalPush(net::LinkTurn::Clock::time_point now, uint64_t round) const;
   void ResumeWrite(PeerId peer) override;
   void SendErrorAndClose(PeerId peer, uint64_t request_id,
                          const Status& status) override;

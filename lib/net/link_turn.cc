@@ -50,11 +50,15 @@ bool LinkTurn::Hold(Clock::time_point now) {
 
 bool PushUnderway(const ShmLinkWords& words, LinkTurn::Clock::time_point now,
                   uint64_t reply_round) {
-  const int64_t since =
-      Nanos(now) - words.progress_ns.load(std::memory_order_relaxed);
+  // Unsigned: a time the peer wrote in the future (or any garbage) is a
+  // long time ago, never an overflow.
+  const uint64_t since =
+      static_cast<uint64_t>(Nanos(now)) -
+      static_cast<uint64_t>(words.progress_ns.load(std::memory_order_relaxed));
+  const auto stale = std::chrono::nanoseconds(LinkTurn::kStale).count();
   return words.push_bytes.load(std::memory_order_relaxed) > 0 &&
          words.push_round.load(std::memory_order_relaxed) < reply_round &&
-         since < std::chrono::nanoseconds(LinkTurn::kStale).count();
+         since < static_cast<uint64_t>(stale);
 }
 
 }  // namespace pstrain::net

@@ -5,6 +5,7 @@
 
 #include "net/link_turn.h"
 
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -62,6 +63,11 @@ TEST(LinkTurnTest, TwoPushesShareTheWordsAndAStalledOneIsNotUnderway) {
   // made yet; either way its bytes do not use the link now.
   EXPECT_FALSE(
       PushUnderway(*words, t0 + milliseconds(1) + LinkTurn::kStale, 1));
+  // A time a peer wrote that lies ahead, or any garbage, is not underway.
+  words->progress_ns = std::numeric_limits<int64_t>::min();
+  EXPECT_FALSE(PushUnderway(*words, t0, 1));
+  words->progress_ns = std::numeric_limits<int64_t>::max();
+  EXPECT_FALSE(PushUnderway(*words, t0, 1));
 }
 
 // A sync step waits for its slowest worker: a reply that ends round r goes

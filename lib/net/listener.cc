@@ -1,5 +1,8 @@
 #include "net/listener.h"
 
+#include <fstream>
+#include <random>
+
 namespace pstrain::net {
 
 Listener::Listener(asio::io_context* io, Connection::Handler* handler,
@@ -28,6 +31,14 @@ Status OpenAcceptor(asio::ip::tcp::acceptor& acceptor,
     return Unavailable(ec.message());
   }
   return Status::Ok();
+}
+
+// The low end of the kernel's ephemeral ports, or Linux's default where
+// it cannot be read.
+int EphemeralLow() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  return (in >> low) && low > 2048 ? low : 32768;
 }
 
 }  // namespace
@@ -71,6 +82,11 @@ void Listener::Close() {
   acceptor_.close(ignored);
 }
 
+// Not the kernel's pick for port 0: it hands the same free ports to any
+// process that binds port 0 or connects meanwhile, another launch among
+// them, before the caller binds it. A random port below the ephemeral
+// range is one that no such pick hands out; the kernel's pick only where
+// 64 of those are taken.
 Result<int> PickFreePort(const std::string& host) {
   asio::io_context io;
   asio::ip::tcp::resolver resolver(io);
@@ -80,8 +96,18 @@ Result<int> PickFreePort(const std::string& host) {
   if (ec || results.empty()) {
     return InvalidArgument("cannot resolve " + host + ": " + ec.message());
   }
+  asio::ip::tcp::endpoint ep = results.begin()->endpoint();
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> below(1024, EphemeralLow() - 1);
+  for (int i = 0; i < 64; ++i) {
+    ep.port(static_cast<uint16_t>(below(rng)));
+    asio::ip::tcp::acceptor acceptor(io);
+    if (OpenAcceptor(acceptor, ep).ok())
+      return static_cast<int>(ep.port());
+  }
+  ep.port(0);
   asio::ip::tcp::acceptor acceptor(io);
-  PS_RETURN_IF_ERROR(OpenAcceptor(acceptor, results.begin()->endpoint()));
+  PS_RETURN_IF_ERROR(OpenAcceptor(acceptor, ep));
   return static_cast<int>(acceptor.local_endpoint().port());
 }
 

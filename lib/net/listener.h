@@ -46,9 +46,11 @@ class Listener {
   int port_ = 0;
 };
 
-/// A TCP port on `host` that is free right now (the kernel's pick for port
-/// 0). Another process may take it before the caller binds it; callers
-/// that can bind port 0 themselves should. kInvalidArgument / kUnavailable.
+/// A TCP port on `host` that is free right now: a random one below the
+/// kernel's ephemeral range (ip_local_port_range), which no bind of port 0
+/// or connect hands out. Another process may still take it before the
+/// caller binds it; callers that can bind port 0 themselves should.
+/// kInvalidArgument / kUnavailable.
 Result<int> PickFreePort(const std::string& host);
 
 }  // namespace pstrain::net

@@ -1,6 +1,7 @@
 #include "net/client.h"
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -91,6 +92,22 @@ Status Send(Client& client, const Request& request, ReplySink* sink,
   FrameBuffers& f = client.NewRequest();
   f.Reset(wire::TypeOf(request), 0, meta);
   return client.Call(f, sink, timeout, reply);
+}
+
+// launch --master_port 0: a port below the kernel's ephemeral range, which
+// no process binding port 0 or connecting is handed meanwhile, and free.
+TEST(ClientTest, PickedPortsLieBelowTheEphemeralRangeAndAreFree) {
+  int low = 32768;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low;
+  for (int i = 0; i < 5; ++i) {
+    auto port = PickFreePort("127.0.0.1");
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    EXPECT_GE(*port, 1024);
+    EXPECT_LT(*port, low);
+    asio::io_context io;
+    Listener listener(&io, nullptr, {}, [](std::shared_ptr<Connection>) {});
+    EXPECT_TRUE(listener.Listen("127.0.0.1", *port).ok()) << *port;
+  }
 }
 
 TEST(ClientTest, HelloRoundTrip) {

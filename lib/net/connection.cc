@@ -294,13 +294,14 @@ void Connection::WriteGated() {
                         remote_ + " was never produced"),
                 0, false);
   }
-  auto ready = [self = shared_from_this(), frame](const std::error_code& ec) {
-    frame->Window(false);
-    if (ec || self->closed_)
-      return self->FrameWritten(frame, ec);  // closed: released
-    self->WriteOpen(frame);
-  };
-  if (!gated_.at_group() || shm_ || !pace_.Wait(OnWrite(ready)))
+  if (!gated_.at_group() || shm_ ||
+      !pace_.Wait(OnWrite(
+          [self = shared_from_this(), frame](const std::error_code& ec) {
+            frame->Window(false);
+            if (ec || self->closed_)
+              return self->FrameWritten(frame, ec);  // closed: released
+            self->WriteOpen(frame);
+          })))
     return WriteOpen(frame);
   frame->Window(true);
 }
@@ -335,7 +336,6 @@ void Connection::ResumeWrite() {
   WriteGated();
 }
 
-// The front frame has left, or failed to.
 void Connection::FrameWritten(FrameBuffers* frame, const std::error_code& ec) {
   pace_.turn().Ended();
   write_queue_.pop_front();

@@ -96,6 +96,15 @@ class HostsTest : public ::testing::Test {
                    "30", "--json"},
                   job));
   }
+  // Server rank 1 of 2, in host 1, of rank 0 in host 0 at `port`.
+  std::vector<std::string> ServeRank1(const NetHosts& hosts, int world,
+                                      int port) const {
+    return hosts.Cmd(
+        1, {PstrainBin(), "serve", "--rank", "1", "--world_size",
+            std::to_string(world), "--num_servers", "2", "--master_addr",
+            hosts.Addr(0), "--master_port", std::to_string(port), "--data_dir",
+            dir_.path(), "--threads", "1", "--timeout", "30", "--json"});
+  }
   // Worker `rank` in host `h`, of rank 0 in host 0 at `port`; slowed by
   // `delay_ms` per step (pstrain_testing) when above 0.
   std::vector<std::string> Work(
@@ -388,11 +397,7 @@ TEST_F(HostsTest, AServersHostThatGoesSilentIsTakenOverByItsStandby) {
     Process serve(Serve(hosts, 0, 4, job));
     const int port = serve.ListenPort(30);
     EXPECT_GT(port, 0);
-    Process server1(hosts.Cmd(
-        1, {PstrainBin(), "serve", "--rank", "1", "--world_size", "4",
-            "--num_servers", "2", "--master_addr", hosts.Addr(0),
-            "--master_port", std::to_string(port), "--data_dir", dir_.path(),
-            "--threads", "1", "--timeout", "30", "--json"}));
+    Process server1(ServeRank1(hosts, 4, port));
     // The workers hold before step 30 until server 1 has gone silent.
     const std::string go = dir_.File(silence ? "go-silent" : "go");
     Process w2(Work(hosts, 2, 2, 4, port, 50, HoldAt(30, go)));
@@ -439,11 +444,7 @@ TEST_F(HostsTest, PushesFirstOrderTheLinkWithoutChangingTheRun) {
                                       "--push_first=" + push_first})));
     const int port = serve.ListenPort(30);
     EXPECT_GT(port, 0);
-    Process server1(hosts.Cmd(
-        1, {PstrainBin(), "serve", "--rank", "1", "--world_size", "4",
-            "--num_servers", "2", "--master_addr", hosts.Addr(0),
-            "--master_port", std::to_string(port), "--data_dir", dir_.path(),
-            "--threads", "1", "--timeout", "30", "--json"}));
+    Process server1(ServeRank1(hosts, 4, port));
     Process w2(Work(hosts, 0, 2, 4, port));
     Process w3(Work(hosts, 1, 3, 4, port));
     const ProcessResult rs = serve.Wait(2 * kWait);

@@ -208,14 +208,7 @@ def run_ddp(hosts, args):
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--hosts", type=int, default=2)
-    p.add_argument("--link", default="100mbit")
-    p.add_argument("--delay", default="", help="netem one-way delay, e.g. 0.1ms")
-    p.add_argument("--queue", default="50ms",
-                   help="each link's queue, as tbf's latency: 50ms, 100ms")
-    p.add_argument("--congestion", default="",
-                   help="the hosts' TCP congestion control (cubic, bbr); "
-                   "default: the machine's")
+    hosts_train.add_host_args(p, "100mbit")
     p.add_argument("--layout", default="0,1", help="each worker's host, rank 0 first")
     p.add_argument("--steps", type=int, default=100, help="timed steps")
     p.add_argument("--warmup", type=int, default=5, help="untimed steps before them")

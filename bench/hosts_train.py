@@ -284,16 +284,21 @@ def wire_bytes(hosts):
     return out
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_host_args(p, link):
+    """The hosts' flags, shared with hosts_ddp.py: links of `link` by default."""
     p.add_argument("--hosts", type=int, default=2)
-    p.add_argument("--link", default="1gbit")
+    p.add_argument("--link", default=link)
     p.add_argument("--delay", default="", help="netem one-way delay, e.g. 0.1ms")
     p.add_argument("--queue", default="50ms",
                    help="each link's queue, as tbf's latency: 50ms, 100ms")
     p.add_argument("--congestion", default="",
-                   help="the hosts' TCP congestion control (cubic, bbr); "
-                   "default: the machine's")
+                   help="the hosts' TCP congestion control (reno, bbr, cubic: "
+                   "those the machine allows); default: the machine's")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_host_args(p, "1gbit")
     p.add_argument("--layout", default="0,1,1")
     p.add_argument("--num_servers", type=int, default=1)
     p.add_argument("--transport", default="tcp",

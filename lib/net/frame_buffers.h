@@ -30,9 +30,10 @@ class WriteObserver {
   /// thread that runs the connection's io_context.
   virtual void OnWritten(const FrameBuffers& frame, size_t begin,
                          size_t end) = 0;
-  /// A tagged frame's next group waits for the kernel to have sent all but
-  /// the send window (Connection::SetSendWindow): `waiting` true as the
-  /// wait starts, false as it ends. Same thread as OnWritten.
+  /// A tagged frame's next group waits for its turn on the host's link
+  /// (net/link_turn.h), then for the kernel to have sent all but the send
+  /// window (Connection::SetSendWindow): `waiting` true as the wait
+  /// starts, false as it ends. Same thread as OnWritten.
   virtual void OnWindow(const FrameBuffers& frame, bool waiting) {
     (void)frame;
     (void)waiting;

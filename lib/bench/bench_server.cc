@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "ps/job/tensor_codec.h"
+#include "ps/store/parameter_server.h"
 
 namespace pstrain::bench {
 

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "bench/bench_server.h"
+#include "report/worker_stats.h"
 #include "util/resources.h"
 #include "worker/ps_client.h"
 

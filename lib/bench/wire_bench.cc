@@ -17,6 +17,7 @@
 #include "ps/job/tensor_codec.h"
 #include "ps/service/service.h"
 #include "ps/store/parameter_server.h"
+#include "report/worker_stats.h"
 #include "worker/ps_client.h"
 
 namespace pstrain::bench {

@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "ps/engine/key_formats.h"
 #include "ps/engine/peer.h"
+#include "ps/engine/push_reader.h"
 #include "ps/job/tensor_codec.h"
 #include "ps/rules/update_rule.h"
 #include "ps/store/parameter_server.h"
@@ -67,7 +69,8 @@ TEST(BatchDeskTest, ABatchLandsInTensorsReusedWhileTheirShapesStay) {
   EXPECT_EQ(peer.batch.x.size(0), 4);
 }
 
-TEST(BatchDeskTest, TheRunnersGradientsGoToTheRuleUnlessNotFinite) {
+TEST(BatchDeskTest,
+     TheRunnersGradientsGoToTheRuleThroughThePushReaderUnlessNotFinite) {
   JobSpec spec;
   spec.mode = Mode::kSync;
   spec.world_size = 2;
@@ -77,16 +80,19 @@ TEST(BatchDeskTest, TheRunnersGradientsGoToTheRuleUnlessNotFinite) {
                                     torch::zeros({1}).requires_grad_()};
   ParameterServer store(spec, params);
   auto rule = MakeUpdateRule(spec, &store);
+  KeyFormats formats(
+      spec, {KeySpecOf("w", params[0]), KeySpecOf("b", params[1])}, store);
+  PushReader reader(&store, rule.get(), &formats);
   WorkerPeer peer(Peer(), 0);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<at::Tensor> refused = {torch::ones({3}), torch::full({1}, nan)};
-  BatchDesk::AddKeys(peer, refused, rule.get());
+  reader.AddBatch(peer, refused);
   EXPECT_EQ(peer.refused_key, 1);
   // Key 0's finite piece is in the sums already: the step is skipped.
   ASSERT_TRUE(*rule->Push(0, 0, /*refused=*/true));
   EXPECT_TRUE(torch::equal(params[0], torch::zeros({3})));
   std::vector<at::Tensor> keys = {torch::full({3}, 2.0f), torch::ones({1})};
-  BatchDesk::AddKeys(peer, keys, rule.get());
+  reader.AddBatch(peer, keys);
   EXPECT_EQ(peer.refused_key, -1);
   ASSERT_TRUE(*rule->Push(0, 1, false));
   rule->StepAllKeys();

@@ -42,7 +42,7 @@ BatchShapes Shapes() {
 struct Harness {
   Harness(Mode mode, int workers)
       : h(Spec(mode, workers), {torch::zeros({2}).requires_grad_()}) {
-    h.engine().set_batch_runner(&runner, Shapes());
+    h.engine().batches().set_runner(&runner, Shapes());
   }
   Status Send(PeerId peer, uint64_t id, const at::Tensor& x,
               const at::Tensor& y) {

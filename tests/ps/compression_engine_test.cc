@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "ps/engine/engine.h"
+#include "ps/job/compression_spec.h"
 #include "testing/engine_harness.h"
 #include "wire/compression.h"
 

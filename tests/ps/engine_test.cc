@@ -201,7 +201,7 @@ TEST(EngineTest, BackupWorkersCloseTheStepAndDropTheLatePush) {
   EXPECT_FLOAT_EQ(First(h, 1), -1.0f);  // the mean of the two in
   ASSERT_TRUE(h.Push(c, 0, Grads(100), 12).ok());
   h.Settle();
-  EXPECT_EQ(h.engine().rule().dropped_pushes(), 1u);
+  EXPECT_EQ(h.engine().steps().rule().dropped_pushes(), 1u);
   EXPECT_FLOAT_EQ(First(h, 1), -1.0f);
   EXPECT_EQ(h.ParamsTo(c).back().version, 1u)
       << "the late worker gets the new version";
@@ -225,7 +225,7 @@ TEST(EngineTest, AStepTimeoutClosesTheStepWithThePushesIn) {
   EXPECT_EQ(h.engine().Stats(0, 0).timed_out_steps, 1u);
   ASSERT_TRUE(h.Push(b, 0, Grads(1), 11).ok());
   h.Settle();
-  EXPECT_EQ(h.engine().rule().dropped_pushes(), 1u);
+  EXPECT_EQ(h.engine().steps().rule().dropped_pushes(), 1u);
 }
 
 TEST(EngineTest, AStepTimeoutDuringAParamsWriteWaitsForIt) {
@@ -286,7 +286,7 @@ TEST(EngineTest, ARegisteredWorkersHeartbeatHandsOnItsProgress) {
   JobSpec spec = Spec(Mode::kAsync, 2);
   EngineHarness h(spec, Params());
   std::vector<std::pair<int, std::string>> heard;
-  h.engine().set_on_progress([&](int rank, std::string_view json) {
+  h.engine().handshake().set_on_progress([&](int rank, std::string_view json) {
     heard.emplace_back(rank, std::string(json));
   });
   auto a = h.JoinWorker(2);

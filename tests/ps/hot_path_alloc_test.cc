@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include "net/send_gate.h"
+#include "ps/engine/step_driver.h"
 #include "ps/job/tensor_codec.h"
 #include "ps/service/service.h"
 #include "ps/store/parameter_server.h"
@@ -158,7 +159,7 @@ Counts NetworkAllocations(Mode mode, bool gated) {
   // after the last counted one, so it holds exactly kSteps steps.
   std::optional<AllocCounter> server_counter;
   on_server([&] {
-    service.rule().StepAllKeys();
+    service.engine().steps().UpdateAllKeys();
     server_counter.emplace();
   });
   // A tick once, halfway, while the server awaits the next push: its
@@ -173,7 +174,7 @@ Counts NetworkAllocations(Mode mode, bool gated) {
     counts.client += counter.count();
   }
   on_server([&] {
-    service.rule().StepAllKeys();
+    service.engine().steps().UpdateAllKeys();
     counts.server = server_counter->count();
     server_counter.reset();
   });

@@ -67,22 +67,21 @@ TEST(PeerWatchTest, AWorkerIsSilentAfterDeadAfterUnlessItWaitsOnTheServer) {
   WorkerPeer& w = peers.Become<WorkerPeer>(a, 0);
   w.stage = Peer::Stage::kRegistered;
   PeerWatch watch(kTimeout, 3.0);
-  EXPECT_FALSE(watch.Silent(w, Clock(3)));
-  EXPECT_TRUE(watch.Silent(w, Clock(3.5)));
+  EXPECT_FALSE(watch.Silent(w, false, Clock(3)));
+  EXPECT_TRUE(watch.Silent(w, false, Clock(3.5)));
   w.batch.in_flight = true;  // --placement server: the server's time
-  EXPECT_FALSE(watch.Silent(w, Clock(3.5)));
+  EXPECT_FALSE(watch.Silent(w, false, Clock(3.5)));
   w.batch.in_flight = false;
-  w.held.waiting = true;  // its reply waits for the others, or the standbys
-  EXPECT_FALSE(watch.Silent(w, Clock(3.5)));
-  w.held.waiting = false;
+  // Its reply waits for the others, or the standbys.
+  EXPECT_FALSE(watch.Silent(w, /*reply_held=*/true, Clock(3.5)));
   w.closing = true;
-  EXPECT_FALSE(watch.Silent(w, Clock(3.5)));
+  EXPECT_FALSE(watch.Silent(w, false, Clock(3.5)));
   w.closing = false;
   w.stage = Peer::Stage::kDone;
-  EXPECT_FALSE(watch.Silent(w, Clock(3.5)));
+  EXPECT_FALSE(watch.Silent(w, false, Clock(3.5)));
   w.stage = Peer::Stage::kRegistered;
   PeerWatch forever(kTimeout, 0);  // no --dead_after
-  EXPECT_FALSE(forever.Silent(w, Clock(1000)));
+  EXPECT_FALSE(forever.Silent(w, false, Clock(1000)));
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ class StandbyClaimsTest : public ::testing::Test {
     std::vector<wire::KeySpec> keys = {{"a", wire::DType::kFloat32, {3}},
                                        {"b", wire::DType::kFloat32, {5}}};
     plan_ = *PlanShards(keys, 3, 1 << 20);
-    h_.engine().ExpectServers(&plan_, Params());
+    h_.engine().master().ExpectServers(&plan_, Params());
     one_ = Server(1, "h:1");
     two_ = Server(2, "h:2");
   }
@@ -150,7 +150,7 @@ TEST_F(StandbyClaimsOfTwoTest,
   EXPECT_EQ(h_.engine().failure().message(),
             "shard 1 is lost: rank 1 (server) died and no standby holds a "
             "copy of it (rank 1's standby had none) (--replicas 2)");
-  EXPECT_EQ(h_.engine().server_address(1), "");
+  EXPECT_EQ(h_.engine().master().roster().address(1), "");
 }
 
 // --replicas 2: the rank started again holds a copy when rank 2 dies: it

@@ -114,7 +114,7 @@ TEST(StandbyEngineTest, AnAsyncPushAppliedAlreadyIsAnsweredNotApplied) {
   JobSpec spec = Spec();
   spec.mode = Mode::kAsync;
   EngineHarness h(spec, Params());
-  ASSERT_TRUE(h.engine().rule().set_applied({4, -1}).ok());
+  ASSERT_TRUE(h.engine().steps().set_applied({4, -1}).ok());
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
   ASSERT_TRUE(h.Push(a, 4, Grads(100), 10).ok());
   h.Settle();
@@ -125,7 +125,7 @@ TEST(StandbyEngineTest, AnAsyncPushAppliedAlreadyIsAnsweredNotApplied) {
   ASSERT_TRUE(h.Push(a, 5, Grads(1), 12).ok());
   h.Settle();
   EXPECT_EQ(h.server().pushes(), 2u);
-  EXPECT_EQ(h.engine().rule().applied(), (std::vector<int64_t>{5, 0}));
+  EXPECT_EQ(h.engine().steps().rule().applied(), (std::vector<int64_t>{5, 0}));
 }
 
 // A standby's copy carries, after the optimizer state, each worker's last
@@ -134,7 +134,7 @@ TEST(StandbyEngineTest, AStandbysCopyCarriesTheAppliedPushes) {
   JobSpec spec = Spec();
   spec.mode = Mode::kAsync;
   EngineHarness h(spec, Params());
-  ASSERT_TRUE(h.engine().rule().set_applied({7, -1}).ok());
+  ASSERT_TRUE(h.engine().steps().set_applied({7, -1}).ok());
   const PeerId standby = JoinStandby(h);
   ASSERT_TRUE(Ask(h, standby, 0, 2).ok());
   const testing::FakeOutbox::Sent* shard = nullptr;
@@ -274,7 +274,7 @@ class TakeoverTest : public ::testing::Test {
     std::vector<wire::KeySpec> keys = {{"a", wire::DType::kFloat32, {3}},
                                        {"b", wire::DType::kFloat32, {5}}};
     plan_ = *PlanShards(keys, 3, 1 << 20);
-    h_.engine().ExpectServers(&plan_, Params());
+    h_.engine().master().ExpectServers(&plan_, Params());
   }
   static JobSpec SpecOf() {
     JobSpec s = Spec();
@@ -316,11 +316,11 @@ TEST_F(TakeoverTest, OnlyOneRankServesAShardAndAStandbyMayTakeOver) {
       << refused->why.message();
   h_.Close(one);
   EXPECT_FALSE(h_.engine().stopping());  // waits for a standby
-  EXPECT_EQ(h_.engine().server_address(1), "");
+  EXPECT_EQ(h_.engine().master().roster().address(1), "");
   const PeerId standby = Server(1, 6, &said, wire::Claim::kCopy);
   ASSERT_EQ(h_.CountSent(standby, wire::MsgType::kHello), 1);
   ASSERT_TRUE(h_.Feed(standby, wire::ServerInfo{"h:9"}, 7).ok());
-  EXPECT_EQ(h_.engine().server_address(1), "h:9");
+  EXPECT_EQ(h_.engine().master().roster().address(1), "h:9");
   for (int i = 0; i < 40; ++i)  // 8 s, past twice --dead_after
     h_.Tick();
   EXPECT_FALSE(h_.engine().stopping());

@@ -60,7 +60,7 @@ TEST(StepAheadTest, AKeyIsSteppedAndAWholePushsReplyStartsBeforeTheStepCloses) {
   EXPECT_TRUE(Replies(h, a).empty());  // nothing is final yet
   // Worker b's first key (key 2) only.
   ASSERT_TRUE(h.Push(b, 0, Grads(3.0f), 11, true, 1, kBackward).ok());
-  const StepOrder& order = h.engine().rule().step_order();
+  const StepOrder& order = h.engine().steps().rule().step_order();
   EXPECT_EQ(h.server().version(), 0u);
   EXPECT_TRUE(order.stepped(2));
   EXPECT_FALSE(order.stepped(1));
@@ -97,7 +97,7 @@ TEST(StepAheadTest, AReplyStartedByAPieceCountsItsWaitUpToThatPiece) {
   h.Advance(std::chrono::milliseconds(3000));
   ASSERT_TRUE(h.Push(b, 0, Grads(3.0f), 11, true, 1, kBackward).ok());
   ASSERT_EQ(Replies(h, a).size(), 1u);
-  EXPECT_DOUBLE_EQ(h.engine().waiting_seconds(), 3.0);
+  EXPECT_DOUBLE_EQ(h.engine().members().waiting_seconds_now(), 3.0);
 }
 
 // --priority: the reply is tagged, and a key stepped ahead of one before
@@ -114,8 +114,8 @@ TEST(StepAheadTest, ATaggedReplySendsEachSteppedKeyWithoutWaitingForTheOrder) {
     ASSERT_TRUE(h.PushTagged(a, 0, Grads(1.0f), 10, {2, 1, 0}).ok());
     // b's key 1 only: key 0, first in the order, is not stepped.
     ASSERT_TRUE(h.PushTagged(b, 0, Grads(3.0f), 11, {1}).ok());
-    ASSERT_TRUE(h.engine().rule().step_order().stepped(1));
-    ASSERT_FALSE(h.engine().rule().step_order().stepped(0));
+    ASSERT_TRUE(h.engine().steps().rule().step_order().stepped(1));
+    ASSERT_FALSE(h.engine().steps().rule().step_order().stepped(0));
     const auto& sent = h.outbox().sent.back();
     ASSERT_EQ(sent.type, wire::MsgType::kParams);
     ASSERT_NE(sent.gate, nullptr);
@@ -168,13 +168,13 @@ TEST(StepAheadTest, ARefusedPieceStopsSteppingAheadAndTheRestStays) {
   ASSERT_TRUE(h.Push(b, 0, bad, 11, true, -1, kBackward).ok());
   h.Settle();
   EXPECT_EQ(h.server().version(), 1u);
-  EXPECT_EQ(h.engine().rule().discarded_steps(), 1u);
+  EXPECT_EQ(h.engine().steps().rule().discarded_steps(), 1u);
   // Key 2 came in whole before the refused piece, and kept its step.
   EXPECT_FLOAT_EQ(h.server().params()[2][0].item<float>(), -1.0f);
   EXPECT_FLOAT_EQ(h.server().params()[1][0].item<float>(), 0.0f);
   EXPECT_FLOAT_EQ(h.server().params()[0][0].item<float>(), 0.0f);
   EXPECT_EQ(Replies(h, a).back().version, 1u);
-  EXPECT_TRUE(h.engine().rule().version_whole());
+  EXPECT_TRUE(h.engine().steps().rule().version_whole());
 }
 
 // A key whose last piece comes after another worker's refused piece is not
@@ -189,7 +189,7 @@ TEST(StepAheadTest, NoKeyIsSteppedAheadAfterARefusedPiece) {
   ASSERT_TRUE(h.Push(b, 0, bad, 11, true, 2, kBackward).ok());
   // a's push makes key 2 final after b's refused piece.
   ASSERT_TRUE(h.Push(a, 0, Grads(1.0f), 10, true, -1, kBackward).ok());
-  EXPECT_FALSE(h.engine().rule().step_order().stepped(2));
+  EXPECT_FALSE(h.engine().steps().rule().step_order().stepped(2));
   EXPECT_FLOAT_EQ(h.server().params()[2][0].item<float>(), 0.0f);
   EXPECT_TRUE(Replies(h, a).empty());
 }
@@ -199,7 +199,7 @@ TEST(StepAheadTest, ALostWorkerLetsTheOthersKeysStep) {
   auto a = h.JoinWorker(1), b = h.JoinWorker(2);
   ASSERT_TRUE(h.Push(a, 0, Grads(1.0f), 10, true, -1, kBackward).ok());
   ASSERT_TRUE(h.Push(b, 0, Grads(3.0f), 11, true, 1, kBackward).ok());
-  EXPECT_TRUE(h.engine().rule().step_order().stepped(2));
+  EXPECT_TRUE(h.engine().steps().rule().step_order().stepped(2));
   h.Close(b);
   h.Settle();
   EXPECT_EQ(h.server().version(), 1u);
@@ -225,7 +225,7 @@ TEST(StepAheadTest, AStopMidStepLetsTheStepCloseFirst) {
   h.Close(b);  // b's push never completes: the step closes without it
   h.Settle();
   EXPECT_EQ(h.server().version(), 1u);
-  EXPECT_TRUE(h.engine().rule().version_whole());
+  EXPECT_TRUE(h.engine().steps().rule().version_whole());
   const float p0 = h.server().params()[0][0].item<float>();
   ASSERT_TRUE(h.Push(a, 1, Grads(5.0f), 12, true, -1, kBackward).ok());
   h.Settle();

@@ -41,7 +41,7 @@ EngineHarness::EngineHarness(const ps::JobSpec& spec,
   }
   engine_ = std::make_unique<ps::Engine>(spec_, fingerprint, server_.get(),
                                          &outbox_, std::move(options));
-  engine_->set_address("127.0.0.1:1");
+  engine_->master().set_address("127.0.0.1:1");
   engine_->Start(now_);
 }
 

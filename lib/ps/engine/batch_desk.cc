@@ -1,14 +1,10 @@
 #include "ps/engine/batch_desk.h"
 
-#include <algorithm>
-#include <cstring>
 #include <string>
 
 #include <ATen/ATen.h>
 
-#include "ps/engine/finite_check.h"
 #include "ps/engine/peer.h"
-#include "ps/store/parameter_server.h"
 
 namespace pstrain::ps {
 
@@ -57,6 +53,19 @@ Status BatchDesk::Check(const wire::PushBatch& b) const {
   return Status::Ok();
 }
 
+Status BatchDesk::Accept(WorkerPeer& peer, std::string_view meta,
+                         Outbox& outbox) const {
+  if (peer.batch.in_flight)
+    return InvalidArgument("push_batch: the last batch is still computing");
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.batch.msg));
+  Status fits = Check(peer.batch.msg);
+  if (!fits.ok()) {
+    outbox.Info("refused push_batch from rank " + std::to_string(peer.rank) +
+                ": " + fits.message());
+  }
+  return fits;
+}
+
 void BatchDesk::Plan(WorkerPeer& peer, ReadPlan* plan) {
   Reuse(peer.batch.msg.x, &peer.batch.x);
   Reuse(peer.batch.msg.y, &peer.batch.y);
@@ -68,28 +77,6 @@ void BatchDesk::Run(WorkerPeer& peer, uint64_t id, uint64_t version) const {
   peer.batch.in_flight = true;
   runner_->Run(
       BatchJob{peer.id, id, peer.worker, version, peer.batch.x, peer.batch.y});
-}
-
-void BatchDesk::AddKeys(WorkerPeer& peer, const std::vector<at::Tensor>& keys,
-                        UpdateRule* rule) {
-  constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
-  peer.refused_key = -1;
-  peer.refused_why.clear();
-  for (size_t k = 0; k < keys.size() && peer.refused_key < 0; ++k) {
-    const int key = static_cast<int>(k);
-    const auto* src = static_cast<const char*>(keys[k].data_ptr());
-    const uint64_t nbytes = keys[k].nbytes();
-    for (uint64_t off = 0; off < nbytes; off += kPiece) {
-      const uint64_t n = std::min(kPiece, nbytes - off);
-      char* dst = rule->PieceBuffer(peer.worker, key, off);
-      std::memcpy(dst, src + off, n);
-      if (!AllFinite(dst, n, keys[k].scalar_type())) {
-        peer.refused_key = key;  // the step goes on without it, as a push's
-        break;
-      }
-      rule->AddPiece(peer.worker, key, off, n);
-    }
-  }
 }
 
 }  // namespace pstrain::ps

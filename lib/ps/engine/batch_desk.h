@@ -10,13 +10,14 @@
 //
 // Threading: not thread-safe; the Engine's thread only.
 
+#include <string_view>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
 #include "ps/engine/batch_runner.h"
+#include "ps/engine/outbox.h"
 #include "ps/engine/read_plan.h"
-#include "ps/rules/update_rule.h"
 #include "util/status.h"
 #include "wire/messages.h"
 
@@ -40,6 +41,10 @@ class BatchDesk {
   /// kInvalidArgument naming both shapes ("push_batch: x is float32 [8, 7];
   /// the model takes float32 [B, 5]").
   Status Check(const wire::PushBatch& batch) const;
+  /// A push_batch's meta from `peer`: one batch at a time, decoded into
+  /// peer.batch.msg, and checked (Check; a misfit is logged to `outbox`
+  /// naming the rank).
+  Status Accept(WorkerPeer& peer, std::string_view meta, Outbox& outbox) const;
   /// Appends to `*plan` where the x and y bytes of `peer`'s batch
   /// (peer.batch.msg, checked) land: its tensors, reused while their shapes
   /// stay.
@@ -47,12 +52,6 @@ class BatchDesk {
   /// `peer`'s batch is in: runs it on the model, computed on `version`.
   /// `id`: the request it answers. REQUIRES: on().
   void Run(WorkerPeer& peer, uint64_t id, uint64_t version) const;
-  /// The runner's result for `peer`: `keys` (by key, as a push carries
-  /// them) go into `rule` piece by piece, as a push's would. A non-finite
-  /// piece refuses the push (WorkerPeer::refused_key), and the step goes
-  /// on without it.
-  static void AddKeys(WorkerPeer& peer, const std::vector<at::Tensor>& keys,
-                      UpdateRule* rule);
 
  private:
   BatchRunner* runner_ = nullptr;

@@ -3,7 +3,15 @@
 #include <algorithm>
 
 #include "ps/engine/engine.h"
-#include "ps/engine/peer.h"
+#include "ps/engine/master_desk.h"
+#include "ps/engine/membership.h"
+#include "ps/engine/reply_desk.h"
+#include "ps/engine/snapshot_desk.h"
+#include "ps/engine/step_driver.h"
+#include "ps/job/shard_plan.h"
+#include "ps/rules/update_rule.h"
+#include "ps/store/parameter_server.h"
+#include "report/server_stats.h"
 
 namespace pstrain::ps {
 
@@ -26,9 +34,10 @@ std::map<std::string, uint64_t> StalenessHistogram(
 report::ServerStats Engine::Stats(uint64_t bytes_read,
                                   uint64_t bytes_written) const {
   report::ServerStats s;
+  const UpdateRule& rule = steps_->rule();
   double compute = 0, round_trips = 0;
-  const std::vector<report::WorkerStats>& workers = members_.stats();
-  const double waiting = members_.waiting_seconds();
+  const std::vector<report::WorkerStats>& workers = members_->stats();
+  const double waiting = members_->waiting_seconds();
   for (const auto& w : workers) {
     s.samples += w.samples;
     s.skipped_samples += w.skipped_samples;
@@ -36,10 +45,10 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
     round_trips += w.communication_seconds;
   }
   const double n = static_cast<double>(std::max<size_t>(1, workers.size()));
-  s.wall_seconds = members_.registered() == 0
+  s.wall_seconds = members_->registered() == 0
                        ? 0.0
                        : std::chrono::duration<double>(
-                             members_.last_done() - members_.first_register())
+                             members_->last_done() - members_->first_register())
                              .count();
   s.samples_per_second = s.wall_seconds > 0 ? s.samples / s.wall_seconds : 0.0;
   s.compute_seconds = compute / n;
@@ -49,8 +58,8 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
   s.waiting_seconds = waiting / n;
   s.bytes_pushed = bytes_read;
   s.bytes_pulled = bytes_written;
-  if (roster_.expecting()) {  // other servers carried most bytes: count the
-                              // workers' own
+  if (master_->roster().expecting()) {  // other servers carried most bytes:
+                                        // count the workers' own
     s.bytes_pushed = s.bytes_pulled = 0;
     for (const auto& w : workers) {
       s.bytes_pushed += w.bytes_pushed;
@@ -58,17 +67,19 @@ report::ServerStats Engine::Stats(uint64_t bytes_read,
     }
   }
   s.num_servers = spec_.num_servers;
-  s.shard_imbalance = roster_.expecting() ? roster_.plan()->imbalance() : 1.0;
+  s.shard_imbalance = master_->roster().expecting()
+                          ? master_->roster().plan()->imbalance()
+                          : 1.0;
   s.steps = server_->version();
-  s.dropped_pushes = rule_->dropped_pushes();
-  s.workers_lost = members_.losses();
-  s.timed_out_steps = deadline_.timed_out();
-  s.max_clock_gap = ssp_.max_clock_gap();
-  s.refused_pushes = rule_->refused_pushes();
-  s.standby_bytes = standbys_.bytes_sent();
-  s.discarded_steps = rule_->discarded_steps();
-  if (rule_->traits().applies_each_push)
-    s.staleness_histogram = StalenessHistogram(rule_->staleness_histogram());
+  s.dropped_pushes = rule.dropped_pushes();
+  s.workers_lost = members_->losses();
+  s.timed_out_steps = steps_->timed_out_steps();
+  s.max_clock_gap = replies_->ssp().max_clock_gap();
+  s.refused_pushes = rule.refused_pushes();
+  s.standby_bytes = snapshots_->standby_bytes();
+  s.discarded_steps = rule.discarded_steps();
+  if (rule.traits().applies_each_push)
+    s.staleness_histogram = StalenessHistogram(rule.staleness_histogram());
   return s;
 }
 

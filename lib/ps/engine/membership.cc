@@ -4,20 +4,12 @@
 #include <string>
 
 #include "ps/engine/peer.h"
-#include "ps/engine/ssp_gate.h"
-#include "ps/engine/write_fence.h"
-#include "ps/rules/update_rule.h"
 #include "util/check.h"
 
 namespace pstrain::ps {
 
-Membership::Membership(int num_servers, int num_workers, UpdateRule* rule,
-                       SspGate* ssp, WriteFence* fence)
-    : num_servers_(num_servers),
-      rule_(rule),
-      ssp_(ssp),
-      fence_(fence),
-      workers_(num_workers) {}
+Membership::Membership(int num_servers, int num_workers)
+    : num_servers_(num_servers), workers_(num_workers) {}
 
 Status Membership::CheckMember(int w) const {
   return in_quorum(w)
@@ -38,18 +30,11 @@ Status Membership::CheckRegister(int w) const {
                          " has already registered");
 }
 
-Result<bool> Membership::Rejoin(int w) {
-  if (fence_->removing(w)) {
-    return Unavailable("rank " + std::to_string(num_servers_ + w) +
-                       " is still being removed; try again");
-  }
+void Membership::Rejoin(int w) {
   workers_[w].lost = false;
   PS_CHECK(!workers_[w].in_quorum)
       << "rank " << num_servers_ + w << " rejoins while in the quorum";
   workers_[w].in_quorum = true;
-  const bool joins_now = rule_->AddWorker(w);
-  ssp_->SetTraining(w, true);
-  return joins_now;
 }
 
 void Membership::Register(int w, WorkerPeer* peer, Time now) {
@@ -61,7 +46,6 @@ void Membership::Register(int w, WorkerPeer* peer, Time now) {
 void Membership::Lose(int w) {
   workers_[w].lost = true;
   ++losses_;
-  ssp_->SetTraining(w, false);
 }
 
 void Membership::Finish(int w, report::WorkerStats stats,
@@ -70,19 +54,13 @@ void Membership::Finish(int w, report::WorkerStats stats,
   waiting_seconds_ += waiting_seconds;
   workers_[w].done = true;
   last_done_ = now;
-  ssp_->SetTraining(w, false);
 }
 
-// Leaving the quorum may close the step: not while parameters are written.
-Membership::Removal Membership::Remove(int w) {
-  if (fence_->Holds({WriteFence::Work::Kind::kRemoveWorker, w, 0, 0, 0}))
-    return Removal::kHeld;
+bool Membership::LeaveQuorum(int w) {
   if (!workers_[w].in_quorum)
-    return Removal::kNone;
+    return false;
   workers_[w].in_quorum = false;
-  if (rule_->RemoveWorker(w))
-    return Removal::kStepped;
-  return Removal::kNone;
+  return true;
 }
 
 void Membership::Disconnect(int w, const WorkerPeer* peer) {

@@ -6,20 +6,14 @@
 // the seconds the server held its replies for the other workers. The
 // done and lost counts are counted from these records.
 //
-// Each transition drives what must follow it, so that nothing else keeps
-// or changes its own copy of membership:
-//   - the step's quorum: who is in it is recorded here, and the update
-//     rule hears each change (UpdateRule::RemoveWorker / AddWorker, which
-//     only Membership calls): a worker leaves the quorum when lost, and in
-//     sync also when done; it joins again when it rejoins;
-//   - SspGate's training set: a done or lost worker holds no one back;
-//   - the WriteFence: leaving the quorum may close a step, so it waits
-//     while parameters are on the wire, and a rank being removed may not
-//     rejoin until it is.
+// It is a record, and acts on nothing: the StepDriver (step_driver.h) is
+// what takes a worker out of the step's quorum and puts it back (it tells
+// the update rule, after the WriteFence), and the Engine tells the
+// ReplyDesk's SspGate who trains. Nothing else keeps its own copy of who
+// trains.
 //
-// Threading: not thread-safe; the Engine's thread only. `*rule`, `*ssp`
-// and `*fence` must outlive the Membership. It borrows each worker's
-// WorkerPeer (never dereferenced here) from Register until Disconnect.
+// Threading: not thread-safe; the Engine's thread only. It borrows each
+// worker's WorkerPeer from Register until Disconnect.
 
 #include <vector>
 
@@ -29,23 +23,12 @@
 
 namespace pstrain::ps {
 
-class UpdateRule;
-class SspGate;
-class WriteFence;
 struct WorkerPeer;
 
 class Membership {
  public:
-  /// What leaving the quorum did (Remove).
-  enum class Removal {
-    kHeld,     // parameters are on the wire: the fence keeps it for later
-    kStepped,  // it closed the step: a new version exists
-    kNone,     // no new version (or w was no member)
-  };
-
   /// `num_servers`: the first worker's rank.
-  Membership(int num_servers, int num_workers, UpdateRule* rule, SspGate* ssp,
-             WriteFence* fence);
+  Membership(int num_servers, int num_workers);
   Membership(const Membership&) = delete;
   Membership& operator=(const Membership&) = delete;
 
@@ -70,25 +53,24 @@ class Membership {
   /// Whether w may register: it has no registered connection and is not
   /// done. Else kInvalidArgument naming its rank.
   Status CheckRegister(int w) const;
-  /// A lost worker registers again: back in the quorum from the current
-  /// step when none of its pushes is in (returns true), else from the next
-  /// version (false); in ssp at the slowest clock. kUnavailable while its
-  /// removal waits on the fence. REQUIRES: lost(w), CheckRegister(w) ok.
-  Result<bool> Rejoin(int w);
+  /// A lost worker registers again: it is back in the quorum (the rule
+  /// hears of it from the StepDriver). REQUIRES: lost(w), CheckRegister(w)
+  /// ok.
+  void Rejoin(int w);
   /// Worker w's connection `peer` registered at `now` (after Rejoin, if it
   /// was lost). REQUIRES: CheckRegister(w) ok, !lost(w).
   void Register(int w, WorkerPeer* peer, Time now);
-  /// Worker w is lost; it stops holding others back in ssp. Remove takes
-  /// it out of the quorum. REQUIRES: registered, not done, not lost.
+  /// Worker w is lost; LeaveQuorum takes it out of the quorum. REQUIRES:
+  /// registered, not done, not lost.
   void Lose(int w);
   /// Worker w finished at `now`: `stats` are what it reported, and
   /// `waiting_seconds` how long the server held its replies.
   /// REQUIRES: registered, not done.
   void Finish(int w, report::WorkerStats stats, double waiting_seconds,
               Time now);
-  /// Takes w out of the step's quorum, unless the fence holds it (then the
-  /// fence hands it back to do again) or w is no member.
-  Removal Remove(int w);
+  /// Takes w out of the step's quorum; returns false when it was no
+  /// member.
+  bool LeaveQuorum(int w);
   /// Worker w's connection `peer` closed: w has no connection (unless it
   /// registered again on another one meanwhile).
   void Disconnect(int w, const WorkerPeer* peer);
@@ -127,9 +109,6 @@ class Membership {
   };
 
   int num_servers_;
-  UpdateRule* rule_;
-  SspGate* ssp_;
-  WriteFence* fence_;
   std::vector<Worker> workers_;  // by worker index
   std::vector<report::WorkerStats> stats_;
   double waiting_seconds_ = 0;

@@ -51,14 +51,6 @@ struct WorkerPeer final : Peer {
   WorkerPeer(Peer&& common, int index)
       : Peer(std::move(common)), worker(index) {}
 
-  // A pull (or the pull half of a push_pull) waiting for a version.
-  struct HeldReply {
-    bool waiting = false;
-    uint64_t id = 0;
-    uint64_t min_version = 0;
-    bool ssp = false;  // ssp: also waits for the slowest
-    Time since;
-  };
   // What each buffer of a push being read holds.
   struct Piece {
     int key;
@@ -69,15 +61,6 @@ struct WorkerPeer final : Peer {
     // A compressed record's last piece: the record's bytes (it is in
     // `record` whole once this piece is); 0 for any other piece.
     uint64_t record_bytes = 0;
-  };
-  // The row requests of the push_pull being answered (the reply's rows),
-  // and that reply's message and gathered rows, raw or coded in the pull
-  // codec (by request), kept until written.
-  struct RowsReply {
-    std::vector<wire::RowRequest> want;
-    wire::Params msg;
-    std::vector<at::Tensor> rows;
-    std::vector<std::vector<uint8_t>> records;
   };
   // --placement server: the batch being read or computed, where its bytes
   // land (reused while its shapes stay), and the loss it gave.
@@ -95,10 +78,9 @@ struct WorkerPeer final : Peer {
 
   const int worker;
   uint64_t first_pull_min_version = 0;  // a rejoined sync worker's next step
-  HeldReply held;
-  double waiting_seconds = 0;  // replies held for other workers
-  wire::PushPull push;         // reused for every push_pull
-  wire::Push push_only;        // reused for every push
+  double waiting_seconds = 0;           // replies held for other workers
+  wire::PushPull push;                  // reused for every push_pull
+  wire::Push push_only;                 // reused for every push
   bool push_is_push_pull = false;
   // The push being read: its request id, and whether its reply went out
   // before the push was in (the step under way steps keys ahead).
@@ -115,7 +97,6 @@ struct WorkerPeer final : Peer {
   std::string refused_why;
   std::vector<uint8_t> record;  // a compressed record being read, whole
   std::vector<Piece> pieces;    // what each buffer of the push holds
-  RowsReply rows_out;
   Batch batch;
 };
 
@@ -149,6 +130,25 @@ inline ServerPeer* AsServer(Peer& peer) {
 inline ToolPeer* AsTool(Peer& peer) {
   return peer.role == Peer::Role::kTool ? static_cast<ToolPeer*>(&peer)
                                         : nullptr;
+}
+/// Sends `peer` a frame of `type` answering `id`, with peer.meta as its
+/// meta and no data; nothing once it is closing.
+inline void Reply(Outbox& outbox, Peer& peer, wire::MsgType type, uint64_t id) {
+  if (peer.closing)
+    return;
+  OutFrame frame;
+  frame.type = type;
+  frame.request_id = id;
+  frame.meta = peer.meta;
+  outbox.Send(peer.id, frame);
+}
+/// Answers `id` with the error `why` and closes `peer`; nothing once it is
+/// closing.
+inline void Refuse(Outbox& outbox, Peer& peer, uint64_t id, const Status& why) {
+  if (peer.closing)
+    return;
+  peer.closing = true;
+  outbox.SendErrorAndClose(peer.id, id, why);
 }
 /// A worker that registered and has not sent done, or null: only workers
 /// ever register.

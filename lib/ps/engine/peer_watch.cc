@@ -36,9 +36,9 @@ void PeerWatch::LateHandshakes(const PeerTable& peers, Time now,
   }
 }
 
-bool PeerWatch::Silent(const WorkerPeer& p, Time now) const {
+bool PeerWatch::Silent(const WorkerPeer& p, bool reply_held, Time now) const {
   return dead_after_ > 0 && p.stage == Peer::Stage::kRegistered && !p.closing &&
-         !p.batch.in_flight && !p.held.waiting &&
+         !p.batch.in_flight && !reply_held &&
          std::chrono::duration<double>(now - p.last_heard).count() >
              dead_after_;
 }

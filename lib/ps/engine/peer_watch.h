@@ -46,12 +46,13 @@ class PeerWatch {
                       std::vector<PeerId>* late) const;
   /// Whether registered worker `peer` (not closing) has sent nothing for
   /// longer than --dead_after. A batch it has the server compute
-  /// (--placement server), or a reply the server holds (for the other
-  /// workers, or until its standbys hold the version), is the server's
-  /// time, not the worker's: false then, as always with no --dead_after.
+  /// (--placement server), or a reply the server holds (`reply_held`: for
+  /// the other workers, or until its standbys hold the version), is the
+  /// server's time, not the worker's: false then, as always with no
+  /// --dead_after.
   /// (A host that goes silent meanwhile is found by the kernel:
   /// net::WatchPeerHost.)
-  bool Silent(const WorkerPeer& peer, Time now) const;
+  bool Silent(const WorkerPeer& peer, bool reply_held, Time now) const;
 
   std::chrono::milliseconds timeout() const { return timeout_; }
   double dead_after() const { return dead_after_; }

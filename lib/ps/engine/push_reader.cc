@@ -1,6 +1,7 @@
 #include "ps/engine/push_reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "ps/engine/finite_check.h"
@@ -319,6 +320,28 @@ void PushReader::Refuse(WorkerPeer& peer, int key, std::string why) {
   peer.refused_why = std::move(why);
   if (rule_->steps_ahead())
     rule_->DiscardStep();
+}
+
+void PushReader::AddBatch(WorkerPeer& peer,
+                          const std::vector<at::Tensor>& keys) {
+  constexpr uint64_t kPiece = ParameterServer::kPieceBytes;
+  peer.refused_key = -1;
+  peer.refused_why.clear();
+  for (size_t k = 0; k < keys.size() && peer.refused_key < 0; ++k) {
+    const int key = static_cast<int>(k);
+    const auto* src = static_cast<const char*>(keys[k].data_ptr());
+    const uint64_t nbytes = keys[k].nbytes();
+    for (uint64_t off = 0; off < nbytes; off += kPiece) {
+      const uint64_t n = std::min(kPiece, nbytes - off);
+      char* dst = rule_->PieceBuffer(peer.worker, key, off);
+      std::memcpy(dst, src + off, n);
+      if (!AllFinite(dst, n, keys[k].scalar_type())) {
+        peer.refused_key = key;  // the step goes on without it, as a push's
+        break;
+      }
+      rule_->AddPiece(peer.worker, key, off, n);
+    }
+  }
 }
 
 }  // namespace pstrain::ps

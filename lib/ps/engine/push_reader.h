@@ -66,6 +66,11 @@ class PushReader {
   /// bytes the peer writes meanwhile are summed only as they were checked.
   /// REQUIRES: ReadsAt(peer, index).
   int ReadAt(WorkerPeer& peer, size_t index, const char* data);
+  /// --placement server: a batch's gradients for `peer` (`keys`, by key,
+  /// as a push carries them) go into the rule piece by piece, as a push's
+  /// would. A non-finite piece refuses the push (WorkerPeer::refused_key),
+  /// and the step goes on without it.
+  void AddBatch(WorkerPeer& peer, const std::vector<at::Tensor>& keys);
 
  private:
   Status CheckRows(const std::vector<wire::SparseRows>& rows, const char* what);

@@ -17,17 +17,19 @@
 
 namespace pstrain::ps {
 
+/// Work that may step, kept while parameters are on the wire.
+struct FenceWork {
+  enum class Kind { kRemoveWorker, kCloseStep, kPush };
+  Kind kind;
+  int worker = -1;       // kRemoveWorker
+  uint64_t version = 0;  // kCloseStep: the step it closes
+  PeerId peer = 0;       // kPush: who pushed, and the request to answer
+  uint64_t request_id = 0;
+};
+
 class WriteFence {
  public:
-  /// Work that may step.
-  struct Work {
-    enum class Kind { kRemoveWorker, kCloseStep, kPush };
-    Kind kind;
-    int worker = -1;       // kRemoveWorker
-    uint64_t version = 0;  // kCloseStep: the step it closes
-    PeerId peer = 0;       // kPush: who pushed, and the request to answer
-    uint64_t request_id = 0;
-  };
+  using Work = FenceWork;
 
   /// Whether `work` must wait: params frames are being written. Then it is
   /// kept, and TakeWaiting returns it once they have all left.

@@ -8,8 +8,13 @@
 
 #include "models/compute_threads.h"
 #include "models/model_state.h"
+#include "ps/engine/master_desk.h"
+#include "ps/engine/membership.h"
 #include "ps/job/job_data.h"
 #include "ps/store/checkpoint.h"
+#include "ps/store/parameter_server.h"
+#include "ps/store/snapshot.h"
+#include "report/server_stats.h"
 
 namespace pstrain::ps {
 
@@ -35,7 +40,8 @@ Result<Outcome> FinalOutcome(const JobSpec& spec, const Observer& observer,
     out.optimizer_states = t->snapshot->optimizer_states;
     out.result = t->result;
     out.target_reached = true;
-    out.time_to_target = SecondsOf(t->snapshot->made_at - service.started_at());
+    out.time_to_target = SecondsOf(t->snapshot->made_at -
+                                   service.engine().members().first_register());
     return out;
   }
   out.version = server.version();
@@ -45,7 +51,8 @@ Result<Outcome> FinalOutcome(const JobSpec& spec, const Observer& observer,
                       SerializeOptimizerState(server.optimizers()));
   out.optimizer_states.push_back(std::move(own));
   for (int s = 1; s < spec.num_servers; ++s) {
-    out.optimizer_states.push_back(service.shard_optimizer_state(s));
+    out.optimizer_states.push_back(
+        service.engine().master().roster().optimizer_state(s));
   }
   models::SetComputeThreads(
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));

@@ -1,7 +1,9 @@
 #include "ps/rank/live_progress.h"
 
+#include "ps/engine/membership.h"
 #include "ps/service/service.h"
 #include "ps/store/parameter_server.h"
+#include "report/server_stats.h"
 
 namespace pstrain::ps {
 
@@ -45,8 +47,8 @@ void LiveProgress::OnVersion() {
   last_ = now;
   nlohmann::json event = ProgressEvent(0, "server");
   event["version"] = server_->version();
-  event["live_workers"] = service_->live_workers();
-  event["waiting_seconds"] = service_->waiting_seconds();
+  event["live_workers"] = service_->engine().members().live_count();
+  event["waiting_seconds"] = service_->engine().members().waiting_seconds_now();
   event["staleness_histogram"] = service_->Stats().staleness_histogram;
   sink_(std::move(event));
 }

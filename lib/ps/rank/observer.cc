@@ -7,10 +7,14 @@
 #include <torch/torch.h>
 
 #include "models/compute_threads.h"
+#include "ps/engine/master_desk.h"
+#include "ps/engine/step_driver.h"
 #include "ps/job/job_data.h"
 #include "ps/job/rule_traits.h"
+#include "ps/job/shard_plan.h"
 #include "ps/rank/checkpoint_rotation.h"
 #include "ps/store/checkpoint.h"
+#include "ps/store/snapshot.h"
 #include "trace/timeline.h"
 
 namespace pstrain::ps {
@@ -51,7 +55,7 @@ Observer::~Observer() {
 }
 
 void Observer::OnVersion(uint64_t version) {
-  if (!gather_thread_.joinable() || service_->training_stopped())
+  if (!gather_thread_.joinable() || service_->engine().steps().stopped())
     return;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -74,7 +78,7 @@ void Observer::OnVersion(uint64_t version) {
   plan->optimizer_states = plan->checkpoint || HasTarget(spec_);
   plan->addresses.resize(spec_.num_servers);
   for (int s = 1; s < spec_.num_servers; ++s)
-    plan->addresses[s] = service_->server_address(s);
+    plan->addresses[s] = service_->engine().master().roster().address(s);
   if (plan->eval)
     eval_schedule_.Done(plan->version, now);
   if (plan->checkpoint)

@@ -3,9 +3,11 @@
 #include <string>
 #include <vector>
 
+#include "ps/engine/membership.h"
 #include "ps/job/job_id.h"
 #include "ps/service/service.h"
 #include "ps/store/parameter_server.h"
+#include "report/server_stats.h"
 
 namespace pstrain::ps {
 
@@ -53,8 +55,9 @@ void ServerMetricsFeed::Publish() {
   metrics_.pushes_dropped->RaiseTo(static_cast<double>(s.dropped_pushes));
   metrics_.pushed_bytes->RaiseTo(static_cast<double>(s.bytes_pushed));
   metrics_.pulled_bytes->RaiseTo(static_cast<double>(s.bytes_pulled));
-  metrics_.waiting_seconds->RaiseTo(service_->waiting_seconds());
-  metrics_.live_workers->Set(service_->live_workers());
+  metrics_.waiting_seconds->RaiseTo(
+      service_->engine().members().waiting_seconds_now());
+  metrics_.live_workers->Set(service_->engine().members().live_count());
   metrics_.staleness->SetFromValueCounts(CountsByValue(s.staleness_histogram));
 }
 

@@ -15,6 +15,10 @@
 #include "models/compute_threads.h"
 #include "models/model_state.h"
 #include "models/model_zoo.h"
+#include "ps/engine/handshake.h"
+#include "ps/engine/master_desk.h"
+#include "ps/engine/snapshot_desk.h"
+#include "ps/engine/step_driver.h"
 #include "ps/job/job_data.h"
 #include "ps/job/job_module.h"
 #include "ps/job/run_length.h"
@@ -33,6 +37,7 @@
 #include "ps/service/service.h"
 #include "ps/store/checkpoint.h"
 #include "ps/store/parameter_server.h"
+#include "report/server_stats.h"
 #include "trace/timeline.h"
 #include "util/check.h"
 #include "util/resources.h"
@@ -139,7 +144,7 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
       ServiceOptionsFor(o, master.local_address(), 0);
   Service service(&io, spec, Fingerprint(model), &server, log, options);
   if (applied)
-    PS_RETURN_IF_ERROR(service.rule().set_applied(*applied));
+    PS_RETURN_IF_ERROR(service.engine().steps().set_applied(*applied));
   NameKeys(o.timeline, plan, o.rank, Fingerprint(model));
   PS_RETURN_IF_ERROR(service.Listen());
   if (o.on_listen)
@@ -161,7 +166,8 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
   }
   auto feed = StartMetricsFeed(o.metrics, spec, &service, &server);
   if (feed)
-    service.set_on_version([&feed](uint64_t) { feed->OnVersion(); });
+    service.engine().snapshots().set_on_version(
+        [&feed](uint64_t) { feed->OnVersion(); });
   PS_RETURN_IF_ERROR(service.Run());
   if (feed)
     feed->Publish();
@@ -276,7 +282,7 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   Service service(&io, spec, Fingerprint(*model), &server, log, options);
   NameKeys(o.timeline, plan, 0, Fingerprint(*model));
   if (spec.num_servers > 1)
-    service.ExpectServers(&plan, models::StateValues(*model));
+    service.engine().master().ExpectServers(&plan, models::StateValues(*model));
   // Destroyed before the service, whose engine its threads post to.
   PS_ASSIGN_OR_RETURN(std::unique_ptr<BatchCompute> batches,
                       StartBatchCompute(spec, models::StateValues(*model),
@@ -295,9 +301,10 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   std::optional<LiveProgress> live;
   if (o.on_progress) {
     live.emplace(o.on_progress, &service, &server);
-    service.set_on_progress([&live](int rank, std::string_view json) {
-      live->OnWorker(rank, json);
-    });
+    service.engine().handshake().set_on_progress(
+        [&live](int rank, std::string_view json) {
+          live->OnWorker(rank, json);
+        });
   }
   ObserverOptions observe;
   observe.eval.steps = static_cast<uint64_t>(spec.eval_interval);
@@ -317,13 +324,14 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   observe.timeline = o.timeline;
   Observer observer(observe, spec, &plan, NamedState(*model), score, &service,
                     &io, log, server.version());
-  service.set_on_version([&observer, &feed, &live](uint64_t version) {
-    observer.OnVersion(version);
-    if (feed)
-      feed->OnVersion();
-    if (live)
-      live->OnVersion();
-  });
+  service.engine().snapshots().set_on_version(
+      [&observer, &feed, &live](uint64_t version) {
+        observer.OnVersion(version);
+        if (feed)
+          feed->OnVersion();
+        if (live)
+          live->OnVersion();
+      });
   // Rank 0's standbys reach it where it listens (--master_port 0: the
   // kernel picked the port).
   ServerRankOptions here = o;

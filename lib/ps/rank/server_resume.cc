@@ -2,6 +2,7 @@
 
 #include "ps/rank/checkpoint_rotation.h"
 #include "ps/store/checkpoint.h"
+#include "ps/store/parameter_server.h"
 
 namespace pstrain::ps {
 

@@ -3,6 +3,7 @@
 #include "net/address.h"
 #include "net/auth.h"
 #include "ps/job/tensor_codec.h"
+#include "ps/store/snapshot.h"
 #include "wire/messages.h"
 
 namespace pstrain::ps {

@@ -9,6 +9,7 @@
 
 #include "ps/rank/snapshot_client.h"
 #include "ps/store/checkpoint.h"
+#include "ps/store/parameter_server.h"
 
 namespace pstrain::ps {
 

@@ -4,8 +4,10 @@
 
 #include "models/model_state.h"
 #include "ps/job/job_data.h"
+#include "ps/job/shard_plan.h"
 #include "ps/job/sparse_keys.h"
 #include "ps/job/tensor_codec.h"
+#include "ps/store/parameter_server.h"
 
 namespace pstrain::ps {
 

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "models/model_state.h"
+#include "ps/engine/batch_runner.h"
 #include "ps/job/job_module.h"
 
 namespace pstrain::ps {

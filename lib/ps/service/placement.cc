@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include "models/gpus.h"
+#include "ps/engine/batch_desk.h"
+#include "ps/engine/batch_runner.h"
 #include "ps/job/job_data.h"
 #include "ps/job/job_module.h"
 #include "ps/job/job_rules.h"
@@ -54,7 +56,7 @@ Result<std::unique_ptr<BatchCompute>> StartBatchCompute(
       BatchCompute::Make(
           keys, [&spec] { return MakeJobModel(spec); }, options,
           [service](const BatchResult& r) { service->PostBatchDone(r); }));
-  service->set_batch_runner(compute.get(), std::move(shapes));
+  service->engine().batches().set_runner(compute.get(), std::move(shapes));
   return compute;
 }
 

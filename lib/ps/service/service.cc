@@ -3,7 +3,13 @@
 #include <asio/post.hpp>
 
 #include "net/transport.h"
+#include "ps/engine/batch_runner.h"
+#include "ps/engine/master_desk.h"
+#include "ps/engine/step_driver.h"
+#include "ps/rules/update_rule.h"
 #include "ps/service/server_spans.h"
+#include "ps/store/parameter_server.h"
+#include "report/server_stats.h"
 #include "wire/messages.h"
 
 namespace pstrain::ps {
@@ -34,8 +40,8 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
     shm_ = std::make_unique<net::ShmAcceptor>(io);
   }
   if (options_.timeline != nullptr) {
-    spans_ = std::make_unique<ServerSpans>(options_.timeline,
-                                           &engine_.rule().step_order());
+    spans_ = std::make_unique<ServerSpans>(
+        options_.timeline, &engine_.steps().rule().step_order());
   }
 }
 
@@ -57,7 +63,7 @@ Status Service::Listen() {
                  "): workers stay on TCP");
     }
   }
-  engine_.set_address(options_.host + ":" + std::to_string(port()));
+  engine_.master().set_address(options_.host + ":" + std::to_string(port()));
   return Status::Ok();
 }
 
@@ -65,7 +71,7 @@ Status Service::Run() {
   engine_.Start(Now());
   Tick();
   io_->run();
-  engine_.rule().StepAllKeys();  // what is saved after Run is whole
+  engine_.steps().UpdateAllKeys();  // what is saved after Run is whole
   return engine_.failure();
 }
 

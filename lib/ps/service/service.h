@@ -27,6 +27,7 @@
 #include "net/listener.h"
 #include "net/shm_handover.h"
 #include "ps/engine/engine.h"
+#include "ps/engine/read_plan.h"
 #include "report/event_log.h"
 
 namespace pstrain::trace {
@@ -74,29 +75,9 @@ class Service : private net::Connection::Handler, private Outbox {
   Status Listen();
   int port() const { return listener_.port(); }
 
-  /// See Engine::ExpectServers. REQUIRES: before Run.
-  void ExpectServers(const ShardPlan* plan,
-                     std::vector<at::Tensor> model_params) {
-    engine_.ExpectServers(plan, std::move(model_params));
-  }
-  /// --placement server: see Engine::set_batch_runner. REQUIRES: before
-  /// Run.
-  void set_batch_runner(BatchRunner* runner, BatchShapes shapes) {
-    engine_.set_batch_runner(runner, std::move(shapes));
-  }
   /// From any thread (the BatchRunner's): hands `result` to the Engine on
   /// the io thread. The keys it borrows must stay until then.
   void PostBatchDone(const BatchResult& result);
-  /// Called on the io thread after each new version (e.g. to evaluate).
-  void set_on_version(std::function<void(uint64_t)> fn) {
-    engine_.set_on_version(std::move(fn));
-  }
-  /// Called on the io thread with a worker's running progress from its
-  /// heartbeat: see Engine::set_on_progress.
-  void set_on_progress(
-      std::function<void(int rank, std::string_view json)> fn) {
-    engine_.set_on_progress(std::move(fn));
-  }
   using SnapshotDone = Engine::SnapshotDone;
   /// See Engine::RequestSnapshot; `done` runs on the io thread.
   /// REQUIRES: on the io thread.
@@ -107,21 +88,11 @@ class Service : private net::Connection::Handler, private Outbox {
   }
   /// See Engine::StopTraining. REQUIRES: on the io thread.
   void StopTraining() { engine_.StopTraining(Now()); }
-  bool training_stopped() const { return engine_.training_stopped(); }
-  /// The Engine's update rule (Engine::rule): a standby that took a shard
-  /// over sets its primary's applied pushes before Run. REQUIRES: before
-  /// Run, or on the io thread.
-  UpdateRule& rule() { return engine_.rule(); }
-  /// See Engine::server_address. REQUIRES: on the io thread.
-  const std::string& server_address(int s) const {
-    return engine_.server_address(s);
-  }
-  const std::string& shard_optimizer_state(int s) const {
-    return engine_.shard_optimizer_state(s);
-  }
-  std::chrono::steady_clock::time_point started_at() const {
-    return engine_.started_at();
-  }
+  /// The Engine, for the server's own code to set up its parts before Run
+  /// (Engine::master, ::batches, ::snapshots, ::handshake, ::steps) and to
+  /// read them. REQUIRES: before Run, or on the io thread.
+  Engine& engine() { return engine_; }
+  const Engine& engine() const { return engine_; }
 
   /// Serves until every worker is done (ok) or the job fails: kTimeout
   /// naming the ranks waited for, kUnavailable naming a lost server.
@@ -134,10 +105,6 @@ class Service : private net::Connection::Handler, private Outbox {
   /// compute_seconds, communication_seconds and waiting_seconds, the
   /// staleness histogram and each worker's own stats.
   report::ServerStats Stats() const;
-  /// See Engine::live_workers. REQUIRES: on the io thread.
-  int live_workers() const { return engine_.live_workers(); }
-  /// See Engine::waiting_seconds. REQUIRES: on the io thread.
-  double waiting_seconds() const { return engine_.waiting_seconds(); }
 
  private:
   Time Now() const { return options_.clock(); }

@@ -30,9 +30,9 @@ const fs::path kRoot = PSTRAIN_SOURCE_DIR;
 // layers (include-style names) and tests/'s fakes.
 const std::set<std::string> kRootDirs = {
     "lib", "apps", "tests", "share", "bench", "cmake", "completions", "man"};
-const std::set<std::string> kLibDirs = {"util",   "wire",   "net",    "ps",
-                                        "worker", "models", "data",   "cluster",
-                                        "report", "bench",  "testing"};
+const std::set<std::string> kLibDirs = {
+    "util",    "wire",   "net",     "ps",    "worker",    "models", "data",
+    "cluster", "report", "metrics", "trace", "dashboard", "bench",  "testing"};
 // Extensions of the files the repository cites; others (a checkpoint's .pt,
 // an image's .jpg) name files a run makes.
 const std::set<std::string> kExtensions = {

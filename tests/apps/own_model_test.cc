@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "job_test.h"
-#include "net/sha256.h"
 #include "testing/idx_files.h"
+#include "util/sha256.h"
 
 namespace pstrain::testing {
 namespace {
@@ -35,7 +35,7 @@ std::string Python(const std::vector<std::string>& args) {
 
 std::string FileSha256(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  return net::Sha256Hex(std::string(std::istreambuf_iterator<char>(in), {}));
+  return Sha256Hex(std::string(std::istreambuf_iterator<char>(in), {}));
 }
 
 // The job of every test below, less what differs.

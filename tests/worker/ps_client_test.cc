@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "net/sha256.h"
 #include "testing/fake_master.h"
+#include "util/sha256.h"
 
 namespace pstrain::worker {
 namespace {
@@ -121,7 +121,7 @@ Result<std::shared_ptr<const std::string>> FetchFrom(
 
 TEST(PsClientTest, FetchesTheModuleRankZeroSends) {
   const std::string bytes(300000, 'm');
-  const std::string sha = net::Sha256Hex(bytes);
+  const std::string sha = Sha256Hex(bytes);
   auto module = FetchFrom(sha, bytes, sha);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   EXPECT_EQ(**module, bytes);
@@ -129,17 +129,17 @@ TEST(PsClientTest, FetchesTheModuleRankZeroSends) {
 
 TEST(PsClientTest, RefusesAModuleOfAnotherHash) {
   const std::string bytes = "module", other = "modulf";
-  const std::string sha = net::Sha256Hex(bytes);
-  auto named = FetchFrom(net::Sha256Hex(other), other, sha);
+  const std::string sha = Sha256Hex(bytes);
+  auto named = FetchFrom(Sha256Hex(other), other, sha);
   ASSERT_FALSE(named.ok());
   EXPECT_EQ(named.status().code(), StatusCode::kCorruption);
   EXPECT_EQ(named.status().message(),
-            "the module from rank 0 is named SHA-256 " + net::Sha256Hex(other) +
+            "the module from rank 0 is named SHA-256 " + Sha256Hex(other) +
                 ", the job's is " + sha);
   auto altered = FetchFrom(sha, other, sha);
   ASSERT_FALSE(altered.ok());
   EXPECT_EQ(altered.status().message(), "the module from rank 0 has SHA-256 " +
-                                            net::Sha256Hex(other) +
+                                            Sha256Hex(other) +
                                             ", the job's is " + sha);
 }
 

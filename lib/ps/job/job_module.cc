@@ -7,8 +7,8 @@
 #include <torch/torch.h>
 
 #include "models/model_zoo.h"
-#include "net/sha256.h"
 #include "util/check.h"
+#include "util/sha256.h"
 
 namespace pstrain::ps {
 namespace {
@@ -68,7 +68,7 @@ Status ReadModuleFile(JobSpec* spec) {
   if (!IsScriptJob(*spec))
     return Status::Ok();
   PS_ASSIGN_OR_RETURN(spec->module, ReadBytes("--model", spec->model));
-  spec->model_sha256 = net::Sha256Hex(*spec->module);
+  spec->model_sha256 = Sha256Hex(*spec->module);
   return Status::Ok();
 }
 
@@ -84,7 +84,7 @@ Status UseOwnModuleFile(const std::string& path, JobSpec* spec) {
   }
   PS_ASSIGN_OR_RETURN(std::shared_ptr<const std::string> bytes,
                       ReadBytes("--model", path));
-  const std::string own = net::Sha256Hex(*bytes);
+  const std::string own = Sha256Hex(*bytes);
   if (!IsScriptJob(*spec)) {
     return Incompatible("--model " + path + " (SHA-256 " + own +
                         "): rank 0's job trains the built-in model " +

@@ -25,7 +25,7 @@ bool IsScriptJob(const JobSpec& spec);
 models::Loss LossOf(const JobSpec& spec);
 
 /// Rank 0: reads the TorchScript file that --model names into
-/// spec->module, and its SHA-256 (net::Sha256Hex) into spec->model_sha256;
+/// spec->module, and its SHA-256 (Sha256Hex) into spec->model_sha256;
 /// nothing for a built-in model. kInvalidArgument "--model 'x': neither a
 /// built-in model (net, convnet, ...) nor a file" for a path that is not
 /// there, kIOError for one that cannot be read.

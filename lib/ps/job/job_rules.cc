@@ -7,7 +7,7 @@
 
 #include "models/loss.h"
 #include "models/model_zoo.h"
-#include "net/sha256.h"
+#include "util/sha256.h"
 
 namespace pstrain::ps {
 
@@ -15,8 +15,7 @@ namespace pstrain::ps {
 Status CheckModelRules(const JobSpec& s) {
   PS_ASSIGN_OR_RETURN(const models::Loss loss, models::ParseLoss(s.loss));
   const bool built_in = models::IsZooModel(s.model);
-  if (!s.model_sha256.empty() &&
-      (built_in || !net::IsSha256Hex(s.model_sha256))) {
+  if (!s.model_sha256.empty() && (built_in || !IsSha256Hex(s.model_sha256))) {
     return InvalidArgument("model_sha256 '" + s.model_sha256 +
                            "': expected 64 hex digits, and only with --model "
                            "PATH");

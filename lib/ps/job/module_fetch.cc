@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "net/sha256.h"
+#include "util/sha256.h"
 #include "wire/messages.h"
 
 namespace pstrain::ps {
@@ -61,7 +61,7 @@ Result<std::shared_ptr<const std::string>> FetchModule(
   std::shared_ptr<std::string> bytes = sink.take();
   if (!bytes)
     bytes = std::make_shared<std::string>();
-  const std::string got_hash = net::Sha256Hex(*bytes);
+  const std::string got_hash = Sha256Hex(*bytes);
   if (got_hash != sha256) {
     return Corruption("the module from rank 0 has SHA-256 " + got_hash +
                       ", the job's is " + sha256);

@@ -17,7 +17,7 @@ namespace pstrain::ps {
 
 /// Asks rank 0, behind `client` (connected, past its hello), for the job's
 /// module and waits up to `timeout`. Returns the bytes once their SHA-256
-/// (net::Sha256Hex) is `sha256`, the job spec's model_sha256. Errors:
+/// (Sha256Hex) is `sha256`, the job spec's model_sha256. Errors:
 /// rank 0's error frame as sent; kTimeout or kUnavailable as Client::Call;
 /// kCorruption for a reply that is not a module, whose hash is not the
 /// job's, or whose bytes hash to something else ("the module from rank 0

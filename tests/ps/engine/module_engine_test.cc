@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "net/sha256.h"
 #include "ps/engine/engine.h"
 #include "testing/engine_harness.h"
+#include "util/sha256.h"
 
 namespace pstrain::ps {
 namespace {
@@ -20,7 +20,7 @@ JobSpec Spec(const std::string& module) {
   s.world_size = 2;
   s.model = "mlp.pt";
   s.module = std::make_shared<const std::string>(module);
-  s.model_sha256 = net::Sha256Hex(module);
+  s.model_sha256 = Sha256Hex(module);
   return s;
 }
 

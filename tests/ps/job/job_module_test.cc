@@ -7,10 +7,10 @@
 #include <torch/torch.h>
 
 #include "models/model_state.h"
-#include "net/sha256.h"
 #include "ps/job/job_data.h"
 #include "testing/idx_files.h"
 #include "testing/script_modules.h"
+#include "util/sha256.h"
 
 namespace pstrain::ps {
 namespace {
@@ -54,7 +54,7 @@ TEST(JobModuleTest, RankZeroReadsTheFileAndItsHash) {
   EXPECT_TRUE(IsScriptJob(spec));
   ASSERT_TRUE(spec.module);
   EXPECT_EQ(*spec.module, bytes);
-  EXPECT_EQ(spec.model_sha256, net::Sha256Hex(bytes));
+  EXPECT_EQ(spec.model_sha256, Sha256Hex(bytes));
   EXPECT_TRUE(ValidateJobSpec(spec).ok());
 
   auto model = MakeJobModel(spec);
@@ -110,7 +110,7 @@ TEST(JobModuleTest, AWorkersOwnCopyMustHaveRankZerosHash) {
   Status s = UseOwnModuleFile(Write(dir, "other.pt", other), &differs);
   EXPECT_EQ(s.code(), StatusCode::kIncompatible);
   EXPECT_EQ(s.message(), "--model " + dir.File("other.pt") + " has SHA-256 " +
-                             net::Sha256Hex(other) + ", rank 0's module " +
+                             Sha256Hex(other) + ", rank 0's module " +
                              dir.File("lin.pt") + " has " + job.model_sha256 +
                              ": a different file (leave --model out to take "
                              "rank 0's)");

@@ -1,10 +1,10 @@
-#include "net/sha256.h"
+#include "util/sha256.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-namespace pstrain::net {
+namespace pstrain {
 namespace {
 
 // FIPS 180-4's examples (NIST's "SHA256.pdf").
@@ -27,4 +27,4 @@ TEST(Sha256Test, TellsAHashFromOtherText) {
 }
 
 }  // namespace
-}  // namespace pstrain::net
+}  // namespace pstrain

@@ -1,10 +1,10 @@
-#include "net/sha256.h"
+#include "util/sha256.h"
 
 #include <openssl/evp.h>
 
 #include "util/check.h"
 
-namespace pstrain::net {
+namespace pstrain {
 
 std::string Sha256Hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -32,4 +32,4 @@ bool IsSha256Hex(std::string_view text) {
   return true;
 }
 
-}  // namespace pstrain::net
+}  // namespace pstrain

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace pstrain::net {
+namespace pstrain {
 
 /// The SHA-256 of `bytes` as 64 lowercase hex digits, as `sha256sum`
 /// prints it.
@@ -15,4 +15,4 @@ std::string Sha256Hex(std::string_view bytes);
 /// Whether `text` looks like Sha256Hex's output: 64 of [0-9a-f].
 bool IsSha256Hex(std::string_view text);
 
-}  // namespace pstrain::net
+}  // namespace pstrain

@@ -53,17 +53,25 @@ Status BatchDesk::Check(const wire::PushBatch& b) const {
   return Status::Ok();
 }
 
-Status BatchDesk::Accept(WorkerPeer& peer, std::string_view meta,
-                         Outbox& outbox) const {
-  if (peer.batch.in_flight)
-    return InvalidArgument("push_batch: the last batch is still computing");
-  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.batch.msg));
-  Status fits = Check(peer.batch.msg);
-  if (!fits.ok()) {
-    outbox.Info("refused push_batch from rank " + std::to_string(peer.rank) +
-                ": " + fits.message());
+Result<WorkerPeer*> BatchDesk::Accept(Peer& from, std::string_view meta,
+                                      Outbox& outbox) const {
+  if (!on()) {
+    return InvalidArgument(
+        "push_batch: the job trains on the workers (--placement worker)");
   }
-  return fits;
+  WorkerPeer* peer = Registered(from);
+  if (!peer)
+    return InvalidArgument("push_batch before register");
+  if (peer->batch.in_flight)
+    return InvalidArgument("push_batch: the last batch is still computing");
+  PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer->batch.msg));
+  Status fits = Check(peer->batch.msg);
+  if (!fits.ok()) {
+    outbox.Info("refused push_batch from rank " + std::to_string(peer->rank) +
+                ": " + fits.message());
+    return fits;
+  }
+  return peer;
 }
 
 void BatchDesk::Plan(WorkerPeer& peer, ReadPlan* plan) {

@@ -18,11 +18,13 @@
 #include "ps/engine/batch_runner.h"
 #include "ps/engine/outbox.h"
 #include "ps/engine/read_plan.h"
+#include "util/result.h"
 #include "util/status.h"
 #include "wire/messages.h"
 
 namespace pstrain::ps {
 
+struct Peer;
 struct WorkerPeer;
 
 class BatchDesk {
@@ -41,10 +43,13 @@ class BatchDesk {
   /// kInvalidArgument naming both shapes ("push_batch: x is float32 [8, 7];
   /// the model takes float32 [B, 5]").
   Status Check(const wire::PushBatch& batch) const;
-  /// A push_batch's meta from `peer`: one batch at a time, decoded into
-  /// peer.batch.msg, and checked (Check; a misfit is logged to `outbox`
-  /// naming the rank).
-  Status Accept(WorkerPeer& peer, std::string_view meta, Outbox& outbox) const;
+  /// A push_batch's meta from `peer`: a registered worker's, one batch at
+  /// a time, decoded into its batch.msg, and checked (Check; a misfit is
+  /// logged to `outbox` naming the rank). Returns the worker, or
+  /// kInvalidArgument saying why not (the job trains on the workers, no
+  /// register yet, a batch still computing, a misfit).
+  Result<WorkerPeer*> Accept(Peer& peer, std::string_view meta,
+                             Outbox& outbox) const;
   /// Appends to `*plan` where the x and y bytes of `peer`'s batch
   /// (peer.batch.msg, checked) land: its tensors, reused while their shapes
   /// stay.

@@ -79,17 +79,13 @@ Status Engine::OnMeta(PeerId id, const wire::FrameHeader& header,
   switch (header.type) {
     case wire::MsgType::kShard:
       return master_->PlanShard(*peer, meta, plan);
-    case wire::MsgType::kPushBatch:
-      if (!batches_->on()) {
-        return InvalidArgument(
-            "push_batch: the job trains on the workers (--placement worker)");
-      }
-      if (!worker)
-        return InvalidArgument("push_batch before register");
-      PS_RETURN_IF_ERROR(batches_->Accept(*worker, meta, *outbox_));
-      PS_RETURN_IF_ERROR(steps_->CheckBatch(worker->worker));
-      BatchDesk::Plan(*worker, plan);
+    case wire::MsgType::kPushBatch: {
+      PS_ASSIGN_OR_RETURN(WorkerPeer * batch,
+                          batches_->Accept(*peer, meta, *outbox_));
+      PS_RETURN_IF_ERROR(steps_->CheckBatch(batch->worker));
+      BatchDesk::Plan(*batch, plan);
       return Status::Ok();
+    }
     case wire::MsgType::kPush:
     case wire::MsgType::kPushPull: {
       if (!worker)

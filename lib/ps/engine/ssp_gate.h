@@ -24,8 +24,7 @@ class SspGate {
   /// Whether worker `w` may have the parameters for its next step.
   bool Allows(int w) const;
   /// Worker `w` finished or was lost (false), or rejoined (true): it holds
-  /// no one back while out; back in, it starts at the slowest clock. In a
-  /// job only Membership (ps/engine/membership.h) calls it.
+  /// no one back while out; back in, it starts at the slowest clock.
   void SetTraining(int w, bool training);
   /// Steps ahead of the slowest, at most, over the run.
   uint64_t max_clock_gap() const { return max_clock_gap_; }

@@ -41,6 +41,10 @@ namespace pstrain::net {
 class SendGate;
 }
 
+namespace pstrain::wire {
+struct TensorDesc;
+}
+
 namespace pstrain::ps {
 
 struct JobSpec;

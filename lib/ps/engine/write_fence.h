@@ -55,7 +55,7 @@ class WriteFence {
     auto it = per_peer_.find(peer);
     return it == per_peer_.end() ? 0 : it->second;
   }
-  /// Whether removing worker `w` from the quorum waits (Membership asks
+  /// Whether removing worker `w` from the quorum waits (the StepDriver asks
   /// before the rank may rejoin).
   bool removing(int w) const;
   /// The work kept, in the order it came; the fence keeps none. Valid

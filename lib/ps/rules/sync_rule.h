@@ -4,8 +4,8 @@
 // version is one step of all workers. Gradients of version t are summed
 // per key (StepSums); when the step closes, the sums over their count are
 // the gradient, the optimizer steps once, and the store holds version t+1.
-// It keeps who pushed this step and how many pushes close it (the members
-// Membership counts in, less those it took out), a refused push's
+// It keeps who pushed this step and how many pushes close it (the quorum's
+// members, less those the StepDriver took out), a refused push's
 // discarded step, and key-by-key stepping: with one optimizer a closed
 // step is applied one key at a time in its StepOrder, or a key ahead of
 // the close once every member's pieces of it are in. Row-sparse keys sum

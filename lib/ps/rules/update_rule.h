@@ -13,9 +13,9 @@
 // Each rule owns its step state (sums, who pushed, grad buffers, the async
 // recipe, the staleness histogram, the applied pushes) and acts on the
 // ParameterServer, the store, which keeps parameters and optimizers only.
-// The Engine asks the WriteFence before it lets a rule step, and
-// Membership (ps/engine/membership.h) alone tells it who leaves and joins
-// the step's quorum. Not thread-safe.
+// In a server only the StepDriver (ps/engine/step_driver.h) calls what
+// changes it, after the WriteFence: the pushes, the closes, who leaves and
+// joins the step's quorum. Not thread-safe.
 //
 // A rule's properties as values, for the code that has no rule to ask, are
 // its RuleTraits (ps/job/rule_traits.h): MakeUpdateRule(spec, ...)'s rule
@@ -100,7 +100,7 @@ class UpdateRule {
   /// in). Other rules: false.
   virtual bool CloseStep() { return false; }
 
-  // The step's quorum: only Membership calls these.
+  // The step's quorum: only the StepDriver calls these.
 
   /// Worker `w` leaves the step's quorum (lost, or in sync done). Sync: a
   /// push it completed for this step still counts; otherwise the step

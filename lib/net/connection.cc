@@ -40,7 +40,7 @@ Status Connection::WriteNow(std::string_view bytes) {
         "write to " + remote_ + ": " +
         (n < 0 ? std::string(std::strerror(errno)) : "short write"));
   }
-  bytes_written_ += bytes.size();
+  traffic_.Wrote(bytes.size());
   return Status::Ok();
 }
 
@@ -67,19 +67,12 @@ void Connection::Start() {
   ReadHead();
 }
 
-bool Connection::StalledFor(std::chrono::steady_clock::time_point now,
-                            std::chrono::milliseconds limit) const {
-  const std::chrono::steady_clock::time_point idle{};
-  return (reading_since_ != idle && now - reading_since_ > limit) ||
-         (writing_since_ != idle && now - writing_since_ > limit);
-}
-
 // read_some first: a frame's clock starts with its first byte, so a peer
 // that sends half a header and stops is as stalled as one that stops later.
 void Connection::ReadHead() {
   if (closed_)
     return;
-  reading_since_ = {};
+  traffic_.ReadEnded();
   auto on_head = [self = shared_from_this(), tcp = shm_ == nullptr](
                      const std::error_code& ec, size_t n) {
     if (tcp && self->shm_)
@@ -92,8 +85,7 @@ void Connection::ReadHead() {
 }
 
 Status Connection::UseShm(std::unique_ptr<ShmStream> stream) {
-  const std::chrono::steady_clock::time_point idle{};
-  if (closed_ || shm_ || reading_since_ != idle)
+  if (closed_ || shm_ || traffic_.reading())
     return Unavailable("the connection is not between two frames");
   shm_ = std::move(stream);
   // The TCP read waiting for the next head ends (operation_aborted) and
@@ -137,7 +129,7 @@ void Connection::OnHeadBytes(const std::error_code& ec, size_t n) {
     return;
   if (ec)
     return OnHead(ec);
-  reading_since_ = std::chrono::steady_clock::now();
+  traffic_.ReadStarted(std::chrono::steady_clock::now());
   if (n == sizeof(head_))
     return OnHead(ec);
   ReadAll(asio::buffer(head_ + n, sizeof(head_) - n),
@@ -154,7 +146,7 @@ void Connection::OnHead(const std::error_code& ec) {
     return Finish(Status::Ok());
   if (ReadEnded(ec))
     return;
-  bytes_read_ += sizeof(head_);
+  traffic_.Read(sizeof(head_));
   Status s = parser_.Header(head_);
   if (!s.ok())
     return Fail(s, 0, true);
@@ -174,7 +166,7 @@ void Connection::OnHead(const std::error_code& ec) {
 void Connection::OnMetaRead(const std::error_code& ec) {
   if (ReadEnded(ec))
     return;
-  bytes_read_ += meta_.size();
+  traffic_.Read(meta_.size());
   const wire::FrameHeader& header = parser_.header();
   const uint64_t data_bytes = parser_.data_bytes();
   data_dst_.clear();
@@ -252,8 +244,8 @@ void Connection::ReadPieceAt(const DataReads::Step& step) {
 void Connection::OnDataRead(const std::error_code& ec) {
   if (ReadEnded(ec))
     return;
-  bytes_read_ += parser_.data_bytes();
-  reading_since_ = {};
+  traffic_.Read(parser_.data_bytes());
+  traffic_.ReadEnded();
   handler_->OnFrame(*this, parser_.header(), meta_);
   ReadHead();
 }
@@ -271,17 +263,17 @@ void Connection::Send(FrameBuffers& frame) {
 void Connection::WriteNext() {
   if (write_queue_.empty()) {
     writing_ = false;
-    writing_since_ = {};
+    traffic_.WriteEnded();
     if (close_after_write_)
       Finish(Status::Ok());
     return;
   }
   writing_ = true;
-  writing_since_ = std::chrono::steady_clock::now();
+  traffic_.WriteStarted(std::chrono::steady_clock::now());
   FrameBuffers* frame = write_queue_.front();
   frame->Finish();
   gated_.Start(*frame);
-  pace_.turn().Started(frame->frame_bytes(), writing_since_);
+  pace_.turn().Started(frame->frame_bytes(), traffic_.writing_since());
   WriteGated();
 }
 
@@ -310,7 +302,7 @@ void Connection::WriteOpen(FrameBuffers* frame) {
   const GatedWrites::Range r = gated_.Next(*frame);
   if (r.empty()) {
     waiting_for_gate_ = true;
-    writing_since_ = {};
+    traffic_.WriteEnded();
     return;
   }
   const auto& buffers = frame->buffers();
@@ -318,7 +310,7 @@ void Connection::WriteOpen(FrameBuffers* frame) {
                                           buffers.data() + r.end),
            [self = shared_from_this(), frame, r](const std::error_code& ec,
                                                  size_t n) {
-             self->bytes_written_ += n;
+             self->traffic_.Wrote(n);
              self->pace_.turn().Wrote(n, std::chrono::steady_clock::now());
              frame->Wrote(r.begin, ec ? r.begin : r.end);
              self->gated_.Wrote(r);
@@ -332,7 +324,7 @@ void Connection::ResumeWrite() {
   if (!waiting_for_gate_ || closed_)
     return;
   waiting_for_gate_ = false;
-  writing_since_ = std::chrono::steady_clock::now();
+  traffic_.WriteStarted(std::chrono::steady_clock::now());
   WriteGated();
 }
 

@@ -31,6 +31,7 @@
 #include "net/gated_writes.h"
 #include "net/handler_memory.h"
 #include "net/shm_stream.h"
+#include "net/traffic.h"
 #include "net/transport.h"
 #include "net/write_pace.h"
 #include "util/status.h"
@@ -194,11 +195,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// owner's watchdog calls this and closes stalled connections; nothing
   /// else waits on them, as every read and write is asynchronous.
   bool StalledFor(std::chrono::steady_clock::time_point now,
-                  std::chrono::milliseconds limit) const;
+                  std::chrono::milliseconds limit) const {
+    return traffic_.StalledFor(now, limit);
+  }
 
   /// Bytes read and written so far, headers included.
-  uint64_t bytes_read() const { return bytes_read_; }
-  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t bytes_read() const { return traffic_.bytes_read(); }
+  uint64_t bytes_written() const { return traffic_.bytes_written(); }
 
   /// Free for the Handler: which peer this is (e.g. a rank), -1 if unknown.
   int peer = -1;
@@ -265,16 +268,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool waiting_for_gate_ = false;  // it waits for its gate, no write in flight
   bool close_after_write_ = false;
   bool closed_ = false;
-  Status pending_failure_;
+  Status pending_failure_;      // reported by OnClose after the error frame
   HandlerMemory read_memory_;   // the one read in flight
-  HandlerMemory write_memory_;  // the one write in flight  // reported by
-                                // OnClose after the error frame
-  uint64_t bytes_read_ = 0;
-  uint64_t bytes_written_ = 0;
-  // Since when the frame being read (written) has been on its way; the
-  // epoch (zero) while none is.
-  std::chrono::steady_clock::time_point reading_since_{};
-  std::chrono::steady_clock::time_point writing_since_{};
+  HandlerMemory write_memory_;  // the one write in flight
+  Traffic traffic_;  // bytes moved, and since when a frame is on its way
 };
 
 }  // namespace pstrain::net

@@ -4,14 +4,12 @@
 #include <nlohmann/json.hpp>
 
 #include "net/auth.h"
-#include "net/send_gate.h"
 #include "net/shm_handover.h"
 #include "net/transport.h"
 #include "ps/job/module_fetch.h"
 #include "ps/job/tensor_codec.h"
 #include "worker/exchange_spans.h"
 #include "worker/param_arrivals.h"
-#include "worker/push_compressor.h"
 
 namespace pstrain::worker {
 
@@ -143,16 +141,12 @@ Status PsClient::Register(const std::vector<wire::KeySpec>& keys) {
 void PsClient::Attach(std::vector<at::Tensor> params,
                       std::vector<at::Tensor> grads) {
   params_ = std::move(params);
-  grads_ = std::move(grads);
-  push_order_.Reset(grads_.size());
-  DescribePush();
+  push_.Attach(std::move(grads));
 }
 
 void PsClient::SetSendGate(net::SendGate* gate, std::vector<uint32_t> marks) {
-  gate_ = gate;
   client_.WatchGate(gate);
-  push_order_.SetMarks(std::move(marks));
-  DescribePush();
+  push_.SetGate(gate, std::move(marks));
 }
 
 void PsClient::SetArrivals(ParamArrivals* arrivals,
@@ -163,17 +157,11 @@ void PsClient::SetArrivals(ParamArrivals* arrivals,
 
 void PsClient::SetSparse(std::vector<SparseSlot>* slots) {
   sparse_ = slots;
-  push_order_.ClearRowKeys();
-  if (slots != nullptr) {
-    for (const SparseSlot& slot : *slots)
-      push_order_.AddRowKey(slot.key);
-  }
-  DescribePush();
+  push_.SetSparse(slots);
 }
 
 void PsClient::SetCompressor(PushCompressor* compressor) {
-  compressor_ = compressor;
-  DescribePush();
+  push_.SetCompressor(compressor);
 }
 
 void PsClient::OnPiece(size_t index) {
@@ -191,39 +179,6 @@ void PsClient::OnPiece(size_t index) {
 
 Status PsClient::FinishReply() {
   return reply_.Finish(!piecewise(), params_, sparse_);
-}
-
-void PsClient::DescribePush() {
-  push_order_.Plan(gate_ != nullptr, has_rows());
-  push_msg_.grads.clear();
-  for (uint32_t k : push_order_.order()) {
-    wire::TensorDesc d = ps::DescribeTensor(k, grads_[k]);
-    if (compressor_ != nullptr && compressor_->compressed(k)) {
-      d.codec = compressor_->codec(k);
-      d.nbytes = compressor_->record(k).size();
-    }
-    push_msg_.grads.push_back(d);
-  }
-  push_only_msg_.grads = push_msg_.grads;
-}
-
-void PsClient::AddGrads(net::FrameBuffers& req) const {
-  req.SetGate(gate_);
-  const bool tagged = this->tagged();
-  const std::vector<uint32_t>& order = push_order_.order();
-  for (size_t i = 0; i < order.size(); ++i) {
-    const uint32_t k = order[i];
-    if (tagged)
-      req.AddTag(static_cast<uint32_t>(i));
-    if (compressor_ != nullptr && compressor_->compressed(k)) {
-      const std::vector<uint8_t>& record = compressor_->record(k);
-      req.AddData(record.data(), record.size(), push_order_.mark(k));
-    } else {
-      req.AddData(grads_[k].data_ptr(), grads_[k].nbytes(),
-                  push_order_.mark(k));
-    }
-  }
-  AddRows(req);
 }
 
 Status PsClient::OnMeta(const wire::FrameHeader& header, std::string_view meta,
@@ -255,15 +210,13 @@ Result<uint64_t> PsClient::Pull(uint64_t min_version) {
 }
 
 Result<uint64_t> PsClient::PushPull(uint64_t version) {
-  push_msg_.version = version;
   client_.SetRound(version);
-  DescribeRows();
-  wire::EncodeMeta(push_msg_, &meta_);
+  wire::EncodeMeta(push_.PushPullMeta(version), &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPushPull, 0, meta_);
-  AddGrads(req);
+  push_.AddData(req);
   if (spans_ != nullptr) {
-    spans_->StartPush(static_cast<int64_t>(version), &push_order_.order(),
+    spans_->StartPush(static_cast<int64_t>(version), &push_.order(),
                       &slice_keys_);
     req.SetWriteObserver(spans_);
   }
@@ -273,14 +226,11 @@ Result<uint64_t> PsClient::PushPull(uint64_t version) {
 }
 
 Status PsClient::Push(uint64_t version) {
-  push_only_msg_.version = version;
   client_.SetRound(version);
-  DescribeRows();
-  push_only_msg_.rows = push_msg_.rows;
-  wire::EncodeMeta(push_only_msg_, &meta_);
+  wire::EncodeMeta(push_.PushMeta(version), &meta_);
   net::FrameBuffers& req = client_.NewRequest();
   req.Reset(wire::MsgType::kPush, 0, meta_);
-  AddGrads(req);
+  push_.AddData(req);
   return Call(req, nullptr, wire::MsgType::kAck);
 }
 

@@ -27,7 +27,7 @@
 #include "wire/messages.h"
 #include "worker/heartbeat_frame.h"
 #include "worker/params_reply.h"
-#include "worker/push_order.h"
+#include "worker/push_frames.h"
 #include "worker/sparse_slot.h"
 
 namespace pstrain::worker {
@@ -92,10 +92,9 @@ class PsClient : private net::ReplySink {
   /// (net::Connection::SetSendWindow). Pushes with row-sparse keys stay in
   /// mark order, untagged. `priority` false: none of this (the default).
   void SetPriority(bool priority, uint64_t send_window) {
-    push_order_.set_priority(priority);
+    push_.SetPriority(priority);
     if (priority)
       client_.SetSendWindow(send_window);
-    DescribePush();
   }
   /// The link order of this worker's host (net/link_turn.h): the words
   /// shared with a server of this host over shared memory (nullptr when
@@ -202,18 +201,6 @@ class PsClient : private net::ReplySink {
   bool piecewise() const override { return arrivals_ != nullptr; }
   void OnPiece(size_t index) override;
   Status Expect(wire::MsgType got, wire::MsgType want) const;
-  /// The push descriptors, in send order.
-  void DescribePush();
-  /// The gradients' bytes, in send order, gated.
-  void AddGrads(net::FrameBuffers& req) const;
-  /// The sparse rows and requests of the next push_pull, into push_msg_.
-  void DescribeRows();
-  /// The row-sparse slots' row data of a push, after the dense keys'.
-  void AddRows(net::FrameBuffers& req) const;
-  // Whether this client has row-sparse slots, whose pushes carry rows.
-  bool has_rows() const { return sparse_ != nullptr && !sparse_->empty(); }
-  // Whether pushes are tagged (PushOrder::Tags).
-  bool tagged() const { return push_order_.Tags(gate_ != nullptr, has_rows()); }
   /// After a params reply is in whole: the rows and records not yet
   /// applied (without ParamArrivals, pieces are not reported), then the
   /// first of their failures.
@@ -227,16 +214,11 @@ class PsClient : private net::ReplySink {
   int server_rank_;
   net::Client client_;
   std::vector<at::Tensor> params_;
-  std::vector<at::Tensor> grads_;
-  net::SendGate* gate_ = nullptr;
-  PushOrder push_order_;
+  PushFrames push_;  // what pushes carry: the gradients, rows, descriptors
   ParamArrivals* arrivals_ = nullptr;
-  std::vector<int> slice_keys_;  // by attached tensor
-  std::vector<SparseSlot>* sparse_ = nullptr;
-  PushCompressor* compressor_ = nullptr;
+  std::vector<int> slice_keys_;                // by attached tensor
+  std::vector<SparseSlot>* sparse_ = nullptr;  // the reply's rows land here
   ExchangeSpans* spans_ = nullptr;
-  wire::PushPull push_msg_;  // descriptors built once
-  wire::Push push_only_msg_;
   ParamsReply reply_;         // reused
   std::string meta_;          // reused
   std::mutex call_mu_;        // held by Call; Heartbeat only tries it

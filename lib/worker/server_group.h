@@ -88,7 +88,6 @@ class ServerGroup {
   /// The row-sparse model keys (ps/job/sparse_keys.h), by model key: from now
   /// on their slices travel as rows in push_pulls. REQUIRES: Attach.
   void SetRowSparse(const std::vector<bool>& model_keys);
-  bool has_row_sparse() const { return !rows_.empty(); }
   /// Of row-sparse model key `key`: the model rows this step's batch
   /// touched and those the next batch looks up, each ascending and unique.
   /// Split over the servers' slices for the next push_pull.

@@ -128,7 +128,7 @@ void DecodeAdd(Codec codec, const CodecParams& params, const uint8_t* in,
 /// CompressedBytes(codec, params, n) bytes at the front of buf[0..4n)
 /// become the float32 elements x[0..n) in all of buf (little-endian, as
 /// raw data is), each the value DecodeAdd would add, -0 kept. A receiver
-/// reads rows (ps/engine/engine_rows.cc, worker/params_reply.cc) and pulled
+/// reads rows (ps/engine/push_reader.cc, worker/params_reply.cc) and pulled
 /// parameters (worker/ps_client.cc) into the float32 buffer they are used
 /// from, so this needs no second buffer. It
 /// runs back to front: element i's 4 bytes cover codes 2i and 2i + 1,

@@ -123,7 +123,7 @@ TEST_F(BadPushTest, AsyncNanAndInfPushesAreRefusedAndNeverApplied) {
 // Sync: the bad worker's last key holds NaN while the earlier keys, already
 // added into the sums piece by piece, are finite: the step is skipped from
 // the refused piece on. Keys whose every piece was in before it may have
-// been stepped ahead of the close (ps/rules/step_order.h) and keep their step;
+// been updated ahead of the close (ps/rules/step_order.h) and keep their step;
 // the refused key never changes, and no parameter holds NaN.
 TEST_F(BadPushTest, SyncStepWithANanPushIsSkippedAndOthersFinish) {
   Process serve(Concat({PstrainBin(), "serve", "--model", "mlp", "--max_steps",

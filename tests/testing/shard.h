@@ -68,10 +68,10 @@ class Shard {
   uint64_t dropped_pushes() const { return rule_->dropped_pushes(); }
   int pushes_this_step() const { return rule_->pushes_this_step(); }
   void set_step_by_key(bool on) { rule_->set_step_by_key(on); }
-  int StepNextKey() { return rule_->StepNextKey(); }
-  void StepAllKeys() { rule_->StepAllKeys(); }
+  int UpdateNextKey() { return rule_->UpdateNextKey(); }
+  void UpdateAllKeys() { rule_->UpdateAllKeys(); }
   const ps::StepOrder& step_order() const { return rule_->step_order(); }
-  bool version_whole() const { return rule_->version_whole(); }
+  bool version_complete() const { return rule_->version_complete(); }
   void NoteParamsSent(int w) { rule_->NoteParamsSent(w); }
   const at::Tensor& SentParam(int w, int key) const {
     return rule_->SentParam(w, key);

@@ -287,7 +287,7 @@ TEST(CompressionTest, DecodeAddAddsAlphaTimesDecoded) {
   }
 }
 
-// Rows are decoded where they were read (ps/engine/engine_rows.cc): the record
+// Rows are decoded where they were read (ps/engine/push_reader.cc): the record
 // at the front of a buffer of 4n bytes becomes the n floats DecodeAdd gives,
 // bit for bit, -0 and subnormals included.
 TEST(CompressionTest, DecodeInPlaceGivesTheDecodedFloats) {

@@ -10,7 +10,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "ps/engine/outbox.h"
+#include "ps/engine/engine_clock.h"
 #include "util/status.h"
 
 namespace pstrain::ps {

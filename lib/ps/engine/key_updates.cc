@@ -33,7 +33,7 @@ KeyUpdates::KeyUpdates(bool priority, UpdateRule* rule,
 bool KeyUpdates::Close() {
   const bool was_ahead = std::exchange(ahead_, false);
   fence_->set_own_replies(false);
-  if (!rule_->version_whole() && !updating_) {
+  if (!rule_->version_complete() && !updating_) {
     if (!was_ahead)
       gate_.Reset();  // the replies out already wait on it
     updating_ = true;
@@ -47,7 +47,7 @@ void KeyUpdates::OpenAfterAhead() {
 
 bool KeyUpdates::UpdateNextKey() {
   outbox_->Trace({});  // the key's update starts
-  const int key = rule_->StepNextKey();
+  const int key = rule_->UpdateNextKey();
   if (key >= 0) {
     outbox_->Trace({"update", TraceMark::kEngine, key,
                     static_cast<int64_t>(server_->version())});
@@ -69,11 +69,11 @@ bool KeyUpdates::TakePosted() {
 }
 
 bool KeyUpdates::MayUpdateAhead(int key) const {
-  return rule_->steps_ahead() && !updating_ && rule_->ReadyAhead(key);
+  return rule_->updates_ahead() && !updating_ && rule_->ReadyAhead(key);
 }
 
 bool KeyUpdates::StartAhead() {
-  if (!fence_->open() || !rule_->version_whole())
+  if (!fence_->open() || !rule_->version_complete())
     return false;
   ahead_ = true;
   fence_->set_own_replies(true);
@@ -83,7 +83,7 @@ bool KeyUpdates::StartAhead() {
 
 void KeyUpdates::UpdateAhead(int key) {
   outbox_->Trace({});  // the key's update starts
-  rule_->StepAhead(key);
+  rule_->UpdateAhead(key);
   const uint64_t next = server_->version() + 1;
   outbox_->Trace(
       {"update", TraceMark::kEngine, key, static_cast<int64_t>(next)});

@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include "ps/engine/outbox.h"
+#include "ps/engine/engine_clock.h"
 #include "report/worker_stats.h"
 #include "util/result.h"
 

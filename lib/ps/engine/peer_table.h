@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "ps/engine/outbox.h"
+#include "ps/engine/engine_clock.h"
 #include "ps/engine/peer.h"
 
 namespace pstrain::ps {

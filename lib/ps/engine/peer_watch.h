@@ -13,7 +13,7 @@
 #include <chrono>
 #include <vector>
 
-#include "ps/engine/outbox.h"
+#include "ps/engine/engine_clock.h"
 
 namespace pstrain::ps {
 

@@ -318,7 +318,7 @@ void PushReader::ReadRows(WorkerPeer& peer, size_t index) {
 void PushReader::Refuse(WorkerPeer& peer, int key, std::string why) {
   peer.refused_key = key;
   peer.refused_why = std::move(why);
-  if (rule_->steps_ahead())
+  if (rule_->updates_ahead())
     rule_->DiscardStep();
 }
 

@@ -9,7 +9,7 @@
 // record buffer; a key's rows into ParameterServer::RowsBuffer), and each
 // piece is checked for NaN and Inf while it is still in cache, before it is
 // added: a sum cannot be taken apart. A refused piece marks the push
-// refused (WorkerPeer::refused_key); with keys stepped ahead of the close,
+// refused (WorkerPeer::refused_key); with keys updated ahead of the close,
 // the step is discarded from that piece on.
 //
 // Threading: not thread-safe; the Engine's thread only. `*store`, `*rule`
@@ -53,7 +53,7 @@ class PushReader {
             const std::vector<wire::SparseRows>& rows, ReadPlan* plan);
   /// Piece `index` of `peer`'s plan is in: it goes to the rule, or refuses
   /// the push. Returns the dense key it completed or added to (a raw
-  /// piece, or a whole record), which may now be stepped ahead; -1 for a
+  /// piece, or a whole record), which may now be updated ahead; -1 for a
   /// refused piece, a record not yet whole, and rows. REQUIRES: the push is
   /// not refused yet.
   int Read(WorkerPeer& peer, size_t index);

@@ -14,7 +14,7 @@
 #include <map>
 #include <vector>
 
-#include "ps/engine/outbox.h"
+#include "ps/engine/engine_clock.h"
 
 namespace pstrain::ps {
 

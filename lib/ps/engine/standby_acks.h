@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "ps/engine/outbox.h"
+#include "ps/engine/engine_clock.h"
 
 namespace pstrain::ps {
 

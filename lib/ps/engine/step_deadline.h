@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "ps/engine/outbox.h"
+#include "ps/engine/engine_clock.h"
 
 namespace pstrain::ps {
 

@@ -59,7 +59,7 @@ bool StepDriver::ahead() const {
 }
 
 bool StepDriver::complete() const {
-  return !keys_->updating() && rule_->version_whole();
+  return !keys_->updating() && rule_->version_complete();
 }
 
 net::SendGate* StepDriver::gate() const {
@@ -76,7 +76,7 @@ Status StepDriver::PlanPush(WorkerPeer& peer, wire::MsgType type,
                             ReadPlan* plan) {
   const bool push_pull = type == wire::MsgType::kPushPull;
   const char* what = wire::MsgTypeName(type);
-  rule_->StepAllKeys();  // its pieces go into the accumulators
+  rule_->UpdateAllKeys();  // its pieces go into the accumulators
   peer.push_is_push_pull = push_pull;
   if (push_pull) {
     PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &peer.push));
@@ -105,7 +105,7 @@ Status StepDriver::PlanPush(WorkerPeer& peer, wire::MsgType type,
   peer.push_id = request_id;
   peer.reading_push = push_pull;
   peer.replied_ahead = false;
-  if (push_pull && rule_->steps_ahead() && rule_->version_whole() &&
+  if (push_pull && rule_->updates_ahead() && rule_->version_complete() &&
       !keys_->ahead())
     OrderKeys(grads);
   return Status::Ok();
@@ -151,7 +151,7 @@ int StepDriver::ReadPieceAt(WorkerPeer& peer, size_t index,
 }
 
 Status StepDriver::CheckBatch(int w) {
-  rule_->StepAllKeys();  // the batch computes on a whole version
+  rule_->UpdateAllKeys();  // the batch computes on a whole version
   PS_RETURN_IF_ERROR(members_->CheckMember(w));
   return rule_->CheckPush(w, server_->version());
 }
@@ -276,7 +276,7 @@ void StepDriver::UpdateAhead(int key) {
 }
 
 void StepDriver::UpdateAllKeys() {
-  rule_->StepAllKeys();
+  rule_->UpdateAllKeys();
 }
 
 void StepDriver::NoteSent(int w) {

@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ps/engine/outbox.h"
+#include "ps/engine/engine_clock.h"
 
 namespace pstrain::ps {
 
@@ -45,7 +45,7 @@ class WriteFence {
   /// No params frame on its way.
   bool open() const { return in_flight_ == 0; }
   /// While on, the frames on their way are the replies of the step under
-  /// way, stepped ahead of its close (ps/rules/step_order.h): each key's bytes
+  /// way, updated ahead of its close (ps/rules/step_order.h): each key's bytes
   /// wait until the key is stepped, and no key changes again in this step,
   /// so the step's own work (its pushes, a lost worker leaving it) need
   /// not wait for them. Holds holds nothing then.

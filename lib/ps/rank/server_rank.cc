@@ -76,9 +76,9 @@ ServiceOptions ServiceOptionsFor(const ServerRankOptions& o,
   ServiceOptions options;
   options.host = o.bind_addr.empty() ? host : o.bind_addr;
   options.port = port;
-  options.timeout = o.timeout;
+  options.engine.timeout = o.timeout;
   options.max_frame_bytes = o.max_frame_bytes;
-  options.auth_token = o.auth_token;
+  options.engine.auth_token = o.auth_token;
   options.timeline = o.timeline;
   return options;
 }

@@ -62,7 +62,7 @@ bool BufferedSync::CloseStep() {
   const int count = pushes_this_step();
   if (count == 0)
     return false;
-  StepAllKeys();  // the sums are about to change
+  UpdateAllKeys();  // the sums are about to change
   const ParameterServer& store = *this->store();
   for (int k = 0; k < store.num_keys(); ++k) {
     if (store.is_row_sparse(k))

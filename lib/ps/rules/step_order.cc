@@ -28,8 +28,8 @@ bool StepOrder::Set(const std::vector<int>& keys) {
   return true;
 }
 
-void StepOrder::StepAhead(int key) {
-  PS_CHECK(!closed_ && !ahead_[key]) << "StepAhead(" << key << ")";
+void StepOrder::UpdateAhead(int key) {
+  PS_CHECK(!closed_ && !ahead_[key]) << "UpdateAhead(" << key << ")";
   ahead_[key] = true;
   ++ahead_count_;
   Advance();

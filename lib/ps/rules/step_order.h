@@ -18,7 +18,7 @@ namespace pstrain::ps {
 
 class StepOrder {
  public:
-  /// Key order, nothing stepped ahead, nothing waiting.
+  /// Key order, nothing updated ahead, nothing waiting.
   explicit StepOrder(int num_keys);
 
   /// The order of the next step: a permutation of 0..num_keys-1; anything
@@ -31,14 +31,14 @@ class StepOrder {
 
   /// Key `key` was stepped before its step closed. REQUIRES: not closed,
   /// not ahead(key).
-  void StepAhead(int key);
+  void UpdateAhead(int key);
   bool ahead(int key) const { return ahead_[key]; }
-  /// Keys stepped ahead in the step under way.
+  /// Keys updated ahead in the step under way.
   int ahead_count() const { return ahead_count_; }
 
-  /// The step closed: every key not stepped ahead waits for Next.
+  /// The step closed: every key not updated ahead waits for Next.
   void Close();
-  /// The step closed without an optimizer step: the keys stepped ahead
+  /// The step closed without an optimizer step: the keys updated ahead
   /// keep theirs, no other key waits.
   void Discard();
   /// After Close: the next key to step, in order, skipping those stepped
@@ -47,9 +47,9 @@ class StepOrder {
 
   /// Between Close and the Next that returns -1.
   bool closed() const { return closed_; }
-  /// No key is stepped ahead and none waits: every key holds the version.
+  /// No key is updated ahead and none waits: every key holds the version.
   bool idle() const { return !closed_ && ahead_count_ == 0; }
-  /// Whether key `key` holds the step's new value (stepped ahead, or
+  /// Whether key `key` holds the step's new value (updated ahead, or
   /// stepped since the close).
   bool stepped(int key) const;
   /// How many keys at the front of the order are stepped.

@@ -41,7 +41,7 @@ Status SyncRule::CheckPush(int w, uint64_t version) const {
 }
 
 // A piece with NaN or Inf discards the step at once: its sum holds the bad
-// values from here on, so neither a key stepped ahead nor a step closed
+// values from here on, so neither a key updated ahead nor a step closed
 // by its worker's loss, before its push ends, may use it.
 bool SyncRule::Accumulate(int w, int key, uint64_t offset, const void* data,
                           uint64_t bytes) {
@@ -87,7 +87,7 @@ void SyncRule::FinishStep() {
   TakeRowSums(discards_.pending);
   if (discards_.pending) {
     // No optimizer step: the parameters stay as they are, but for keys
-    // stepped ahead before the refused piece came.
+    // updated ahead before the refused piece came.
     store.AdvanceVersion();
     ++discards_.count;
     discards_.pending = false;
@@ -132,7 +132,7 @@ void SyncRule::TakeRowSums(bool discard) {
 // A lost worker's complete push still counts for this step. Otherwise the
 // step stops waiting for it.
 bool SyncRule::RemoveWorker(int w) {
-  StepAllKeys();  // the sums may change
+  UpdateAllKeys();  // the sums may change
   --members_;
   if (pushed_[w])
     return false;
@@ -153,7 +153,7 @@ void SyncRule::set_step_by_key(bool on) {
   by_key_.ahead = on && by_key_.possible;
 }
 
-int SyncRule::StepNextKey() {
+int SyncRule::UpdateNextKey() {
   const int k = order_.Next();
   if (k >= 0)
     store()->StepKey(k, sums_.sum(k), by_key_.lr);
@@ -165,10 +165,10 @@ bool SyncRule::ReadyAhead(int key) const {
          !order_.closed() && !order_.ahead(key) && sums_.Final(key, needed_);
 }
 
-void SyncRule::StepAhead(int key) {
-  PS_CHECK(ReadyAhead(key)) << "StepAhead(" << key << ")";
+void SyncRule::UpdateAhead(int key) {
+  PS_CHECK(ReadyAhead(key)) << "UpdateAhead(" << key << ")";
   store()->StepKey(key, sums_.sum(key), store()->lr());
-  order_.StepAhead(key);
+  order_.UpdateAhead(key);
 }
 
 }  // namespace pstrain::ps

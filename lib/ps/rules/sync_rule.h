@@ -36,15 +36,15 @@ class SyncRule : public UpdateRule {
   uint64_t discarded_steps() const override { return discards_.count; }
 
   void set_step_by_key(bool on) override;
-  int StepNextKey() override;
+  int UpdateNextKey() override;
   const StepOrder& step_order() const override { return order_; }
   bool set_step_order(const std::vector<int>& keys) override {
     return order_.Set(keys);
   }
-  bool version_whole() const override { return order_.idle(); }
-  bool steps_ahead() const override { return by_key_.ahead; }
+  bool version_complete() const override { return order_.idle(); }
+  bool updates_ahead() const override { return by_key_.ahead; }
   bool ReadyAhead(int key) const override;
-  void StepAhead(int key) override;
+  void UpdateAhead(int key) override;
 
  protected:
   // Worker w's piece, or whole record, into the sums (streaming sync). A
@@ -92,8 +92,8 @@ class SyncRule : public UpdateRule {
   };
   Discards discards_;
   StepOrder order_;
-  // --server_threads 1: a closed step applied key by key (StepNextKey), at
-  // `lr`; `ahead`: steps_ahead(); `possible`: the job allows it.
+  // --server_threads 1: a closed step applied key by key (UpdateNextKey), at
+  // `lr`; `ahead`: updates_ahead(); `possible`: the job allows it.
   struct KeyByKey {
     bool on = false;
     bool ahead = false;

@@ -128,16 +128,16 @@ class UpdateRule {
   // Key by key (streaming sync; a no-op elsewhere).
 
   /// Sync with one optimizer (--server_threads 1): a closing step advances
-  /// the version at once but leaves the optimizer to StepNextKey, key by
+  /// the version at once but leaves the optimizer to UpdateNextKey, key by
   /// key in step_order(), so that each key's parameters can be sent while
   /// the next is stepped. Anything that changes the sums or reads the
-  /// parameters as a whole first steps what is left (StepAllKeys).
+  /// parameters as a whole first steps what is left (UpdateAllKeys).
   virtual void set_step_by_key(bool /*on*/) {}
   /// Steps the next key of the closed step; returns it, or -1 when none is
   /// left.
-  virtual int StepNextKey() { return -1; }
-  void StepAllKeys() {
-    while (StepNextKey() >= 0) {
+  virtual int UpdateNextKey() { return -1; }
+  void UpdateAllKeys() {
+    while (UpdateNextKey() >= 0) {
     }
   }
   /// The order keys are stepped and sent in (ps/rules/step_order.h).
@@ -147,23 +147,23 @@ class UpdateRule {
   virtual bool set_step_order(const std::vector<int>& /*keys*/) {
     return false;
   }
-  /// Every key holds the store's version: none stepped ahead, none waiting.
-  virtual bool version_whole() const { return true; }
-  /// Whether keys may be stepped before their step closes (StepAhead):
+  /// Every key holds the store's version: none updated ahead, none waiting.
+  virtual bool version_complete() const { return true; }
+  /// Whether keys may be stepped before their step closes (UpdateAhead):
   /// streaming sync stepped by key with one optimizer, no --clip_grad_norm
   /// (it needs every key's gradient) and no row-sparse keys.
-  virtual bool steps_ahead() const { return false; }
-  /// Whether key `key` of the step under way may be stepped ahead of its
+  virtual bool updates_ahead() const { return false; }
+  /// Whether key `key` of the step under way may be updated ahead of its
   /// close: every member's pieces of it are in (its sums are final), it is
   /// not stepped yet, the previous step is whole, and no push of this step
-  /// was refused. REQUIRES: steps_ahead().
+  /// was refused. REQUIRES: updates_ahead().
   virtual bool ReadyAhead(int /*key*/) const { return false; }
   /// Steps key `key` ahead of its step's close. The version advances only
   /// at the close; the key then holds the next one's value
   /// (step_order().stepped(key)). Bit for bit what the step computes at
   /// its close: libtorch's optimizers are elementwise, and the lr is the
   /// version's. REQUIRES: ReadyAhead(key).
-  virtual void StepAhead(int /*key*/) {}
+  virtual void UpdateAhead(int /*key*/) {}
 
   // Replies.
 

@@ -32,8 +32,7 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
           }),
       timer_(*io),
       wake_timer_(*io),
-      engine_(spec, std::move(fingerprint), server, this,
-              EngineOptions{options_.timeout, options_.auth_token}) {
+      engine_(spec, std::move(fingerprint), server, this, options_.engine) {
   if (spec.transport == net::TransportName(net::Transport::kTcp)) {
     shm_refusal_ = "the server's --transport is tcp";
   } else {
@@ -105,11 +104,11 @@ void Service::DropStalledConnections() {
   const Time now = Now();
   std::vector<net::Connection*> stalled;
   for (const auto& [id, conn] : conns_) {
-    if (!conn->closed() && conn->StalledFor(now, options_.timeout))
+    if (!conn->closed() && conn->StalledFor(now, options_.engine.timeout))
       stalled.push_back(conn.get());
   }
   const auto secs =
-      std::chrono::duration_cast<std::chrono::seconds>(options_.timeout)
+      std::chrono::duration_cast<std::chrono::seconds>(options_.engine.timeout)
           .count();
   for (auto* conn : stalled) {
     conn->CloseWith(Timeout("a frame stalled mid-way for more than " +

@@ -41,12 +41,10 @@ class ServerSpans;
 struct ServiceOptions {
   std::string host = "localhost";
   int port = 29500;  // 0: the kernel picks; see port()
-  /// How long the job may make no progress before the Service gives up.
-  std::chrono::milliseconds timeout{120000};
+  /// The Engine's --timeout and token (EngineOptions); the timeout is also
+  /// how long a connection may stall mid-frame.
+  EngineOptions engine;
   uint64_t max_frame_bytes = wire::kDefaultMaxFrameBytes;
-  /// Non-empty: every connection must prove it knows this token (net/auth.h)
-  /// before any other frame is accepted. Default: none.
-  std::string auth_token;
   /// The time the Engine is told. Default: std::chrono::steady_clock.
   std::function<Time()> clock = [] { return EngineClock::now(); };
   /// --timeline: where the Engine's spans go (ps/service/server_spans.h); it

@@ -42,7 +42,7 @@ struct Snapshot {
 /// Copies `server`'s parameters now (about 1 ms per 5 MB) and, when asked,
 /// serializes its optimizer state; `applied` (by worker) is the rule's, and
 /// `now` becomes made_at. REQUIRES: every key holds the current version
-/// (UpdateRule::version_whole()). kIOError when the optimizer state cannot
+/// (UpdateRule::version_complete()). kIOError when the optimizer state cannot
 /// be serialized.
 Result<std::shared_ptr<const Snapshot>> TakeSnapshot(
     const ParameterServer& server, std::vector<int64_t> applied,

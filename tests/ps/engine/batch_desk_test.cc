@@ -95,7 +95,7 @@ TEST(BatchDeskTest,
   reader.AddBatch(peer, keys);
   EXPECT_EQ(peer.refused_key, -1);
   ASSERT_TRUE(*rule->Push(0, 1, false));
-  rule->StepAllKeys();
+  rule->UpdateAllKeys();
   EXPECT_TRUE(torch::equal(params[0], torch::full({3}, -2.0f)));
   EXPECT_FLOAT_EQ(params[1].item<float>(), -1.0f);
 }

@@ -130,7 +130,7 @@ TEST(PushReaderTest, WhatIsReadIsWhatTheStepAverages) {
     }
     ASSERT_TRUE(r.rule->Push(peer->worker, 0, false).ok());
   }
-  r.rule->StepAllKeys();
+  r.rule->UpdateAllKeys();
   EXPECT_EQ(r.store.version(), 1u);
   EXPECT_FLOAT_EQ(r.params[1].item<float>(), -2.0f);  // 0 - 1.0 * mean 2
   EXPECT_FLOAT_EQ(r.params[0][-1].item<float>(), -2.0f);
@@ -161,7 +161,7 @@ TEST(PushReaderTest, PiecesReadWhereTheyLieAreSummedAsCopiedOnes) {
     r.reader.Read(other, i);
   }
   ASSERT_TRUE(r.rule->Push(other.worker, 0, false).ok());
-  r.rule->StepAllKeys();
+  r.rule->UpdateAllKeys();
   EXPECT_FLOAT_EQ(r.params[1].item<float>(), -2.0f);
   EXPECT_FLOAT_EQ(r.params[0][-1].item<float>(), -2.0f);
 
@@ -199,7 +199,7 @@ TEST(PushReaderTest, ANanPieceReadInPlaceDiscardsItsStepAtOnce) {
   EXPECT_EQ(r.reader.ReadAt(r.peer, 3, reinterpret_cast<const char*>(&nan)),
             -1);
   EXPECT_TRUE(r.rule->RemoveWorker(r.peer.worker));  // closes the step
-  r.rule->StepAllKeys();
+  r.rule->UpdateAllKeys();
   EXPECT_EQ(r.store.version(), 1u);
   EXPECT_EQ(r.rule->discarded_steps(), 1u);
   EXPECT_FLOAT_EQ(r.params[0][0].item<float>(), 0.0f);

@@ -100,7 +100,7 @@ TEST(StepAheadTest, AReplyStartedByAPieceCountsItsWaitUpToThatPiece) {
   EXPECT_DOUBLE_EQ(h.engine().members().waiting_seconds_now(), 3.0);
 }
 
-// --priority: the reply is tagged, and a key stepped ahead of one before
+// --priority: the reply is tagged, and a key updated ahead of one before
 // it in the order leaves at once; without, it waits for that one. A tagged
 // reply keeps --send_window bytes unsent at most, as a push does, so that
 // it keeps its order in the kernel too, and waits for its host's pushes
@@ -174,11 +174,11 @@ TEST(StepAheadTest, ARefusedPieceStopsSteppingAheadAndTheRestStays) {
   EXPECT_FLOAT_EQ(h.server().params()[1][0].item<float>(), 0.0f);
   EXPECT_FLOAT_EQ(h.server().params()[0][0].item<float>(), 0.0f);
   EXPECT_EQ(Replies(h, a).back().version, 1u);
-  EXPECT_TRUE(h.engine().steps().rule().version_whole());
+  EXPECT_TRUE(h.engine().steps().rule().version_complete());
 }
 
 // A key whose last piece comes after another worker's refused piece is not
-// stepped ahead, even while the refused push is still being read: the step
+// updated ahead, even while the refused push is still being read: the step
 // is skipped from the refused piece on, and no reply of it starts.
 TEST(StepAheadTest, NoKeyIsSteppedAheadAfterARefusedPiece) {
   EngineHarness h(Spec(), Params());
@@ -225,7 +225,7 @@ TEST(StepAheadTest, AStopMidStepLetsTheStepCloseFirst) {
   h.Close(b);  // b's push never completes: the step closes without it
   h.Settle();
   EXPECT_EQ(h.server().version(), 1u);
-  EXPECT_TRUE(h.engine().steps().rule().version_whole());
+  EXPECT_TRUE(h.engine().steps().rule().version_complete());
   const float p0 = h.server().params()[0][0].item<float>();
   ASSERT_TRUE(h.Push(a, 1, Grads(5.0f), 12, true, -1, kBackward).ok());
   h.Settle();

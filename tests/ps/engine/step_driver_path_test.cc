@@ -52,7 +52,7 @@ std::vector<std::string> CodeLines(const std::string& text) {
 std::vector<std::string> Changes(const std::string& name,
                                  const std::string& text) {
   static const std::regex call(
-      R"re((^|[^\w])(\w+(\(\))?)(->|\.)(PieceBuffer|AddPiece|AddPieceAt|AddRecord|AddRows|Push|CloseStep|RemoveWorker|AddWorker|DiscardStep|set_step_by_key|StepNextKey|StepAllKeys|set_step_order|StepAhead|NoteParamsSent|set_applied|set_version|SetGradients|SetRowGradient|ClipGradients|Step|StepKey|AdvanceVersion|CopyBuffers|RowsBuffer|Replay|CountPush|StepRows|ClearGradients)\()re");
+      R"re((^|[^\w])(\w+(\(\))?)(->|\.)(PieceBuffer|AddPiece|AddPieceAt|AddRecord|AddRows|Push|CloseStep|RemoveWorker|AddWorker|DiscardStep|set_step_by_key|UpdateNextKey|UpdateAllKeys|set_step_order|UpdateAhead|NoteParamsSent|set_applied|set_version|SetGradients|SetRowGradient|ClipGradients|Step|StepKey|AdvanceVersion|CopyBuffers|RowsBuffer|Replay|CountPush|StepRows|ClearGradients)\()re");
   static const std::regex write(R"re(params\(\)\[[^\]]*\][^;]*copy_\()re");
   std::vector<std::string> found;
   const std::vector<std::string> lines = CodeLines(text);
@@ -112,7 +112,7 @@ TEST(StepDriverPathTest, ABypassIsNamedAndTheDriversOwnCallsAreNot) {
   const std::string text =
       "void ReplyDesk::X() {\n"
       "  steps_->RemoveWorker(w);  // the path\n"
-      "  rule_->StepAllKeys();\n"
+      "  rule_->UpdateAllKeys();\n"
       "  // rule_->Push(w, v, false); a comment\n"
       "  server_->set_version(3);\n"
       "  store.params()[k].detach().copy_(t);\n"
@@ -120,7 +120,7 @@ TEST(StepDriverPathTest, ABypassIsNamedAndTheDriversOwnCallsAreNot) {
       "}\n";
   EXPECT_EQ(Changes("engine/reply_desk.cc", text),
             (std::vector<std::string>{
-                "engine/reply_desk.cc:3: rule_->StepAllKeys",
+                "engine/reply_desk.cc:3: rule_->UpdateAllKeys",
                 "engine/reply_desk.cc:5: server_->set_version",
                 "engine/reply_desk.cc:6: a write of params()"}));
 }

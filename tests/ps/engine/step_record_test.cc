@@ -115,7 +115,7 @@ TEST(StepRecordTest, AVersionNoStepMadeHasNoRecord) {
   Push(ps, 1, 0);
   ASSERT_TRUE(ps.Push(0, 0).ok());
   ASSERT_TRUE(*ps.Push(1, 0));
-  ps.StepAllKeys();
+  ps.UpdateAllKeys();
   EXPECT_EQ(ps.store().version(), 1u);
   EXPECT_FALSE(ps.store().StepLr(1).has_value());
   EXPECT_EQ(TakeStepRecord(ps.store(), {}, {}), nullptr);

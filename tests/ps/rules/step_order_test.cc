@@ -32,11 +32,11 @@ TEST(StepOrderTest, SetTakesOnlyAPermutation) {
 TEST(StepOrderTest, PrefixCountsOnlySteppedKeysAtTheFront) {
   StepOrder o(4);
   ASSERT_TRUE(o.Set({3, 2, 1, 0}));
-  o.StepAhead(2);  // second in order: the front is not stepped yet
+  o.UpdateAhead(2);  // second in order: the front is not stepped yet
   EXPECT_EQ(o.prefix(), 0u);
   EXPECT_TRUE(o.stepped(2));
   EXPECT_FALSE(o.idle());
-  o.StepAhead(3);
+  o.UpdateAhead(3);
   EXPECT_EQ(o.prefix(), 2u);
   EXPECT_EQ(o.ahead_count(), 2);
 }
@@ -44,8 +44,8 @@ TEST(StepOrderTest, PrefixCountsOnlySteppedKeysAtTheFront) {
 TEST(StepOrderTest, AfterTheCloseNextSkipsKeysSteppedAhead) {
   StepOrder o(4);
   ASSERT_TRUE(o.Set({3, 2, 1, 0}));
-  o.StepAhead(3);
-  o.StepAhead(1);
+  o.UpdateAhead(3);
+  o.UpdateAhead(1);
   o.Close();
   EXPECT_TRUE(o.closed());
   EXPECT_EQ(o.Next(), 2);
@@ -61,8 +61,8 @@ TEST(StepOrderTest, AfterTheCloseNextSkipsKeysSteppedAhead) {
 
 TEST(StepOrderTest, EveryKeySteppedAheadLeavesNothingAfterTheClose) {
   StepOrder o(2);
-  o.StepAhead(0);
-  o.StepAhead(1);
+  o.UpdateAhead(0);
+  o.UpdateAhead(1);
   EXPECT_EQ(o.prefix(), 2u);
   o.Close();
   EXPECT_EQ(o.Next(), -1);
@@ -71,7 +71,7 @@ TEST(StepOrderTest, EveryKeySteppedAheadLeavesNothingAfterTheClose) {
 
 TEST(StepOrderTest, DiscardKeepsNoKeyWaiting) {
   StepOrder o(3);
-  o.StepAhead(0);
+  o.UpdateAhead(0);
   o.Discard();
   EXPECT_TRUE(o.idle());
   EXPECT_FALSE(o.stepped(0));

@@ -52,7 +52,7 @@ TEST(ParameterServerBuffersTest, SyncBuffersBecomeTheMeanOfThePushes) {
     SetPush(ps, 1, 3.0f, 4.0f, 5);
     ASSERT_FALSE(*ps.Push(0, 0));
     ASSERT_TRUE(*ps.Push(1, 0));
-    ps.StepAllKeys();
+    ps.UpdateAllKeys();
     EXPECT_TRUE(keys[1].equal(torch::tensor({3.0f, 4.0f, 5.0f}))) << keys[1];
     EXPECT_EQ(keys[2].item<int64_t>(), 5);
     // The parameter took one SGD step on the mean gradient 2 (weight decay

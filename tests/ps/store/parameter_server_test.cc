@@ -49,23 +49,23 @@ TEST(ParameterServerTest, SyncStepByKeyComputesWhatOneStepDoes) {
     auto whole_params = Params(), keyed_params = Params();
     testing::Shard whole(spec, whole_params), keyed(spec, keyed_params);
     keyed.set_step_by_key(true);
-    EXPECT_TRUE(keyed.version_whole());
+    EXPECT_TRUE(keyed.version_complete());
     for (int v = 0; v < 3; ++v) {
       SetGrads(whole, 0, 0.5f * (v + 1), -1.0f);
       SetGrads(keyed, 0, 0.5f * (v + 1), -1.0f);
       ASSERT_TRUE(*whole.Push(0, v));
       ASSERT_TRUE(*keyed.Push(0, v));
       EXPECT_EQ(keyed.version(), static_cast<uint64_t>(v + 1));
-      EXPECT_FALSE(keyed.version_whole());
+      EXPECT_FALSE(keyed.version_complete());
       EXPECT_FALSE(keyed.step_order().stepped(0));
       EXPECT_FALSE(keyed_params[0].equal(whole_params[0])) << optimizer;
-      EXPECT_EQ(keyed.StepNextKey(), 0);
+      EXPECT_EQ(keyed.UpdateNextKey(), 0);
       EXPECT_TRUE(keyed_params[0].equal(whole_params[0]))
           << optimizer << " step " << v;
       EXPECT_FALSE(keyed_params[1].equal(whole_params[1])) << optimizer;
-      EXPECT_EQ(keyed.StepNextKey(), 1);
-      EXPECT_EQ(keyed.StepNextKey(), -1);
-      EXPECT_TRUE(keyed.version_whole());
+      EXPECT_EQ(keyed.UpdateNextKey(), 1);
+      EXPECT_EQ(keyed.UpdateNextKey(), -1);
+      EXPECT_TRUE(keyed.version_complete());
       EXPECT_TRUE(keyed_params[1].equal(whole_params[1]))
           << optimizer << " step " << v;
     }

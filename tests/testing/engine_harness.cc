@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ps/engine/master_desk.h"
 #include "ps/job/tensor_codec.h"
 #include "wire/frame_parser.h"
 

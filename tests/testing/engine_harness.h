@@ -14,15 +14,8 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "ps/engine/batch_desk.h"
 #include "ps/engine/engine.h"
-#include "ps/engine/handshake.h"
-#include "ps/engine/master_desk.h"
-#include "ps/engine/membership.h"
 #include "ps/engine/read_plan.h"
-#include "ps/engine/snapshot_desk.h"
-#include "ps/engine/step_driver.h"
-#include "ps/rules/update_rule.h"
 #include "ps/store/parameter_server.h"
 #include "report/server_stats.h"
 #include "report/worker_stats.h"

@@ -19,6 +19,7 @@
 #include "ps/engine/reply_desk.h"
 #include "ps/engine/snapshot_desk.h"
 #include "ps/engine/step_driver.h"
+#include "ps/engine/write_fence.h"
 #include "ps/rules/update_rule.h"
 #include "ps/store/parameter_server.h"
 #include "report/worker_stats.h"

@@ -4,7 +4,10 @@
 
 #include "ps/engine/peer.h"
 #include "ps/engine/peer_table.h"
+#include "ps/engine/snapshot_queue.h"
+#include "ps/engine/standby_acks.h"
 #include "ps/engine/step_driver.h"
+#include "ps/engine/step_records.h"
 #include "ps/job/tensor_codec.h"
 #include "ps/rules/update_rule.h"
 #include "ps/store/parameter_server.h"
@@ -15,7 +18,19 @@ namespace pstrain::ps {
 SnapshotDesk::SnapshotDesk(const ParameterServer* server,
                            const StepDriver* steps, PeerTable* peers,
                            Outbox* outbox)
-    : server_(server), steps_(steps), peers_(peers), outbox_(outbox) {}
+    : server_(server),
+      steps_(steps),
+      peers_(peers),
+      outbox_(outbox),
+      queue_(std::make_unique<SnapshotQueue>()),
+      acks_(std::make_unique<StandbyAcks>()),
+      records_(std::make_unique<StepRecords>()) {}
+
+SnapshotDesk::~SnapshotDesk() = default;
+
+uint64_t SnapshotDesk::standby_bytes() const {
+  return acks_->bytes_sent();
+}
 
 void SnapshotDesk::Request(uint64_t min_version, bool with_optimizer_state,
                            Done done, bool replay, bool stopping, Time now) {
@@ -23,11 +38,11 @@ void SnapshotDesk::Request(uint64_t min_version, bool with_optimizer_state,
     done(nullptr);
     return;
   }
-  if (auto record = replay ? records_.Find(min_version) : nullptr) {
+  if (auto record = replay ? records_->Find(min_version) : nullptr) {
     done(std::move(record));  // made already: the standby replays it
     return;
   }
-  queue_.Add(min_version, with_optimizer_state, std::move(done), replay);
+  queue_->Add(min_version, with_optimizer_state, std::move(done), replay);
   if (steps_->complete())
     TakeDue(/*just_made=*/false, now);
 }
@@ -39,8 +54,8 @@ Result<wire::Snapshot> SnapshotDesk::Ask(Peer& peer, std::string_view meta,
   wire::Snapshot msg;
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &msg));
   if (msg.standby && !stopping) {
-    acks_.Asked(peer.id, msg.min_version);
-    records_.DropThrough(acks_.held());
+    acks_->Asked(peer.id, msg.min_version);
+    records_->DropThrough(acks_->held());
   }
   return msg;
 }
@@ -70,13 +85,13 @@ void SnapshotDesk::Complete(Time now) {
 void SnapshotDesk::TakeDue(bool just_made, Time now) {
   const uint64_t version = server_->version();
   const std::vector<int64_t>& applied = steps_->rule().applied();
-  if (just_made && acks_.count() > 0) {
+  if (just_made && acks_->count() > 0) {
     if (auto record = TakeStepRecord(*server_, applied, now))
-      records_.Add(std::move(record));
+      records_->Add(std::move(record));
   }
-  SnapshotQueue::Due due = queue_.TakeDue(version);
+  SnapshotQueue::Due due = queue_->TakeDue(version);
   auto record_of = [this](const SnapshotQueue::Request& r) {
-    return r.replay ? records_.Find(r.min_version) : nullptr;
+    return r.replay ? records_->Find(r.min_version) : nullptr;
   };
   bool whole = false;
   bool with_optimizer_state = false;
@@ -103,21 +118,21 @@ void SnapshotDesk::TakeDue(bool just_made, Time now) {
 }
 
 void SnapshotDesk::Abandon() {
-  for (SnapshotQueue::Request& r : queue_.TakeAll())
+  for (SnapshotQueue::Request& r : queue_->TakeAll())
     r.done(nullptr);
 }
 
 bool SnapshotDesk::Drop(PeerId peer, bool stopping) {
-  if (!acks_.Drop(peer) || stopping)
+  if (!acks_->Drop(peer) || stopping)
     return false;
-  records_.DropThrough(acks_.held());
+  records_->DropThrough(acks_->held());
   outbox_->Info("a standby of this server's shard disconnected; " +
-                std::to_string(acks_.count()) + " left");
+                std::to_string(acks_->count()) + " left");
   return true;
 }
 
 bool SnapshotDesk::replicated() const {
-  return server_->version() <= acks_.held();
+  return server_->version() <= acks_->held();
 }
 
 // A shard from the snapshot's own copies: nothing here waits for a step.
@@ -173,7 +188,7 @@ void SnapshotDesk::Reply(PeerId to, uint64_t id, bool with_optimizer_state,
   if (standby) {
     frame.data.push_back({snapshot->applied.data(), applied_bytes});
     for (const DataSpan& d : frame.data)
-      acks_.Sent(d.bytes);
+      acks_->Sent(d.bytes);
   }
   peer->snapshot = std::move(snapshot);  // its bytes are borrowed until written
   outbox_->Send(to, frame);

@@ -21,9 +21,6 @@
 #include <string_view>
 
 #include "ps/engine/outbox.h"
-#include "ps/engine/snapshot_queue.h"
-#include "ps/engine/standby_acks.h"
-#include "ps/engine/step_records.h"
 #include "util/result.h"
 #include "wire/messages.h"
 
@@ -34,13 +31,18 @@ class StepDriver;
 class PeerTable;
 struct Peer;
 struct Snapshot;
+class SnapshotQueue;
+class StandbyAcks;
+class StepRecords;
 
 class SnapshotDesk {
  public:
-  using Done = SnapshotQueue::Done;
+  /// Gets the snapshot, or nullptr (SnapshotQueue::Done).
+  using Done = std::function<void(std::shared_ptr<const Snapshot>)>;
 
   SnapshotDesk(const ParameterServer* server, const StepDriver* steps,
                PeerTable* peers, Outbox* outbox);
+  ~SnapshotDesk();
   SnapshotDesk(const SnapshotDesk&) = delete;
   SnapshotDesk& operator=(const SnapshotDesk&) = delete;
 
@@ -75,7 +77,7 @@ class SnapshotDesk {
   /// Every version a reply would carry is held by this shard's standbys.
   bool replicated() const;
   /// Bytes sent to the standbys so far.
-  uint64_t standby_bytes() const { return acks_.bytes_sent(); }
+  uint64_t standby_bytes() const;
 
  private:
   void TakeDue(bool just_made, Time now);
@@ -86,9 +88,9 @@ class SnapshotDesk {
   const StepDriver* steps_;
   PeerTable* peers_;
   Outbox* outbox_;
-  SnapshotQueue queue_;
-  StandbyAcks acks_;     // --replicas: this shard's standbys
-  StepRecords records_;  // the steps they have yet to replay
+  std::unique_ptr<SnapshotQueue> queue_;
+  std::unique_ptr<StandbyAcks> acks_;     // --replicas: this shard's standbys
+  std::unique_ptr<StepRecords> records_;  // the steps they have yet to replay
   std::function<void(uint64_t)> on_version_;
 };
 

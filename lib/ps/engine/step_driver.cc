@@ -9,6 +9,7 @@
 #include "ps/engine/peer_watch.h"
 #include "ps/engine/push_reader.h"
 #include "ps/engine/step_deadline.h"
+#include "ps/engine/write_fence.h"
 #include "ps/job/job_spec.h"
 #include "ps/rules/update_rule.h"
 #include "ps/store/parameter_server.h"
@@ -43,10 +44,12 @@ StepDriver::StepDriver(const JobSpec& spec, ParameterServer* server,
       watch_(watch),
       outbox_(outbox),
       rule_(MakeUpdateRule(spec, server)),
+      fence_(std::make_unique<WriteFence>()),
       deadline_(std::make_unique<StepDeadline>()),
       reader_(std::make_unique<PushReader>(server, rule_.get(), formats)),
       keys_(std::make_unique<KeyUpdates>(spec.priority, rule_.get(), server,
-                                         formats, &fence_, members, outbox)) {
+                                         formats, fence_.get(), members,
+                                         outbox)) {
   // A standby copies whole versions, so with --replicas no key may leave
   // before its version is complete and copied.
   rule_->set_step_by_key(spec.replicas <= 1);
@@ -161,8 +164,8 @@ void StepDriver::AddBatch(WorkerPeer& peer,
   reader_->AddBatch(peer, keys);
 }
 
-bool StepDriver::Holds(const WriteFence::Work& work) {
-  return fence_.Holds(work);
+bool StepDriver::Holds(const FenceWork& work) {
+  return fence_->Holds(work);
 }
 
 Result<bool> StepDriver::Apply(WorkerPeer& peer, uint64_t version, Time now) {
@@ -208,7 +211,7 @@ void StepDriver::LogRefusal(const WorkerPeer& peer, uint64_t version) {
 
 // Leaving the quorum may close the step: not while parameters are written.
 StepDriver::Outcome StepDriver::RemoveWorker(int w) {
-  if (fence_.Holds({WriteFence::Work::Kind::kRemoveWorker, w, 0, 0, 0}))
+  if (fence_->Holds({WriteFence::Work::Kind::kRemoveWorker, w, 0, 0, 0}))
     return Outcome::kHeld;
   if (!members_->LeaveQuorum(w))
     return Outcome::kNone;
@@ -219,7 +222,7 @@ StepDriver::Outcome StepDriver::RemoveWorker(int w) {
 // else from the next version; a rank being removed may not rejoin until
 // it is.
 Result<bool> StepDriver::Rejoin(int w) {
-  if (fence_.removing(w)) {
+  if (fence_->removing(w)) {
     return Unavailable("rank " + std::to_string(spec_.num_servers + w) +
                        " is still being removed; try again");
   }
@@ -234,7 +237,7 @@ std::optional<uint64_t> StepDriver::TimedOut(Time now) const {
 StepDriver::Outcome StepDriver::CloseTimedOut(uint64_t version) {
   if (server_->version() != version)
     return Outcome::kNone;
-  if (fence_.Holds({WriteFence::Work::Kind::kCloseStep, -1, version, 0, 0}))
+  if (fence_->Holds({WriteFence::Work::Kind::kCloseStep, -1, version, 0, 0}))
     return Outcome::kHeld;
   deadline_->CountTimedOut();
   return rule_->CloseStep() ? Outcome::kClosed : Outcome::kNone;
@@ -284,19 +287,23 @@ void StepDriver::NoteSent(int w) {
 }
 
 void StepDriver::Sent(PeerId peer) {
-  fence_.Sent(peer);
+  fence_->Sent(peer);
 }
 
 bool StepDriver::Written(PeerId peer) {
-  return fence_.Written(peer);
+  return fence_->Written(peer);
 }
 
 bool StepDriver::Closed(PeerId peer) {
-  return fence_.Closed(peer);
+  return fence_->Closed(peer);
 }
 
-const std::vector<WriteFence::Work>& StepDriver::TakeWaiting() {
-  return fence_.TakeWaiting();
+bool StepDriver::fence_open() const {
+  return fence_->open();
+}
+
+const std::vector<FenceWork>& StepDriver::TakeWaiting() {
+  return fence_->TakeWaiting();
 }
 
 bool StepDriver::Stop() {

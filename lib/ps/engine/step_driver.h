@@ -33,7 +33,6 @@
 
 #include "ps/engine/outbox.h"
 #include "ps/engine/read_plan.h"
-#include "ps/engine/write_fence.h"
 #include "util/result.h"
 #include "wire/frame.h"
 
@@ -56,6 +55,8 @@ class PeerWatch;
 class KeyUpdates;
 class PushReader;
 class StepDeadline;
+class WriteFence;
+struct FenceWork;
 struct WorkerPeer;
 
 class StepDriver {
@@ -113,7 +114,7 @@ class StepDriver {
   void AddBatch(WorkerPeer& peer, const std::vector<at::Tensor>& keys);
   /// Whether `work` must wait for the parameters on the wire (then the
   /// fence keeps it: TakeWaiting).
-  bool Holds(const WriteFence::Work& work);
+  bool Holds(const FenceWork& work);
   /// Applies `peer`'s whole push of gradients computed on `version`.
   /// Returns whether it closed the step; false once stopped(). Errors:
   /// the worker is no member, or the rule refuses it (UpdateRule::Push).
@@ -164,9 +165,9 @@ class StepDriver {
   /// `peer` closed; returns whether work waits now.
   bool Closed(PeerId peer);
   /// Whether no params frame is on the wire.
-  bool fence_open() const { return fence_.open(); }
+  bool fence_open() const;
   /// The work the fence kept (WriteFence::TakeWaiting).
-  const std::vector<WriteFence::Work>& TakeWaiting();
+  const std::vector<FenceWork>& TakeWaiting();
   /// Stops training (--target_accuracy). Returns whether replies are to
   /// be released now; while keys are updated ahead, the stop waits for
   /// the step's close (CloseVersion).
@@ -188,7 +189,7 @@ class StepDriver {
   PeerWatch* watch_;
   Outbox* outbox_;
   std::unique_ptr<UpdateRule> rule_;
-  WriteFence fence_;
+  std::unique_ptr<WriteFence> fence_;
   std::unique_ptr<StepDeadline> deadline_;
   std::unique_ptr<PushReader> reader_;
   std::unique_ptr<KeyUpdates> keys_;

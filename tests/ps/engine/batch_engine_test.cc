@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "ps/engine/batch_desk.h"
 #include "ps/engine/engine.h"
 #include "ps/job/tensor_codec.h"
 #include "testing/engine_harness.h"

@@ -12,6 +12,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "ps/engine/handshake.h"
+#include "ps/engine/step_driver.h"
+#include "ps/rules/update_rule.h"
 #include "testing/engine_harness.h"
 
 namespace pstrain::ps {

@@ -6,59 +6,30 @@
 #include "ps/engine/reply_desk.h"
 
 #include <chrono>
-#include <memory>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ps/engine/key_formats.h"
-#include "ps/engine/membership.h"
 #include "ps/engine/peer.h"
-#include "ps/engine/peer_watch.h"
 #include "ps/engine/step_driver.h"
-#include "ps/job/tensor_codec.h"
 #include "ps/store/parameter_server.h"
-#include "testing/engine_harness.h"
-#include "testing/fake_outbox.h"
+#include "testing/driver_job.h"
 
 namespace pstrain::ps {
 namespace {
 
 Time ReplyAt(double seconds) {
-  return Time{} + std::chrono::duration_cast<EngineClock::duration>(
-                      std::chrono::duration<double>(seconds));
+  return testing::DriverJob::At(seconds);
 }
 
-// A server of one key with `workers` registered workers (ssp: staleness 0).
-struct Desk {
+// A StepDriver's job and the ReplyDesk that reads it (ssp: staleness 0).
+struct Desk : testing::DriverJob {
   Desk(Mode mode, int workers)
-      : spec(testing::SgdSpec(mode, workers)),
-        params{torch::tensor({1.0f, 2.0f}).requires_grad_()},
-        store(spec, params),
-        formats(spec, {KeySpecOf("w", params[0])}, store),
-        members(1, workers),
-        watch(std::chrono::seconds(120), 0),
-        steps(spec, &store, &formats, &members, &watch, &outbox),
-        replies(spec, &store, &formats, &members, &steps, &outbox) {
-    for (int w = 0; w < workers; ++w) {
-      peers.push_back(std::make_unique<WorkerPeer>(Peer(), w));
-      peers.back()->id = 20 + w;
-      peers.back()->rank = w + 1;
-      members.Register(w, peers.back().get(), ReplyAt(0));
-    }
-  }
+      : DriverJob(mode, workers),
+        replies(spec, &store, &formats, &members, &steps, &outbox) {}
 
-  JobSpec spec;
-  std::vector<at::Tensor> params;
-  ParameterServer store;
-  KeyFormats formats;
-  Membership members;
-  PeerWatch watch;
-  testing::FakeOutbox outbox;
-  StepDriver steps;
   ReplyDesk replies;
-  std::vector<std::unique_ptr<WorkerPeer>> peers;
 };
 
 TEST(ReplyDeskTest, APullForALaterVersionIsHeldUntilItExists) {

@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "ps/engine/engine.h"
+#include "ps/engine/master_desk.h"
 #include "testing/engine_harness.h"
 #include "wire/messages.h"
 

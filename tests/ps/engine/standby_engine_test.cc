@@ -9,6 +9,9 @@
 #include <torch/torch.h>
 
 #include "ps/engine/engine.h"
+#include "ps/engine/master_desk.h"
+#include "ps/engine/step_driver.h"
+#include "ps/rules/update_rule.h"
 #include "ps/store/parameter_server.h"
 #include "testing/engine_harness.h"
 #include "wire/messages.h"

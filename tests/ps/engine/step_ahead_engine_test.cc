@@ -10,6 +10,9 @@
 
 #include "net/send_gate.h"
 #include "ps/engine/engine.h"
+#include "ps/engine/membership.h"
+#include "ps/engine/step_driver.h"
+#include "ps/rules/update_rule.h"
 #include "testing/engine_harness.h"
 #include "wire/messages.h"
 

@@ -5,7 +5,6 @@
 #include "ps/engine/step_driver.h"
 
 #include <chrono>
-#include <memory>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -15,76 +14,20 @@
 #include "ps/engine/membership.h"
 #include "ps/engine/peer.h"
 #include "ps/engine/peer_watch.h"
+#include "ps/engine/write_fence.h"
 #include "ps/job/tensor_codec.h"
 #include "ps/rules/update_rule.h"
 #include "ps/store/parameter_server.h"
-#include "testing/engine_harness.h"
-#include "testing/fake_outbox.h"
+#include "testing/driver_job.h"
 
 namespace pstrain::ps {
 namespace {
 
+using testing::DriverJob;
+
 Time DriverAt(double seconds) {
-  return Time{} + std::chrono::duration_cast<EngineClock::duration>(
-                      std::chrono::duration<double>(seconds));
+  return DriverJob::At(seconds);
 }
-
-// One server (rank 0) and `workers` registered workers (worker w is rank
-// w + 1), over a real store of one key, w = [1, 2].
-struct DriverJob {
-  DriverJob(Mode mode, int workers, double step_timeout = 0)
-      : spec(Spec(mode, workers, step_timeout)),
-        params{torch::tensor({1.0f, 2.0f}).requires_grad_()},
-        store(spec, params),
-        formats(spec, {KeySpecOf("w", params[0])}, store),
-        members(1, workers),
-        watch(std::chrono::seconds(120), 0),
-        steps(spec, &store, &formats, &members, &watch, &outbox) {
-    for (int w = 0; w < workers; ++w) {
-      peers.push_back(std::make_unique<WorkerPeer>(Peer(), w));
-      peers.back()->id = 10 + w;
-      peers.back()->rank = w + 1;
-      members.Register(w, peers.back().get(), DriverAt(0));
-    }
-  }
-
-  static JobSpec Spec(Mode mode, int workers, double step_timeout) {
-    JobSpec s = testing::SgdSpec(mode, workers);
-    s.step_timeout = step_timeout;
-    return s;
-  }
-
-  // Worker w's push of gradient `grad` for the store's version, planned
-  // and read; returns whether applying it closed the step.
-  Result<bool> Push(int w, float grad) {
-    WorkerPeer& peer = *peers[w];
-    wire::Push push;
-    push.version = store.version();
-    push.grads = {DescribeTensor(0, params[0])};
-    std::string meta;
-    wire::EncodeMeta(push, &meta);
-    ReadPlan plan;
-    PS_RETURN_IF_ERROR(
-        steps.PlanPush(peer, wire::MsgType::kPush, meta, 1, &plan));
-    for (size_t i = 0; i < plan.buffers.size(); ++i) {
-      auto* f = static_cast<float*>(plan.buffers[i].data);
-      for (size_t j = 0; j < plan.buffers[i].bytes / sizeof(float); ++j)
-        f[j] = grad;
-      steps.ReadPiece(peer, i);
-    }
-    return steps.Apply(peer, push.version, DriverAt(1));
-  }
-
-  JobSpec spec;
-  std::vector<at::Tensor> params;
-  ParameterServer store;
-  KeyFormats formats;
-  Membership members;
-  PeerWatch watch;
-  testing::FakeOutbox outbox;
-  StepDriver steps;
-  std::vector<std::unique_ptr<WorkerPeer>> peers;
-};
 
 TEST(StepDriverTest, TheLastPushClosesTheStepOnTheMeanGradient) {
   DriverJob job(Mode::kSync, 2);

@@ -60,8 +60,7 @@ struct DriverJob {
     std::string meta;
     wire::EncodeMeta(push, &meta);
     ps::ReadPlan plan;
-    PS_RETURN_IF_ERROR(
-        steps.PlanPush(peer, wire::MsgType::kPush, meta, 1, &plan));
+    PS_RETURN_IF_ERROR(steps.PlanPush(peer, wire::MsgType::kPush, meta, &plan));
     for (size_t i = 0; i < plan.buffers.size(); ++i) {
       auto* f = static_cast<float*>(plan.buffers[i].data);
       for (size_t j = 0; j < plan.buffers[i].bytes / sizeof(float); ++j)

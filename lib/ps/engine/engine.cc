@@ -95,8 +95,7 @@ Status Engine::OnMeta(PeerId id, const wire::FrameHeader& header,
                                ": the model trains on the server (--placement "
                                "server): send push_batch");
       }
-      Status s =
-          steps_->PlanPush(*worker, header.type, meta, header.request_id, plan);
+      Status s = steps_->PlanPush(*worker, header.type, meta, plan);
       if (!s.ok()) {
         // Nothing of it is applied; the connection closes on the error.
         outbox_->Info("refused " + std::string(what) + " from rank " +
@@ -122,7 +121,7 @@ void Engine::OnPiece(PeerId id, size_t index, Time now) {
 bool Engine::OnPieceAt(PeerId id, size_t index, const uint8_t* data, Time now) {
   run_.now = now;
   WorkerPeer* peer = peers_->FindWorker(id);
-  if (!peer || peer->refused_key >= 0 || peer->duplicate)
+  if (!peer || steps_->Drops(*peer))
     return true;  // dropped, as OnPiece drops it
   if (!steps_->ReadsAt(*peer, index))
     return false;
@@ -172,8 +171,7 @@ Status Engine::HandleFrame(Peer& peer, const wire::FrameHeader& header,
     case wire::MsgType::kShard:
       PS_RETURN_IF_ERROR(master_->OnShard(peer, id));
       watch_->Progress(run_.now);
-      if (!run_.stopping && members_->finished() &&
-          master_->roster().all_shards_in())
+      if (master_->RunOver(*members_))
         Shutdown();
       return Status::Ok();
     case wire::MsgType::kHeartbeat:

@@ -77,8 +77,7 @@ Status Engine::OnDone(Peer& from, uint64_t id, std::string_view meta) {
   peer->meta.clear();
   wire::EncodeMeta(wire::Ack{}, &peer->meta);
   Reply(*outbox_, *peer, wire::MsgType::kAck, id);
-  if (!run_.stopping && members_->finished() &&
-      master_->roster().all_shards_in())
+  if (master_->RunOver(*members_))
     Shutdown();
   return Status::Ok();
 }
@@ -105,7 +104,6 @@ Status Engine::OnWorkerRequest(Peer& from, const wire::FrameHeader& header,
     batches_->Run(*peer, id, server_->version());
     return Status::Ok();
   }
-  peer->reading_push = false;
   if (std::exchange(peer->duplicate, false)) {
     outbox_->Info("rank " + std::to_string(peer->rank) +
                   " sent its push for version " +
@@ -216,8 +214,7 @@ void Engine::RunFenced() {
   using Kind = FenceWork::Kind;
   for (const auto& w : work) {
     if (w.kind == Kind::kRemoveWorker && LeaveQuorum(w.worker) &&
-        !run_.stopping && members_->finished() &&
-        master_->roster().all_shards_in())
+        master_->RunOver(*members_))
       Shutdown();
   }
   for (const auto& w : work) {

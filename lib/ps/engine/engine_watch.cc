@@ -92,8 +92,7 @@ void Engine::OnClose(PeerId id, const Status& why, Time now) {
     replies_->SetTraining(w, false);
     outbox_->Info(LostLine(*worker, why, server_->version(),
                            members_->quorum() - 1, spec_.reassign_shards));
-    if (LeaveQuorum(w) && members_->finished() &&
-        master_->roster().all_shards_in())
+    if (LeaveQuorum(w) && master_->RunOver(*members_))
       Shutdown();
   } else if (shard_out && spec_.replicas > 1) {
     master_->Lose(*server, why, now);
@@ -172,6 +171,8 @@ void Engine::Fail(const Status& status) {
 }
 
 void Engine::Shutdown() {
+  if (run_.stopping)
+    return;
   run_.stopping = true;
   snapshots_->Abandon();
   // An observer's connection waits for nothing more: it must not hold the

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ps/engine/membership.h"
 #include "ps/engine/peer.h"
 #include "ps/engine/peer_table.h"
 #include "ps/job/job_spec.h"
@@ -173,6 +174,10 @@ Status MasterDesk::CheckLost(Time now) {
     return ShardLost(s);
   DecideClaims(s, false, /*at_deadline=*/true);
   return Status::Ok();
+}
+
+bool MasterDesk::RunOver(const Membership& members) const {
+  return members.finished() && roster_.all_shards_in();
 }
 
 std::vector<MasterDesk::Admission> MasterDesk::TakeAdmissions() {

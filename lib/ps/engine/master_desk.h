@@ -35,6 +35,7 @@ namespace pstrain::ps {
 struct JobSpec;
 struct ShardPlan;
 class PeerTable;
+class Membership;
 struct Peer;
 struct ServerPeer;
 
@@ -69,6 +70,10 @@ class MasterDesk {
   }
   /// The other servers, to read.
   const ServerRoster& roster() const { return roster_; }
+  /// Whether the run is over: every worker is done or lost for good (at
+  /// least one done, `members`), and every other server's final shard is
+  /// in.
+  bool RunOver(const Membership& members) const;
   /// Whether `peer` claimed a lost shard and waits for the choice.
   bool claiming(PeerId peer) const { return claims_.Claiming(peer); }
 

@@ -82,10 +82,8 @@ struct WorkerPeer final : Peer {
   wire::PushPull push;                  // reused for every push_pull
   wire::Push push_only;                 // reused for every push
   bool push_is_push_pull = false;
-  // The push being read: its request id, and whether its reply went out
-  // before the push was in (the step under way steps keys ahead).
-  uint64_t push_id = 0;
-  bool reading_push = false;
+  // Whether the reply to the push being read went out before the push was
+  // in (the step under way updates keys ahead).
   bool replied_ahead = false;
   // --replicas, sync: the push is for a version this server has made
   // already; a worker sends it again to a standby that took the shard

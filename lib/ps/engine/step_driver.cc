@@ -75,8 +75,7 @@ uint64_t StepDriver::timed_out_steps() const {
 
 // A push's descriptors are checked and its bytes planned before any is read.
 Status StepDriver::PlanPush(WorkerPeer& peer, wire::MsgType type,
-                            std::string_view meta, uint64_t request_id,
-                            ReadPlan* plan) {
+                            std::string_view meta, ReadPlan* plan) {
   const bool push_pull = type == wire::MsgType::kPushPull;
   const char* what = wire::MsgTypeName(type);
   rule_->UpdateAllKeys();  // its pieces go into the accumulators
@@ -105,8 +104,6 @@ Status StepDriver::PlanPush(WorkerPeer& peer, wire::MsgType type,
   reader_->Plan(peer, grads, rows, plan);
   outbox_->Trace({nullptr, peer.rank});  // its first key is being read
   plan->piece_by_piece = true;
-  peer.push_id = request_id;
-  peer.reading_push = push_pull;
   peer.replied_ahead = false;
   if (push_pull && rule_->updates_ahead() && rule_->version_complete() &&
       !keys_->ahead())
@@ -122,8 +119,12 @@ void StepDriver::OrderKeys(const std::vector<wire::TensorDesc>& grads) {
   rule_->set_step_order(formats_->order);
 }
 
+bool StepDriver::Drops(const WorkerPeer& peer) const {
+  return peer.refused_key >= 0 || peer.duplicate;
+}
+
 int StepDriver::ReadPiece(WorkerPeer& peer, size_t index) {
-  if (peer.refused_key >= 0 || peer.duplicate)
+  if (Drops(peer))
     return -1;  // the rest of a refused push is dropped, and all of a duplicate
   return Traced(peer, index, reader_->Read(peer, index));
 }

@@ -96,14 +96,16 @@ class StepDriver {
   /// where its data bytes go. kInvalidArgument or kCorruption naming what
   /// is wrong; nothing of it is applied then.
   Status PlanPush(WorkerPeer& peer, wire::MsgType type, std::string_view meta,
-                  uint64_t request_id, ReadPlan* plan);
+                  ReadPlan* plan);
   /// Piece `index` of `peer`'s push is in (PushReader::Read): returns the
-  /// dense key it completed or added to, or -1. Nothing for a refused or
-  /// duplicate push.
+  /// dense key it completed or added to, or -1. Nothing once Drops.
   int ReadPiece(WorkerPeer& peer, size_t index);
+  /// Whether the rest of `peer`'s push is dropped unread: a piece of it
+  /// was refused, or it is a duplicate (--replicas).
+  bool Drops(const WorkerPeer& peer) const;
   /// Whether piece `index` may be read where it lies (PushReader::ReadsAt).
   bool ReadsAt(const WorkerPeer& peer, size_t index) const;
-  /// As ReadPiece, from `data` (PushReader::ReadAt).
+  /// As ReadPiece, from `data` (PushReader::ReadAt). REQUIRES: !Drops.
   int ReadPieceAt(WorkerPeer& peer, size_t index, const uint8_t* data);
   /// --placement server: whether worker `w` may send a batch now (its
   /// gradients will be a push of the current version); the version is

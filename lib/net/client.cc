@@ -1,6 +1,8 @@
 #include "net/client.h"
 
+#include <algorithm>
 #include <numeric>
+#include <sstream>
 #include <thread>
 
 #include <asio/bind_allocator.hpp>
@@ -15,6 +17,15 @@
 namespace pstrain::net {
 
 using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A heartbeat (request id 0) says the peer is alive and answers nothing.
+bool IsHeartbeat(const wire::FrameHeader& header) {
+  return header.type == wire::MsgType::kHeartbeat && header.request_id == 0;
+}
+
+}  // namespace
 
 Client::Client(ConnectionOptions options) : options_(options) {}
 
@@ -135,12 +146,29 @@ Status Client::Start(FrameBuffers& request, ReplySink* sink) {
 Status Client::Await(std::chrono::milliseconds timeout,
                      wire::MsgType* reply_type) {
   io_.restart();
-  const auto deadline = Clock::now() + timeout;
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
+  // --dead_after: the longest the peer may say nothing at all; it looks
+  // every tenth of that.
+  const auto silence = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.dead_after));
+  const bool watched = options_.dead_after > 0;
+  uint64_t arrivals = conn_ ? conn_->arrivals() : 0;
+  auto heard_at = start;
   while (!reply_done_ && !closed_) {
-    auto left = deadline - Clock::now();
+    const auto now = Clock::now();
+    auto left = deadline - now;
     if (left <= Clock::duration::zero())
       break;
-    io_.run_one_for(left);
+    if (watched && conn_->arrivals() != arrivals) {
+      arrivals = conn_->arrivals();
+      heard_at = now;
+    } else if (watched && now - heard_at > silence) {
+      sink_ = nullptr;
+      return Silent();
+    }
+    io_.run_one_for(watched ? std::min<Clock::duration>(left, silence / 10)
+                            : left);
   }
   sink_ = nullptr;
   if (reply_done_) {
@@ -163,9 +191,26 @@ Status Client::Await(std::chrono::milliseconds timeout,
                  " s");
 }
 
+Status Client::Silent() {
+  std::ostringstream line;
+  line << "no word from " << conn_->remote() << " for " << options_.dead_after
+       << " s (--dead_after)";
+  const Status why = Unavailable(line.str());
+  conn_->CloseWith(why);
+  io_.restart();
+  io_.poll();  // the close's handlers
+  closed_ = true;
+  close_status_ = why;
+  return why;
+}
+
 Status Client::OnMeta(Connection& conn, const wire::FrameHeader& header,
                       std::string_view meta, uint64_t data_bytes,
                       std::vector<asio::mutable_buffer>* dst) {
+  if (IsHeartbeat(header)) {
+    return data_bytes == 0 ? Status::Ok()
+                           : Corruption("a heartbeat with data bytes");
+  }
   // An error with request id 0 is about the connection, not one request
   // (the server giving up on the job); it answers whatever call is waiting.
   bool connection_error =
@@ -201,6 +246,8 @@ void Client::OnPiece(Connection&, size_t index) {
 
 void Client::OnFrame(Connection&, const wire::FrameHeader& header,
                      std::string_view meta) {
+  if (IsHeartbeat(header))
+    return;
   reply_type_ = header.type;
   reply_meta_.assign(meta.data(), meta.size());
   reply_done_ = true;
@@ -226,6 +273,25 @@ void Client::Close() {
   io_.restart();
   io_.poll();
   conn_.reset();
+}
+
+Status Client::Poll() {
+  if (conn_) {
+    io_.restart();
+    io_.poll();
+  }
+  if (reply_done_ && reply_type_ == wire::MsgType::kError) {
+    wire::ErrorMsg err;
+    PS_RETURN_IF_ERROR(wire::DecodeMeta(reply_meta_, &err));
+    error_from_peer_ = true;
+    return Status(err.code, err.message);
+  }
+  if (!connected()) {
+    return closed_ && !close_status_.ok()
+               ? close_status_
+               : Unavailable("the server closed the connection");
+  }
+  return Status::Ok();
 }
 
 Status Client::WriteNow(std::string_view bytes) {

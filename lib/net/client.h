@@ -58,7 +58,10 @@ class Client : private Connection::Handler {
   /// the peer sent them). On ok, *reply_type is the reply's type and the
   /// reply's meta stays readable through reply_meta() until the next Call;
   /// its data went where `sink` said. kTimeout when no reply came in time,
-  /// kUnavailable when the peer closed.
+  /// kUnavailable when the peer closed, or, with ConnectionOptions::
+  /// dead_after, when nothing at all came from it for that many seconds
+  /// (the connection is then closed: a server holding a reply sends
+  /// heartbeats, request id 0, which are read and dropped).
   Status Call(FrameBuffers& request, ReplySink* sink,
               std::chrono::milliseconds timeout, wire::MsgType* reply_type);
   /// Call in two halves: Start sends `request` (what the socket takes at
@@ -88,6 +91,11 @@ class Client : private Connection::Handler {
   std::string local_address() const {
     return conn_ ? conn_->local_address() : "";
   }
+  /// Between calls: reads what has come in without waiting. Heartbeats
+  /// are dropped; rank 0's error frame for the connection (request id 0)
+  /// is returned as its Status (error_from_peer() then true), and a closed
+  /// connection as kUnavailable or why it closed. Ok otherwise.
+  Status Poll();
   /// Connection::WriteNow: a small frame, from a thread other than the one
   /// that calls Call, while no Call runs. kUnavailable when not connected.
   Status WriteNow(std::string_view bytes);
@@ -125,6 +133,8 @@ class Client : private Connection::Handler {
   void OnFrame(Connection& conn, const wire::FrameHeader& header,
                std::string_view meta) override;
   void OnClose(Connection& conn, const Status& why) override;
+  // Await's watch: the connection closed, its peer silent for dead_after.
+  Status Silent();
 
   ConnectionOptions options_;
   asio::io_context io_;

@@ -17,10 +17,17 @@
 
 namespace pstrain::net {
 
+// Reads as asio::transfer_all does, and counts each piece that came in
+// (Traffic::Arrived), so that a peer sending one large frame is heard.
 template <typename Buffers, typename Fn>
 void Connection::ReadAll(const Buffers& buffers, Fn fn) {
-  shm_ ? asio::async_read(*shm_, buffers, OnRead(std::move(fn)))
-       : asio::async_read(socket_, buffers, OnRead(std::move(fn)));
+  auto heard = [this](const std::error_code& ec, size_t n) -> size_t {
+    if (n > 0)
+      traffic_.Arrived();
+    return ec ? 0 : asio::detail::default_max_transfer_size;
+  };
+  shm_ ? asio::async_read(*shm_, buffers, heard, OnRead(std::move(fn)))
+       : asio::async_read(socket_, buffers, heard, OnRead(std::move(fn)));
 }
 
 template <typename Buffers, typename Fn>
@@ -130,6 +137,7 @@ void Connection::OnHeadBytes(const std::error_code& ec, size_t n) {
   if (ec)
     return OnHead(ec);
   traffic_.ReadStarted(std::chrono::steady_clock::now());
+  traffic_.Arrived();
   if (n == sizeof(head_))
     return OnHead(ec);
   ReadAll(asio::buffer(head_ + n, sizeof(head_) - n),

@@ -43,14 +43,16 @@ namespace pstrain::net {
 struct ConnectionOptions {
   /// Largest body_len accepted, in bytes. Default: 4 GiB.
   uint64_t max_frame_bytes = wire::kDefaultMaxFrameBytes;
-  /// Seconds (the job's --dead_after; <= 0: off): a TCP connection whose
-  /// peer's host acknowledges nothing for this long is aborted by the
-  /// kernel, which then probes it every second while it is idle
-  /// (SO_KEEPALIVE, TCP_KEEPIDLE and TCP_KEEPINTVL 1 s, TCP_USER_TIMEOUT),
-  /// so a host that goes silent without a FIN (its link down, its power
-  /// off) closes every connection to it, idle or not, as a crash would. A
-  /// live peer's kernel answers the probes however busy or stopped the
-  /// process is.
+  /// Seconds (the job's --dead_after; <= 0: off) a peer may be silent.
+  /// Over TCP the kernel probes an idle connection every second
+  /// (SO_KEEPALIVE, TCP_KEEPIDLE and TCP_KEEPINTVL 1 s) and aborts it when
+  /// the peer's host answers none for this long, so a host that goes
+  /// silent without a FIN (its link down, its power off) ends an idle
+  /// connection as a crash would. A Client waiting for a reply gives up on
+  /// a peer it hears nothing from for this long (Client::Await), which
+  /// also finds a stopped process, whose kernel answers probes. A live peer
+  /// that does not read is not cut (no TCP_USER_TIMEOUT: since Linux 5.11
+  /// it also ends a connection whose peer's window stays shut).
   double dead_after = 0;
 };
 
@@ -201,6 +203,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   /// Bytes read and written so far, headers included.
   uint64_t bytes_read() const { return traffic_.bytes_read(); }
+  /// Traffic::arrivals: grows whenever bytes come in.
+  uint64_t arrivals() const { return traffic_.arrivals(); }
   uint64_t bytes_written() const { return traffic_.bytes_written(); }
 
   /// Free for the Handler: which peer this is (e.g. a rank), -1 if unknown.

@@ -34,6 +34,11 @@ class Traffic {
   /// while none is.
   TimePoint writing_since() const { return writing_since_; }
 
+  /// Some bytes came in (a frame's piece, of any size): the peer is
+  /// heard even while one large frame takes long to arrive.
+  void Arrived() { ++arrivals_; }
+  /// How many times bytes came in; grows while the peer is heard.
+  uint64_t arrivals() const { return arrivals_; }
   void Read(uint64_t bytes) { bytes_read_ += bytes; }
   void Wrote(uint64_t bytes) { bytes_written_ += bytes; }
   uint64_t bytes_read() const { return bytes_read_; }
@@ -47,6 +52,7 @@ class Traffic {
   }
 
  private:
+  uint64_t arrivals_ = 0;
   uint64_t bytes_read_ = 0;
   uint64_t bytes_written_ = 0;
   // The epoch (zero) while no frame is on its way.

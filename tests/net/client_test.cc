@@ -4,6 +4,7 @@
 #include <fstream>
 #include <thread>
 
+#include <asio/steady_timer.hpp>
 #include <gtest/gtest.h>
 
 #include "net/listener.h"
@@ -60,7 +61,29 @@ class TestServer : public Connection::Handler {
       c.Send(f);
     } else if (h.type == wire::MsgType::kRegister) {
       c.SendErrorAndClose(h.request_id, Incompatible("model differs at key 0"));
+    } else if (h.type == wire::MsgType::kDone) {
+      Beat(c.shared_from_this(), h.request_id, 60);
+    } else if (h.type == wire::MsgType::kServerInfo) {
+      f.Reset(wire::MsgType::kAck, h.request_id, "");
+      c.Send(f);
+      c.SendErrorAndClose(0, Unavailable("its term 1 as server 1 is over"));
     }
+  }
+  // A held reply: a heartbeat every 25 ms, `left` of them, then the ack.
+  void Beat(std::shared_ptr<Connection> c, uint64_t id, int left) {
+    FrameBuffers& f = c->NewFrame();
+    if (left == 0) {
+      f.Reset(wire::MsgType::kAck, id, "");
+      return c->Send(f);
+    }
+    wire::EncodeMeta(wire::Heartbeat{}, &beat_meta_);
+    f.Reset(wire::MsgType::kHeartbeat, 0, beat_meta_);
+    c->Send(f);
+    timer_.expires_after(milliseconds(25));
+    timer_.async_wait([this, c, id, left](const std::error_code& ec) {
+      if (!ec)
+        Beat(c, id, left - 1);
+    });
   }
   void OnClose(Connection&, const Status&) override {}
 
@@ -68,7 +91,8 @@ class TestServer : public Connection::Handler {
   asio::io_context io_;
   Listener listener_;
   std::vector<std::shared_ptr<Connection>> conns_;
-  std::string data_, meta_;
+  std::string data_, meta_, beat_meta_;
+  asio::steady_timer timer_{io_};
   std::thread thread_;
 };
 
@@ -167,6 +191,71 @@ TEST(ClientTest, SilentServerTimesOut) {
   EXPECT_EQ(s.code(), StatusCode::kTimeout);
   EXPECT_GE(waited, milliseconds(300));
   EXPECT_LT(waited, milliseconds(3000));
+}
+
+// --dead_after: a server that says nothing at all for that long while a
+// reply is awaited is given up on, long before the call's timeout, and
+// named; the connection is closed.
+TEST(ClientTest, ASilentServerIsGivenUpOnAfterDeadAfter) {
+  TestServer server;
+  Client client(ConnectionOptions{wire::kDefaultMaxFrameBytes, 0.2});
+  ASSERT_TRUE(
+      client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  auto start = std::chrono::steady_clock::now();
+  wire::MsgType reply;
+  Status s = Send(client, wire::GetJob{}, nullptr, milliseconds(60000), &reply);
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "no word from 127.0.0.1:" +
+                             std::to_string(server.port()) +
+                             " for 0.2 s (--dead_after)");
+  EXPECT_GE(waited, milliseconds(200));
+  EXPECT_LT(waited, milliseconds(30000));
+  EXPECT_FALSE(client.connected());
+}
+
+// A server that holds the reply for longer than --dead_after, sending
+// heartbeats meanwhile, is waited for; the heartbeats are no reply.
+TEST(ClientTest, HeartbeatsKeepAHeldReplyAwaited) {
+  TestServer server;
+  Client client(ConnectionOptions{wire::kDefaultMaxFrameBytes, 0.5});
+  ASSERT_TRUE(
+      client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  auto start = std::chrono::steady_clock::now();
+  wire::MsgType reply;
+  Status s = Send(client, wire::Done{}, nullptr, milliseconds(60000), &reply);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(reply, wire::MsgType::kAck);
+  // 60 beats 25 ms apart: longer than --dead_after on any machine.
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(1500));
+  BufferSink sink;  // the next reply is read as ever
+  ASSERT_TRUE(
+      Send(client, wire::Pull{}, &sink, milliseconds(60000), &reply).ok());
+  EXPECT_EQ(reply, wire::MsgType::kParams);
+  EXPECT_EQ(sink.buf, server.data());
+}
+
+// Between calls, Poll reads what the peer said: its error for the whole
+// connection (request id 0), as a fenced server hears from rank 0.
+TEST(ClientTest, PollReturnsThePeersWordForTheConnection) {
+  TestServer server;
+  Client client;
+  ASSERT_TRUE(
+      client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
+  EXPECT_TRUE(client.Poll().ok());
+  wire::MsgType reply;
+  ASSERT_TRUE(Send(client, wire::ServerInfo{"h:1"}, nullptr,
+                   milliseconds(2000), &reply)
+                  .ok());
+  Status s = client.Poll();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (s.ok() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(5));
+    s = client.Poll();
+  }
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "its term 1 as server 1 is over");
+  EXPECT_TRUE(client.error_from_peer());
 }
 
 TEST(ClientTest, NoServerTimesOutNamingTheAddress) {

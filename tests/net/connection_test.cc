@@ -297,7 +297,8 @@ int IntOption(int fd, int level, int name) {
 }
 
 // --dead_after as the kernel's watch: probes every second once idle, and
-// the connection aborted after that long without an acknowledgement.
+// the connection aborted after that many unanswered probes; no user
+// timeout, which would also cut a live peer that does not read.
 TEST(ConnectionTest, WatchPeerHostSetsTheKernelsProbesFromDeadAfter) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);
@@ -307,8 +308,68 @@ TEST(ConnectionTest, WatchPeerHostSetsTheKernelsProbesFromDeadAfter) {
   EXPECT_EQ(IntOption(fd, IPPROTO_TCP, TCP_KEEPIDLE), 1);
   EXPECT_EQ(IntOption(fd, IPPROTO_TCP, TCP_KEEPINTVL), 1);
   EXPECT_EQ(IntOption(fd, IPPROTO_TCP, TCP_KEEPCNT), 3);
-  EXPECT_EQ(IntOption(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 2500);
+  EXPECT_EQ(IntOption(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 0);
   ::close(fd);
+}
+
+// Answers any frame with 64 MiB of data.
+class BigReplies : public Recorder {
+ public:
+  void OnFrame(Connection& c, const wire::FrameHeader& h,
+               std::string_view) override {
+    data_.assign(64 << 20, 'x');
+    wire::TensorDesc d;
+    d.dtype = wire::DType::kUInt8;
+    d.ndim = 1;
+    d.dims[0] = static_cast<int64_t>(data_.size());
+    d.nbytes = data_.size();
+    wire::EncodeMeta(wire::Params{1, {d}, {}}, &meta_);
+    FrameBuffers& f = c.NewFrame();
+    f.Reset(wire::MsgType::kParams, h.request_id, meta_);
+    f.AddData(data_.data(), data_.size());
+    c.Send(f);
+  }
+
+ private:
+  std::string data_, meta_;
+};
+
+// A live peer that does not read (its window shut) for several times
+// --dead_after is not cut: its kernel acknowledges every probe. Linux's
+// TCP_USER_TIMEOUT would have ended the connection after --dead_after.
+TEST(ConnectionTest, APeerThatDoesNotReadIsNotCutAfterDeadAfter) {
+  BigReplies handler;
+  asio::io_context io;
+  std::vector<std::shared_ptr<Connection>> conns;
+  Listener listener(&io, &handler,
+                    ConnectionOptions{wire::kDefaultMaxFrameBytes, 0.5},
+                    [&conns](auto c) { conns.push_back(c); });
+  ASSERT_TRUE(listener.Listen("127.0.0.1", 0).ok());
+  std::thread thread([&io] { io.run(); });
+
+  asio::io_context peer_io;
+  asio::ip::tcp::socket peer(peer_io);
+  peer.connect({asio::ip::make_address("127.0.0.1"),
+                static_cast<unsigned short>(listener.port())});
+  const int small = 4096;  // a small window, shut at once
+  ::setsockopt(peer.native_handle(), SOL_SOCKET, SO_RCVBUF, &small,
+               sizeof(small));
+  std::string meta, frame;
+  wire::EncodeMeta(wire::Pull{}, &meta);
+  wire::EncodeFramePrefix(wire::MsgType::kPull, 1, meta, 0, &frame);
+  asio::write(peer, asio::buffer(frame));
+  auto closed = handler.closed.get_future();
+  EXPECT_EQ(closed.wait_for(std::chrono::milliseconds(2500)),
+            std::future_status::timeout);
+  peer.close();
+  EXPECT_EQ(closed.wait_for(std::chrono::seconds(60)),
+            std::future_status::ready);
+  asio::post(io, [&] {
+    listener.Close();
+    for (auto& c : conns)
+      c->Close();
+  });
+  thread.join();
 }
 
 }  // namespace

@@ -32,12 +32,14 @@ Service::Service(asio::io_context* io, const JobSpec& spec,
           }),
       timer_(*io),
       wake_timer_(*io),
+      beats_(spec.dead_after),
       engine_(spec, std::move(fingerprint), server, this, options_.engine) {
   if (spec.transport == net::TransportName(net::Transport::kTcp)) {
     shm_refusal_ = "the server's --transport is tcp";
   } else {
     shm_ = std::make_unique<net::ShmAcceptor>(io);
   }
+  wire::EncodeMeta(wire::Heartbeat{}, &beat_meta_);
   if (options_.timeline != nullptr) {
     spans_ = std::make_unique<ServerSpans>(
         options_.timeline, &engine_.steps().rule().step_order());
@@ -83,6 +85,21 @@ void Service::TickNow() {
   // handshake that never ended.
   DropStalledConnections();
   engine_.Tick(Now());
+  SendBeats();
+}
+
+void Service::SendBeats() {
+  if (!beats_.on() || engine_.stopping())
+    return;
+  std::vector<PeerId> due;
+  beats_.Due(Now(), &due);
+  for (PeerId id : due) {
+    if (net::Connection* conn = Find(id)) {
+      net::FrameBuffers& out = conn->NewFrame();
+      out.Reset(wire::MsgType::kHeartbeat, 0, beat_meta_);
+      conn->Send(out);
+    }
+  }
 }
 
 void Service::Tick() {
@@ -162,7 +179,9 @@ void Service::OnFrame(net::Connection& conn, const wire::FrameHeader& header,
                       std::string_view meta) {
   if (header.type == wire::MsgType::kShmOffer)
     return AnswerShmOffer(conn, header.request_id, meta);
-  engine_.OnFrame(ids_.at(&conn), header, meta, Now());
+  const PeerId id = ids_.at(&conn);
+  beats_.In(id, header.type, Now());
+  engine_.OnFrame(id, header, meta, Now());
 }
 
 // The Engine has let the frame through its gates (a token proven, a hello
@@ -205,6 +224,7 @@ void Service::OnClose(net::Connection& conn, const Status& why) {
   const PeerId id = it->second;
   closed_bytes_read_ += conn.bytes_read();
   closed_bytes_written_ += conn.bytes_written();
+  beats_.Forget(id);
   engine_.OnClose(id, why, Now());
   // The connection may still be inside its own callback; free it later.
   asio::post(*io_, [this, id, c = &conn] {
@@ -219,6 +239,7 @@ void Service::Send(PeerId peer, const OutFrame& frame) {
   net::Connection* conn = Find(peer);
   if (!conn)
     return;
+  beats_.Out(peer, Now());
   net::FrameBuffers& out = conn->NewFrame();
   out.Reset(frame.type, frame.request_id, frame.meta);
   out.SetGate(frame.gate);

@@ -28,6 +28,7 @@
 #include "net/shm_handover.h"
 #include "ps/engine/engine.h"
 #include "ps/engine/read_plan.h"
+#include "ps/service/await_beats.h"
 #include "report/event_log.h"
 
 namespace pstrain::trace {
@@ -110,6 +111,8 @@ class Service : private net::Connection::Handler, private Outbox {
   // shm_offer: a ticket for the handover, or why not.
   void AnswerShmOffer(net::Connection& conn, uint64_t request_id,
                       std::string_view meta);
+  // A heartbeat to each peer that waits on a reply (AwaitBeats).
+  void SendBeats();
 
   // net::Connection::Handler
   Status OnHeader(net::Connection& conn,
@@ -158,6 +161,8 @@ class Service : private net::Connection::Handler, private Outbox {
   bool shut_down_ = false;
   std::unordered_map<PeerId, std::shared_ptr<net::Connection>> conns_;
   std::unordered_map<const net::Connection*, PeerId> ids_;
+  AwaitBeats beats_;       // --dead_after: heartbeats to waiting peers
+  std::string beat_meta_;  // an empty heartbeat's meta
   PeerId next_id_ = 1;
   ReadPlan plan_;                       // reused for every frame
   std::unique_ptr<ServerSpans> spans_;  // --timeline

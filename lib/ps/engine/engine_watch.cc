@@ -135,6 +135,8 @@ void Engine::Tick(Time now) {
     outbox_->Info(line.str());
     Refuse(*outbox_, *p, 0, Timeout(line.str()));
   }
+  master_->FenceSilent(now);
+  snapshots_->DropLate(now, watch_->dead_after());
   Status lost = master_->CheckLost(now);
   for (const MasterDesk::Admission& a : master_->TakeAdmissions())
     Admit(a.peer, wire::Role::kServer, a.rank, a.process, a.request_id);

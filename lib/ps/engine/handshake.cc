@@ -168,6 +168,8 @@ Result<WorkerPeer*> Handshake::ReadRegister(Peer& peer, std::string_view meta,
 
 // OnFrame noted the time. Only a registered worker's progress counts.
 Status Handshake::OnHeartbeat(Peer& peer, std::string_view meta) {
+  if (ServerPeer* server = AsServer(peer))
+    server->beats = true;  // watched from now on (MasterDesk::FenceSilent)
   WorkerPeer* worker = Registered(peer);
   return worker ? progress_.Heartbeat(worker->rank, meta) : Status::Ok();
 }

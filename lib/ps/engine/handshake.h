@@ -66,7 +66,8 @@ class Handshake {
   /// A register, checked: the worker that may register now.
   Result<WorkerPeer*> ReadRegister(Peer& peer, std::string_view meta,
                                    const Membership& members) const;
-  /// A heartbeat: a registered worker's progress goes to the receiver.
+  /// A heartbeat: a registered worker's progress goes to the receiver; a
+  /// server that beats is watched for silence (MasterDesk::FenceSilent).
   Status OnHeartbeat(Peer& peer, std::string_view meta);
   /// Closes every connection that has not finished its handshake within
   /// --timeout by `now`.

@@ -1,5 +1,7 @@
 #include "ps/engine/master_desk.h"
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "ps/engine/membership.h"
@@ -114,7 +116,38 @@ Status MasterDesk::PlanShard(Peer& from, std::string_view meta,
   ServerPeer* server = AsServer(from);
   if (!server)
     return InvalidArgument("shard from a worker");
+  server->shard_coming = true;  // however long it takes, it is not silent
   return roster_.PlanShard(*server, meta, &plan->buffers);
+}
+
+// A server that beats and has said nothing for --dead_after is stopped
+// (SIGSTOP), or its host is gone, or it is cut off: its kernel may still
+// answer TCP's probes, so only its silence tells. Its term ends here: the
+// connection is closed with a line that names the term, which the server
+// reads when it runs again (MasterClient::Beat) and exits on, and its
+// shard is lost (OnClose, Lose) for a standby to take over.
+void MasterDesk::FenceSilent(Time now) {
+  if (spec_.dead_after <= 0)
+    return;
+  std::vector<ServerPeer*> silent;
+  for (auto& [id, peer] : *peers_) {
+    ServerPeer* server = AsServer(*peer);
+    if (server && server->beats && !server->closing && !server->shard_in &&
+        !server->shard_coming &&
+        std::chrono::duration<double>(now - server->last_heard).count() >
+            spec_.dead_after) {
+      silent.push_back(server);
+    }
+  }
+  for (ServerPeer* server : silent) {
+    const int s = server->server();
+    std::ostringstream line;
+    line << "rank 0 heard nothing from rank " << roster_.process(s)
+         << " for " << spec_.dead_after << " s (--dead_after): its term "
+         << roster_.term(s) << " as server " << s << " is over";
+    outbox_->Info(line.str());
+    Refuse(*outbox_, *server, 0, Unavailable(line.str()));
+  }
 }
 
 // Only a server's shard gets here: PlanShard refused the others.
@@ -129,8 +162,12 @@ Status MasterDesk::OnShard(Peer& from, uint64_t id) {
 }
 
 void MasterDesk::Hello(ServerPeer& peer, int process, Time now) {
+  // A lost shard is taken over by its claim's winner, which may be the
+  // rank that first served it, started again (--rejoin): a new term.
+  const bool takeover =
+      process != peer.server() || roster_.lost(peer.server());
   roster_.Hello(peer.server(), &peer);
-  if (process != peer.server())
+  if (takeover)
     roster_.Claimed(peer.server(), process, now);
 }
 

@@ -102,6 +102,11 @@ class MasterDesk {
   /// A standby's claim of a lost shard (hello with a claim).
   Status OnClaim(Peer& peer, uint64_t id, const wire::Hello& hello,
                  bool stopping);
+  /// Every tick (--dead_after > 0): each server that sends heartbeats and
+  /// has been silent for longer than --dead_after at `now` (not while its
+  /// final shard comes in) is refused with a line naming its term, and
+  /// closed; its shard is then lost as a closed server's is.
+  void FenceSilent(Time now);
   /// Every tick: a shard lost for longer than TakeoverWait is decided
   /// among its claims, or fails the job (the Status says why).
   Status CheckLost(Time now);

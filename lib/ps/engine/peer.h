@@ -105,6 +105,10 @@ struct ServerPeer final : Peer {
   int server() const { return rank; }
 
   bool shard_in = false;  // its final slices arrived
+  // It sends heartbeats while it serves (from its server_info on), so its
+  // silence for --dead_after means it is stopped or its host is gone.
+  bool beats = false;
+  bool shard_coming = false;  // its final slices are being read
 };
 
 /// Rank 0's observer.

@@ -14,6 +14,7 @@ void ServerRoster::Expect(const ShardPlan* plan, int num_servers,
   process_.resize(num_servers);
   for (int s = 0; s < num_servers; ++s)
     process_[s] = s;
+  terms_.assign(num_servers, 1);
   optimizer_states_.assign(num_servers, "");
   shard_in_.assign(num_servers, false);
   lost_at_.assign(num_servers, std::nullopt);
@@ -29,6 +30,7 @@ void ServerRoster::Lose(int s, Time now) {
 
 void ServerRoster::Claimed(int s, int process, Time now) {
   process_[s] = process;
+  ++terms_[s];
   lost_at_[s] = now;
 }
 

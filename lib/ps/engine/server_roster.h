@@ -100,6 +100,12 @@ class ServerRoster {
   /// took over). A rank started again with --rejoin serves none, and is
   /// not seen until its standby claims.
   bool alive(int process) const;
+  /// Server s's term: 1 for the rank that started as s, one more for each
+  /// standby that took its shard over since. A rank serving s with an
+  /// older term has been fenced (MasterDesk::FenceSilent).
+  uint64_t term(int s) const { return terms_[s]; }
+  /// The rank whose process serves server s's shard now.
+  int process(int s) const { return process_[s]; }
   /// Whether server s's final shard is in.
   bool shard_in(int s) const {
     return s > 0 && s < static_cast<int>(shard_in_.size()) && shard_in_[s];
@@ -122,6 +128,7 @@ class ServerRoster {
   std::vector<std::string> addresses_;  // by server index; [0]: ""
   std::vector<ServerPeer*> servers_;    // by server index; null until hello
   std::vector<int> process_;            // by server index: the rank serving it
+  std::vector<uint64_t> terms_;         // by server index: see term()
   int announced_ = 0;                   // servers with an address
   int shards_ = 0;                      // servers whose slices are in
   wire::Shard shard_msg_;               // reused

@@ -1,5 +1,7 @@
 #include "ps/engine/snapshot_desk.h"
 
+#include <sstream>
+
 #include <utility>
 
 #include "ps/engine/peer.h"
@@ -55,6 +57,7 @@ Result<wire::Snapshot> SnapshotDesk::Ask(Peer& peer, std::string_view meta,
   PS_RETURN_IF_ERROR(wire::DecodeMeta(meta, &msg));
   if (msg.standby && !stopping) {
     acks_->Asked(peer.id, msg.min_version);
+    acks_->Behind(server_->version(), peer.last_heard);  // heard just now
     records_->DropThrough(acks_->held());
   }
   return msg;
@@ -86,6 +89,7 @@ void SnapshotDesk::TakeDue(bool just_made, Time now) {
   const uint64_t version = server_->version();
   const std::vector<int64_t>& applied = steps_->rule().applied();
   if (just_made && acks_->count() > 0) {
+    acks_->Behind(version, now);
     if (auto record = TakeStepRecord(*server_, applied, now))
       records_->Add(std::move(record));
   }
@@ -129,6 +133,31 @@ bool SnapshotDesk::Drop(PeerId peer, bool stopping) {
   outbox_->Info("a standby of this server's shard disconnected; " +
                 std::to_string(acks_->count()) + " left");
   return true;
+}
+
+// A standby that lacks a version made more than --dead_after ago, and has
+// said nothing since, is stopped or its host is gone (its kernel may still
+// answer TCP's probes): replies to workers wait for it no longer. It asks
+// for the next version before it loads the one it got (ps/rank/standby.h),
+// so a long load is no silence.
+void SnapshotDesk::DropLate(Time now, double dead_after) {
+  if (dead_after <= 0)
+    return;
+  std::vector<PeerId> late;
+  acks_->Late(now, dead_after, &late);
+  for (PeerId id : late) {
+    Peer* peer = peers_->Find(id);
+    if (!peer || peer->closing ||
+        std::chrono::duration<double>(now - peer->last_heard).count() <=
+            dead_after) {
+      continue;
+    }
+    std::ostringstream line;
+    line << "no word from the standby at " << peer->remote << " for "
+         << dead_after << " s (--dead_after): replies wait for it no longer";
+    outbox_->Info(line.str());
+    Refuse(*outbox_, *peer, 0, Unavailable(line.str()));
+  }
 }
 
 bool SnapshotDesk::replicated() const {

@@ -74,6 +74,10 @@ class SnapshotDesk {
   /// Tool `peer` closed: returns whether it was a standby of this shard,
   /// unless `stopping` (then replies that waited for its copy need not).
   bool Drop(PeerId peer, bool stopping);
+  /// Every tick (`dead_after`: --dead_after, seconds; <= 0: never): a
+  /// standby that lacks a version made longer than that before `now`, and
+  /// has sent nothing for as long, is refused and closed (then Drop).
+  void DropLate(Time now, double dead_after);
   /// Every version a reply would carry is held by this shard's standbys.
   bool replicated() const;
   /// Bytes sent to the standbys so far.

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,13 @@ class StandbyAcks {
   /// min_version - 1 (a request for 0 or 1: the version it started from,
   /// which every process makes alike from the seed or the checkpoint).
   void Asked(PeerId peer, uint64_t min_version);
+  /// Version `version` is this server's at `now`: a standby that holds an
+  /// older one is behind from now on, unless it was already.
+  void Behind(uint64_t version, Time now);
+  /// Appends to `*late` the standbys behind for longer than `seconds` at
+  /// `now`: they have asked for nothing since a version they lack was
+  /// made, while replies to workers wait for them.
+  void Late(Time now, double seconds, std::vector<PeerId>* late) const;
   /// `peer` closed. Returns whether it was a standby; from now on it is
   /// not waited for.
   bool Drop(PeerId peer);
@@ -39,7 +47,12 @@ class StandbyAcks {
   uint64_t bytes_sent() const { return bytes_sent_; }
 
  private:
-  std::vector<std::pair<PeerId, uint64_t>> held_;  // by standby
+  struct Held {
+    PeerId peer;
+    uint64_t version;
+    std::optional<Time> behind_since;  // none while it holds the latest
+  };
+  std::vector<Held> held_;  // by standby
   uint64_t bytes_sent_ = 0;
 };
 

@@ -127,5 +127,57 @@ TEST(MasterDeskTest, AStandbysClaimIsAdmittedAsTheLostRank) {
   EXPECT_TRUE(m.desk.TakeAdmissions().empty());  // handed out once
 }
 
+// A server that sends heartbeats and then says nothing for --dead_after
+// (stopped, or its host cut off, while its kernel answers probes) is
+// refused with a line naming its term, and closed; one that never beat
+// (an older server), or whose final shard is coming in, is not.
+TEST(MasterDeskTest, ASilentServerIsFencedWithItsTerm) {
+  Master m;
+  ServerPeer& server = *AsServer(m.Join(6, Peer::Role::kServer, 1));
+  m.desk.Hello(server, 1, MasterAt(0));
+  m.desk.FenceSilent(MasterAt(5));
+  EXPECT_TRUE(m.outbox.closed.empty());  // it never beat: not watched
+  server.beats = true;
+  server.last_heard = MasterAt(5);
+  m.desk.FenceSilent(MasterAt(6));  // silent for exactly --dead_after
+  EXPECT_TRUE(m.outbox.closed.empty());
+  server.shard_coming = true;
+  m.desk.FenceSilent(MasterAt(9));
+  EXPECT_TRUE(m.outbox.closed.empty());
+  server.shard_coming = false;
+  m.desk.FenceSilent(MasterAt(6.5));
+  ASSERT_EQ(m.outbox.closed.size(), 1u);
+  EXPECT_EQ(m.outbox.closed[0].peer, 6u);
+  EXPECT_EQ(m.outbox.closed[0].request_id, 0u);
+  EXPECT_EQ(m.outbox.closed[0].why.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(m.outbox.closed[0].why.message(),
+            "rank 0 heard nothing from rank 1 for 1 s (--dead_after): its "
+            "term 1 as server 1 is over");
+  EXPECT_TRUE(server.closing);
+  m.desk.FenceSilent(MasterAt(8));
+  EXPECT_EQ(m.outbox.closed.size(), 1u);  // once
+}
+
+// Each takeover of a shard is a new term, the first server's rank taking
+// it back included (--rejoin): a term names one process's time serving it.
+TEST(MasterDeskTest, EachTakeoverOfAShardIsANewTerm) {
+  Master m;
+  ServerPeer& first = *AsServer(m.Join(6, Peer::Role::kServer, 1));
+  m.desk.Hello(first, 1, MasterAt(0));
+  EXPECT_EQ(m.desk.roster().term(1), 1u);
+  m.desk.Lose(first, Status::Ok(), MasterAt(1));
+  m.desk.Disconnect(first, false);
+  ServerPeer& standby = *AsServer(m.Join(7, Peer::Role::kServer, 1));
+  m.desk.Hello(standby, 0, MasterAt(1));
+  EXPECT_EQ(m.desk.roster().term(1), 2u);
+  EXPECT_EQ(m.desk.roster().process(1), 0);
+  m.desk.Lose(standby, Status::Ok(), MasterAt(2));
+  m.desk.Disconnect(standby, false);
+  ServerPeer& back = *AsServer(m.Join(8, Peer::Role::kServer, 1));
+  m.desk.Hello(back, 1, MasterAt(2));
+  EXPECT_EQ(m.desk.roster().term(1), 3u);
+  EXPECT_EQ(m.desk.roster().process(1), 1);
+}
+
 }  // namespace
 }  // namespace pstrain::ps

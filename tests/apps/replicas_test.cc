@@ -158,6 +158,50 @@ INSTANTIATE_TEST_SUITE_P(Servers, ReplicasTest, ::testing::Values(1, 2),
                            return "rank_" + std::to_string(info.param);
                          });
 
+// A server stopped (SIGSTOP) for three times --dead_after: its kernel
+// answers TCP's probes, but it sends rank 0 no heartbeats, so rank 0 ends
+// its term and its standby takes the shard over while it is stopped; the
+// workers, who hear nothing from it, send their step there. When it runs
+// again it reads rank 0's line, serves nothing more and exits with that
+// line, naming its old term. The run ends as one that lost no server.
+TEST(ReplicasStopTest, AStoppedServerIsFencedAndTheRunIsUnchanged) {
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  auto whole = RunPstrain(LaunchArgs(dir, "whole.pt"), 180);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+
+  const std::string go = dir.File("go");
+  Process launch(Held(LaunchArgs(dir, "stopped.pt"), kSteps - 5, go));
+  const int pid = WaitForStep(launch, 1, 5);
+  ASSERT_GT(pid, 0) << launch.OutSoFar();
+  ASSERT_EQ(kill(pid, SIGSTOP), 0);
+  const auto stopped = std::chrono::steady_clock::now();
+  const bool taken =
+      launch.WaitForErr("standby of rank 1: took its shard over", 120);
+  std::this_thread::sleep_until(
+      stopped + std::chrono::duration<double>(3 * kDeadAfter));
+  ASSERT_EQ(kill(pid, SIGCONT), 0);
+  ASSERT_TRUE(taken) << launch.OutSoFar();
+  std::ofstream(go).close();
+  auto r = launch.Wait(180);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("[rank 1] pstrain: error: server 1 stops serving: "
+                       "rank 0 heard nothing from rank 1 for 3 s "
+                       "(--dead_after): its term 1 as server 1 is over"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("pstrain launch: rank 1 exited with status 1; the "
+                       "others go on"),
+            std::string::npos)
+      << r.err;
+  const auto summary = FindEvent(r.out, "summary");
+  EXPECT_EQ(summary["steps"], kSteps) << summary;
+  EXPECT_EQ(summary["workers_lost"], 0) << summary;
+  EXPECT_LT(MaxAbsDiff(dir.File("whole.pt"), dir.File("stopped.pt")), 1e-6);
+  EXPECT_EQ(summary["test_accuracy"],
+            FindEvent(whole.out, "summary")["test_accuracy"]);
+}
+
 // --rejoin under launch --restart_servers: rank 1 is killed and its
 // standby on rank 2 takes shard 1 over; launch starts rank 1 again with
 // --rejoin, and it becomes a standby of shard 1 (and of shard 0, as

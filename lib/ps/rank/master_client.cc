@@ -74,6 +74,20 @@ Status MasterClient::AnnounceServer(const std::string& address) {
   return Call(req, wire::MsgType::kAck);
 }
 
+Status MasterClient::Beat() {
+  if (beat_.empty()) {
+    std::string meta;
+    wire::EncodeMeta(wire::Heartbeat{}, &meta);
+    wire::EncodeFramePrefix(wire::MsgType::kHeartbeat, 0, meta, 0, &beat_);
+  }
+  PS_RETURN_IF_ERROR(client_.Poll());
+  Status wrote = client_.WriteNow(beat_);
+  if (wrote.ok())
+    return wrote;
+  Status said = client_.Poll();  // rank 0's line, when it left one
+  return said.ok() ? wrote : said;
+}
+
 Status MasterClient::SendShard(uint64_t version,
                                const std::vector<at::Tensor>& slices,
                                const std::string& optimizer_state) {

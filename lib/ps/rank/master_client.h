@@ -57,6 +57,11 @@ class MasterClient {
       const std::string& sha256);
   /// Where workers reach this server ("host:port").
   Status AnnounceServer(const std::string& address);
+  /// While serving (ps/rank/server_beats.h): reads what rank 0 sent, then
+  /// sends it a heartbeat. Rank 0's error (a line naming the term it
+  /// ended, when it fenced this server) as sent; kUnavailable when rank 0
+  /// closed the connection or the write failed. Never waits.
+  Status Beat();
   /// At the end: this server's slices (ps/job/shard_plan.h order, contiguous
   /// CPU tensors) at `version`, and its optimizer state
   /// (SerializeOptimizerState bytes); waits for the ack, then closes.
@@ -74,6 +79,7 @@ class MasterClient {
   std::string auth_token_;
   net::Client client_;
   std::string meta_;
+  std::string beat_;  // a heartbeat frame, encoded once
 };
 
 }  // namespace pstrain::ps

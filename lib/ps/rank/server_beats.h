@@ -1,0 +1,52 @@
+#pragma once
+// ServerBeats: a serving server's heartbeats to rank 0 (the master), and
+// its ear for rank 0's word while it serves. Rank 0 watches every server
+// that beats and fences one it hears nothing from for --dead_after
+// (MasterDesk::FenceSilent): a stopped process (SIGSTOP) or a host cut off
+// answers TCP's probes from its kernel, so only its own silence tells.
+// Each beat first reads what rank 0 sent: a fenced server finds rank 0's
+// line naming its old term there when it runs again, and must not serve
+// one more reply, since its standby serves the shard now. A failed beat
+// (that line, or rank 0 gone) calls `on_end` once, and the beats stop.
+//
+// Threading: beats on a thread of its own, the one user of the
+// MasterClient from construction to destruction.
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "util/status.h"
+
+namespace pstrain::ps {
+
+class MasterClient;
+
+class ServerBeats {
+ public:
+  /// Beats `master` (MasterClient::Beat) every `interval` until destroyed
+  /// or a beat fails; then `on_end(why)`, on the beats' thread.
+  ServerBeats(std::chrono::nanoseconds interval, MasterClient* master,
+              std::function<void(const Status&)> on_end);
+  /// Stops the thread at once; `master` is the caller's again.
+  ~ServerBeats();
+  ServerBeats(const ServerBeats&) = delete;
+  ServerBeats& operator=(const ServerBeats&) = delete;
+
+  /// Why the beats ended: ok while they go on.
+  Status ended() const;
+
+ private:
+  void Run(std::chrono::nanoseconds interval, MasterClient* master,
+           const std::function<void(const Status&)>& on_end);
+
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  Status ended_;
+  std::thread thread_;
+};
+
+}  // namespace pstrain::ps

@@ -160,6 +160,12 @@ Status Client::Await(std::chrono::milliseconds timeout,
     auto left = deadline - now;
     if (left <= Clock::duration::zero())
       break;
+    if (watched && now - heard_at > silence) {
+      // What came in while this thread did not run is no silence.
+      io_.poll();
+      if (reply_done_ || closed_)
+        break;
+    }
     if (watched && conn_->arrivals() != arrivals) {
       arrivals = conn_->arrivals();
       heard_at = now;

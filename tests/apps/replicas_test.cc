@@ -178,8 +178,8 @@ TEST(ReplicasStopTest, AStoppedServerIsFencedAndTheRunIsUnchanged) {
   const auto stopped = std::chrono::steady_clock::now();
   const bool taken =
       launch.WaitForErr("standby of rank 1: took its shard over", 120);
-  std::this_thread::sleep_until(
-      stopped + std::chrono::duration<double>(3 * kDeadAfter));
+  std::this_thread::sleep_until(stopped +
+                                std::chrono::duration<double>(3 * kDeadAfter));
   ASSERT_EQ(kill(pid, SIGCONT), 0);
   ASSERT_TRUE(taken) << launch.OutSoFar();
   std::ofstream(go).close();

@@ -206,9 +206,9 @@ TEST(ClientTest, ASilentServerIsGivenUpOnAfterDeadAfter) {
   Status s = Send(client, wire::GetJob{}, nullptr, milliseconds(60000), &reply);
   auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
-  EXPECT_EQ(s.message(), "no word from 127.0.0.1:" +
-                             std::to_string(server.port()) +
-                             " for 0.2 s (--dead_after)");
+  EXPECT_EQ(s.message(),
+            "no word from 127.0.0.1:" + std::to_string(server.port()) +
+                " for 0.2 s (--dead_after)");
   EXPECT_GE(waited, milliseconds(200));
   EXPECT_LT(waited, milliseconds(30000));
   EXPECT_FALSE(client.connected());
@@ -244,9 +244,9 @@ TEST(ClientTest, PollReturnsThePeersWordForTheConnection) {
       client.Connect("127.0.0.1", server.port(), milliseconds(2000)).ok());
   EXPECT_TRUE(client.Poll().ok());
   wire::MsgType reply;
-  ASSERT_TRUE(Send(client, wire::ServerInfo{"h:1"}, nullptr,
-                   milliseconds(2000), &reply)
-                  .ok());
+  ASSERT_TRUE(
+      Send(client, wire::ServerInfo{"h:1"}, nullptr, milliseconds(2000), &reply)
+          .ok());
   Status s = client.Poll();
   const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   while (s.ok() && std::chrono::steady_clock::now() < until) {

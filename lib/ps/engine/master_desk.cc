@@ -142,8 +142,8 @@ void MasterDesk::FenceSilent(Time now) {
   for (ServerPeer* server : silent) {
     const int s = server->server();
     std::ostringstream line;
-    line << "rank 0 heard nothing from rank " << roster_.process(s)
-         << " for " << spec_.dead_after << " s (--dead_after): its term "
+    line << "rank 0 heard nothing from rank " << roster_.process(s) << " for "
+         << spec_.dead_after << " s (--dead_after): its term "
          << roster_.term(s) << " as server " << s << " is over";
     outbox_->Info(line.str());
     Refuse(*outbox_, *server, 0, Unavailable(line.str()));
@@ -164,8 +164,7 @@ Status MasterDesk::OnShard(Peer& from, uint64_t id) {
 void MasterDesk::Hello(ServerPeer& peer, int process, Time now) {
   // A lost shard is taken over by its claim's winner, which may be the
   // rank that first served it, started again (--rejoin): a new term.
-  const bool takeover =
-      process != peer.server() || roster_.lost(peer.server());
+  const bool takeover = process != peer.server() || roster_.lost(peer.server());
   roster_.Hello(peer.server(), &peer);
   if (takeover)
     roster_.Claimed(peer.server(), process, now);

@@ -1,7 +1,6 @@
 #include "ps/engine/snapshot_desk.h"
 
 #include <sstream>
-
 #include <utility>
 
 #include "ps/engine/peer.h"

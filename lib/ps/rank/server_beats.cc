@@ -1,17 +1,21 @@
 #include "ps/rank/server_beats.h"
 
+#include <string>
 #include <utility>
 
 #include "ps/rank/master_client.h"
+#include "ps/service/await_beats.h"
 
 namespace pstrain::ps {
 
-ServerBeats::ServerBeats(std::chrono::nanoseconds interval,
-                         MasterClient* master,
-                         std::function<void(const Status&)> on_end)
-    : thread_([this, interval, master, on_end = std::move(on_end)] {
-        Run(interval, master, on_end);
-      }) {}
+ServerBeats::ServerBeats(double dead_after, MasterClient* master,
+                         std::function<void(const Status&)> on_end) {
+  if (dead_after <= 0)
+    return;
+  thread_ = std::thread(
+      [this, interval = AwaitBeats::IntervalFor(dead_after), master,
+       on_end = std::move(on_end)] { Run(interval, master, on_end); });
+}
 
 ServerBeats::~ServerBeats() {
   {
@@ -19,12 +23,21 @@ ServerBeats::~ServerBeats() {
     stop_ = true;
   }
   stop_cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable())
+    thread_.join();
 }
 
 Status ServerBeats::ended() const {
   std::lock_guard<std::mutex> lock(mu_);
   return ended_;
+}
+
+Status ServerBeats::Serving(int rank) const {
+  Status why = ended();
+  if (why.ok())
+    return why;
+  return Status(why.code(), "server " + std::to_string(rank) +
+                                " stops serving: " + why.message());
 }
 
 void ServerBeats::Run(std::chrono::nanoseconds interval, MasterClient* master,

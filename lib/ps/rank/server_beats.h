@@ -26,9 +26,10 @@ class MasterClient;
 
 class ServerBeats {
  public:
-  /// Beats `master` (MasterClient::Beat) every `interval` until destroyed
-  /// or a beat fails; then `on_end(why)`, on the beats' thread.
-  ServerBeats(std::chrono::nanoseconds interval, MasterClient* master,
+  /// Beats `master` (MasterClient::Beat) at AwaitBeats::IntervalFor(
+  /// `dead_after`) until destroyed or a beat fails; then `on_end(why)`, on
+  /// the beats' thread. `dead_after` <= 0 (--dead_after off): no beats.
+  ServerBeats(double dead_after, MasterClient* master,
               std::function<void(const Status&)> on_end);
   /// Stops the thread at once; `master` is the caller's again.
   ~ServerBeats();
@@ -37,6 +38,9 @@ class ServerBeats {
 
   /// Why the beats ended: ok while they go on.
   Status ended() const;
+  /// Ok while the beats go on (or there are none); else why they ended,
+  /// as server `rank`'s reason to stop serving.
+  Status Serving(int rank) const;
 
  private:
   void Run(std::chrono::nanoseconds interval, MasterClient* master,

@@ -29,12 +29,11 @@
 #include "ps/rank/final_outcome.h"
 #include "ps/rank/live_progress.h"
 #include "ps/rank/master_client.h"
-#include "ps/rank/server_metrics_feed.h"
 #include "ps/rank/server_beats.h"
+#include "ps/rank/server_metrics_feed.h"
 #include "ps/rank/server_resume.h"
 #include "ps/rank/server_standbys.h"
 #include "ps/rank/standby_host.h"
-#include "ps/service/await_beats.h"
 #include "ps/service/placement.h"
 #include "ps/service/service.h"
 #include "ps/store/checkpoint.h"
@@ -125,16 +124,6 @@ nlohmann::json CheckpointMeta(const JobSpec& spec, uint64_t version) {
           {"dataset", spec.dataset}};
 }
 
-// Whether the beats to rank 0 still go (none: --dead_after off); else
-// why they ended, naming server `rank`: rank 0 fenced it, or is gone.
-Status Unfenced(const std::optional<ServerBeats>& beats, int rank) {
-  Status ended = beats ? beats->ended() : Status::Ok();
-  if (ended.ok())
-    return ended;
-  return Status(ended.code(), "server " + std::to_string(rank) +
-                                  " stops serving: " + ended.message());
-}
-
 // Serves server `o.rank`'s shard, held in `server`, until the job ends,
 // then hands rank 0 its slices and optimizer state: server s > 0, or a
 // standby that took s over (`stop` set: no listen event, which is the
@@ -182,11 +171,8 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
         [&feed](uint64_t) { feed->OnVersion(); });
   // Rank 0 hears this server while it serves, and this server hears rank
   // 0's word: once fenced (or once rank 0 is gone) it serves no more.
-  std::optional<ServerBeats> beats;
-  if (spec.dead_after > 0) {
-    beats.emplace(AwaitBeats::IntervalFor(spec.dead_after), &master,
-                  [&io](const Status&) { io.stop(); });
-  }
+  auto beats = std::make_unique<ServerBeats>(
+      spec.dead_after, &master, [&io](const Status&) { io.stop(); });
   PS_RETURN_IF_ERROR(service.Run());
   if (feed)
     feed->Publish();
@@ -196,10 +182,10 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
     if (stop->stopped)
       return Unavailable("rank 0's run ended first");
   }
-  PS_RETURN_IF_ERROR(Unfenced(beats, o.rank));
+  PS_RETURN_IF_ERROR(beats->Serving(o.rank));
   PS_ASSIGN_OR_RETURN(std::string state,
                       SerializeOptimizerState(server.optimizers()));
-  PS_RETURN_IF_ERROR(Unfenced(beats, o.rank));
+  PS_RETURN_IF_ERROR(beats->Serving(o.rank));
   beats.reset();  // the master client is ours again
   PS_RETURN_IF_ERROR(master.SendShard(
       server.version(), SliceViews(plan, o.rank, models::StateValues(model)),

@@ -12,13 +12,15 @@ namespace pstrain::worker {
 std::unique_ptr<Heartbeats> Heartbeats::ToServers(
     std::chrono::milliseconds interval,
     const std::vector<std::unique_ptr<PsClient>>* clients,
-    const ProgressBoard* progress) {
+    std::mutex* clients_mu, const ProgressBoard* progress) {
   return std::make_unique<Heartbeats>(
-      interval, [clients, progress, told = std::vector<bool>(clients->size())](
+      interval, [clients, clients_mu, progress,
+                 told = std::vector<bool>(clients->size())](
                     bool again) mutable {
         if (!again)
           told.assign(told.size(), false);
         const std::string json = progress->Json();
+        std::lock_guard<std::mutex> lock(*clients_mu);
         bool all = true;
         for (size_t s = 0; s < told.size(); ++s) {
           if (!told[s])

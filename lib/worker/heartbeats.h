@@ -29,8 +29,11 @@ class Heartbeats {
   ~Heartbeats();
   /// A heartbeat frame to every server of `clients` (by server rank) every
   /// `interval`, rank 0's carrying `progress`' last figures. A server whose
-  /// connection a call held is told once it is free (the retries). Both
-  /// must outlive the heartbeats, and `clients` not change while they run.
+  /// connection a call held is told once it is free (the retries); a lost
+  /// one is skipped. All must outlive the heartbeats; an element of
+  /// `clients` changes only under `clients_mu`, which each beat holds, so
+  /// that the other servers go on hearing a worker that reconnects to a
+  /// lost one (for as long as its standby takes to take over).
   /// At most 1 s apart, so that rank 0's live view moves about once a
   /// second: a heartbeat is tiny (a 36-byte frame, and about 200 bytes of
   /// progress JSON to rank 0 alone), so the rate costs nothing worth
@@ -38,7 +41,7 @@ class Heartbeats {
   static std::unique_ptr<Heartbeats> ToServers(
       std::chrono::milliseconds interval,
       const std::vector<std::unique_ptr<PsClient>>* clients,
-      const ProgressBoard* progress);
+      std::mutex* clients_mu, const ProgressBoard* progress);
   Heartbeats(const Heartbeats&) = delete;
   Heartbeats& operator=(const Heartbeats&) = delete;
 

@@ -252,7 +252,6 @@ Status ServerGroup::Reconnect(const Status& why) {
   const std::vector<int> lost = LostServers(clients_, why);
   if (lost.empty())
     return why;
-  StopHeartbeats();  // it walks clients_, which changes here
   const auto deadline = Clock::now() + options_.reconnect_timeout;
   const std::string seconds =
       std::to_string(options_.reconnect_timeout.count() / 1000);
@@ -278,7 +277,6 @@ Status ServerGroup::Reconnect(const Status& why) {
     }
   }
   ++reconnects_;
-  StartHeartbeats();
   resent_ = false;
   if (Resends(lost)) {
     PS_RETURN_IF_ERROR(Resend(lost));
@@ -344,7 +342,10 @@ Status ServerGroup::JoinAgain(int s) {
   PS_RETURN_IF_ERROR(c->Register(fingerprint_));
   if (mirror_ != nullptr)  // --placement server attaches none
     AttachSlices(*c, s);
-  clients_[s] = std::move(c);
+  {
+    std::lock_guard<std::mutex> lock(clients_mu_);  // the heartbeats walk it
+    clients_[s] = std::move(c);
+  }
   if (mirror_ != nullptr && spec_.push_first)
     OrderLink();
   return Status::Ok();
@@ -354,7 +355,7 @@ void ServerGroup::StartHeartbeats() {
   const double seconds = std::min(spec_.heartbeat, 1.0);
   heartbeats_ = Heartbeats::ToServers(
       std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)),
-      &clients_, &progress_);
+      &clients_, &clients_mu_, &progress_);
 }
 
 void ServerGroup::PublishProgress(const Progress& p, double loss) {

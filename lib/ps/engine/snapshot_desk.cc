@@ -155,7 +155,11 @@ void SnapshotDesk::DropLate(Time now, double dead_after) {
     line << "no word from the standby at " << peer->remote << " for "
          << dead_after << " s (--dead_after): replies wait for it no longer";
     outbox_->Info(line.str());
-    Refuse(*outbox_, *peer, 0, Unavailable(line.str()));
+    // Closed without an error frame: the standby, when it runs again, finds
+    // its copy's connection gone and copies again (an error would say the
+    // run ended).
+    peer->closing = true;
+    outbox_->Close(id, Unavailable(line.str()));
   }
 }
 

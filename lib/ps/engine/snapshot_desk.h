@@ -76,7 +76,8 @@ class SnapshotDesk {
   bool Drop(PeerId peer, bool stopping);
   /// Every tick (`dead_after`: --dead_after, seconds; <= 0: never): a
   /// standby that lacks a version made longer than that before `now`, and
-  /// has sent nothing for as long, is refused and closed (then Drop).
+  /// has sent nothing for as long, is closed (then Drop), without an error
+  /// frame: it copies again if it runs again.
   void DropLate(Time now, double dead_after);
   /// Every version a reply would carry is held by this shard's standbys.
   bool replicated() const;

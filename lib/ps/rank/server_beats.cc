@@ -1,10 +1,13 @@
 #include "ps/rank/server_beats.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
 #include "ps/rank/master_client.h"
 #include "ps/service/await_beats.h"
+#include "report/event_log.h"
 
 namespace pstrain::ps {
 
@@ -55,6 +58,12 @@ void ServerBeats::Run(std::chrono::nanoseconds interval, MasterClient* master,
     }
     stop_cv_.wait_for(lock, interval, [this] { return stop_; });
   }
+}
+
+void ExitFenced(const Status& why, report::EventLog* log) {
+  log->Error(why.message(), 1);
+  std::fflush(nullptr);
+  std::_Exit(1);  // the other threads serve nothing of this term's
 }
 
 }  // namespace pstrain::ps

@@ -20,6 +20,10 @@
 
 #include "util/status.h"
 
+namespace pstrain::report {
+class EventLog;
+}
+
 namespace pstrain::ps {
 
 class MasterClient;
@@ -52,5 +56,12 @@ class ServerBeats {
   Status ended_;
   std::thread thread_;
 };
+
+/// Ends this process at once with `why` (rank 0's word, on a term that
+/// ended) as its error line and exit status 1: a rank whose term of a
+/// shard it took over was fenced must answer no one, as one fenced while
+/// serving its own shard exits, and its standbys' copies were dropped
+/// meanwhile; launch --restart_servers starts it again as a standby.
+[[noreturn]] void ExitFenced(const Status& why, report::EventLog* log);
 
 }  // namespace pstrain::ps

@@ -206,9 +206,12 @@ ServeTakeover TakeoverServer(const ServerRankOptions& o,
     taken.metrics_port = -1;
     taken.timeline = nullptr;
     taken.on_listen = nullptr;
-    return ServeShard(taken, *shard.master, *shard.job, *shard.model,
-                      *shard.plan, *shard.server, log, shard.stop,
-                      shard.applied);
+    Status served =
+        ServeShard(taken, *shard.master, *shard.job, *shard.model, *shard.plan,
+                   *shard.server, log, shard.stop, shard.applied);
+    if (!served.ok() && o.rank > 0 && shard.master->refused())
+      ExitFenced(served, log);
+    return served;
   };
 }
 

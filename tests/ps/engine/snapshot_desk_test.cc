@@ -93,5 +93,34 @@ TEST(SnapshotDeskTest, AStandbysAskHoldsRepliesUntilItHasTheVersion) {
             "snapshot from a worker or server");
 }
 
+// A standby that lacks a version made --dead_after ago and has said
+// nothing since is closed without an error frame (it copies again if it
+// runs again); one that asked meanwhile, or holds the version, is not.
+TEST(SnapshotDeskTest, AStandbySilentWhileItLacksAVersionIsClosed) {
+  Copies c;
+  c.store.set_version(1);
+  Peer& standby = c.Tool(7);
+  standby.last_heard = testing::DriverJob::At(0);
+  std::string meta;
+  wire::EncodeMeta(wire::Snapshot{2, false, true, false}, &meta);
+  ASSERT_TRUE(c.desk.Ask(standby, meta, false).ok());  // holds 1
+  c.desk.DropLate(testing::DriverJob::At(10), 1.0);
+  EXPECT_TRUE(c.outbox.closed.empty());  // it holds the latest version
+  c.store.set_version(2);
+  c.desk.Complete(testing::DriverJob::At(10));
+  c.desk.DropLate(testing::DriverJob::At(10.5), 1.0);
+  EXPECT_TRUE(c.outbox.closed.empty());
+  c.desk.DropLate(testing::DriverJob::At(11.5), 0);  // --dead_after off
+  EXPECT_TRUE(c.outbox.closed.empty());
+  c.desk.DropLate(testing::DriverJob::At(11.5), 1.0);
+  ASSERT_EQ(c.outbox.closed.size(), 1u);
+  EXPECT_EQ(c.outbox.closed[0].peer, 7u);
+  EXPECT_FALSE(c.outbox.closed[0].error_frame);
+  EXPECT_EQ(c.outbox.closed[0].why.message(),
+            "no word from the standby at t for 1 s (--dead_after): replies "
+            "wait for it no longer");
+  EXPECT_TRUE(standby.closing);
+}
+
 }  // namespace
 }  // namespace pstrain::ps

@@ -58,10 +58,11 @@ class ServerBeats {
 };
 
 /// Ends this process at once with `why` (rank 0's word, on a term that
-/// ended) as its error line and exit status 1: a rank whose term of a
-/// shard it took over was fenced must answer no one, as one fenced while
-/// serving its own shard exits, and its standbys' copies were dropped
-/// meanwhile; launch --restart_servers starts it again as a standby.
+/// ended) as its error line and exit status 1, without waiting for its
+/// standbys' threads: a fenced rank must answer no one, whether the term
+/// was its own shard's or one it took over, and its standbys' copies were
+/// dropped meanwhile; launch --restart_servers starts it again as a
+/// standby.
 [[noreturn]] void ExitFenced(const Status& why, report::EventLog* log);
 
 }  // namespace pstrain::ps

@@ -243,7 +243,10 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
   // After this rank's own model is made: the standbys' draw from the same
   // generator, and a standby's first copy overwrites what it drew.
   auto standbys = HostStandbys(o, spec, TakeoverServer(o, log), log);
-  return ServeShard(o, master, spec, *model, plan, server, log);
+  Status served = ServeShard(o, master, spec, *model, plan, server, log);
+  if (!served.ok() && master.refused())
+    ExitFenced(served, log);  // not waiting for its standbys' threads
+  return served;
 }
 
 Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {

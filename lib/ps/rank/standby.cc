@@ -173,6 +173,11 @@ Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
                            std::optional<uint64_t> version,
                            std::unique_ptr<MasterClient>* master, JobSpec* job,
                            report::EventLog* log) {
+  // Rank 0's shard is never claimed: rank 0 is the master, whose death
+  // ends the job, so its standby's copy alone broke (rank 0 dropped a
+  // standby it heard nothing from): it copies again.
+  if (o.shard == 0)
+    return Claimed::kPrimaryConnected;
   const std::string name = "standby of rank " + std::to_string(o.shard);
   *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
                                            o.connection, o.auth_token);
@@ -224,10 +229,13 @@ Result<StandbyEnd> FollowPrimary(const StandbyOptions& o, const JobSpec& spec,
         !FindPrimary(o, spec, &address, log)) {
       return StandbyEnd::kPrimaryEnded;
     }
+    const uint64_t before = server.version();
     PS_ASSIGN_OR_RETURN(const bool ended,
                         Copy(o, spec, address, server, applied, &copied, log));
     if (ended)
       return StandbyEnd::kPrimaryEnded;
+    if (server.version() != before)
+      lost_since = Clock::time_point::max();  // it copied: reachable again
     // The primary is gone, or unreachable: claim its shard.
     PS_ASSIGN_OR_RETURN(
         const Claimed claimed,

@@ -116,7 +116,9 @@ TEST(SnapshotDeskTest, AStandbySilentWhileItLacksAVersionIsClosed) {
   ASSERT_EQ(c.outbox.closed.size(), 1u);
   EXPECT_EQ(c.outbox.closed[0].peer, 7u);
   EXPECT_FALSE(c.outbox.closed[0].error_frame);
-  EXPECT_EQ(c.outbox.closed[0].why.message(),
+  EXPECT_TRUE(c.outbox.closed[0].why.ok());
+  ASSERT_FALSE(c.outbox.info.empty());
+  EXPECT_EQ(c.outbox.info.back(),
             "no word from the standby at t for 1 s (--dead_after): replies "
             "wait for it no longer");
   EXPECT_TRUE(standby.closing);

@@ -31,6 +31,7 @@ struct LaunchFlags {
   std::string device = "cpu";
   bool live = false;  // a RankBoard on the terminal; the children send JSON
   bool restart_servers = false;
+  int max_restarts = 3;  // torchrun's --max-restarts, per server
   LaunchHook hook;
 };
 
@@ -176,7 +177,7 @@ int Launch(LaunchFlags& f) {
     }
     o.children.push_back({std::move(args), "rank " + std::to_string(r),
                           survivable, std::move(again),
-                          /*ends_job=*/r == 0});
+                          /*ends_job=*/r == 0, f.max_restarts});
   }
   for (int r = w.num_servers; r < w.world_size; ++r) {
     o.children.push_back(
@@ -213,7 +214,12 @@ CheckedCommand SetupLaunchChecked(CLI::App* sub) {
       "--restart_servers", f->restart_servers,
       "--replicas 2 or more: a server other than rank 0 that dies is "
       "started again, to rejoin the job as a standby of its shard "
-      "(at most 3 times each)");
+      "(at most --max_restarts times each)");
+  sub->add_option("--max_restarts", f->max_restarts,
+                  "--restart_servers: how many times each server may be "
+                  "started again (torchrun's max-restarts)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   LaunchFlags* flags = f.get();  // f owns the need: no cycle through it
   f->local.needs.push_back({restart, "--replicas 2 or more",
                             [flags] { return flags->job.spec.replicas >= 2; }});

@@ -236,7 +236,7 @@ void ChildGroup::ReapExited() {
     if (!survivable)
       first_failure_ = ExitCode(status);
     const bool restartable = survivable && !c.spec->restart_argv.empty() &&
-                             c.restarts < ChildSpec::kMaxRestarts && !kill_at_;
+                             c.restarts < c.spec->max_restarts && !kill_at_;
     c.restart_due = restartable && !job_over_;
     std::string next =
         survivable ? "; the others go on" : "; stopping the others";

@@ -25,14 +25,15 @@ struct ChildSpec {
   bool survivable = false;
   /// A survivable child that dies (not one that exits 0) starts again
   /// with these arguments (e.g. a server's with --rejoin), at most
-  /// kMaxRestarts times, unless the group is being torn down or the job is
+  /// max_restarts times, unless the group is being torn down or the job is
   /// over (ends_job); empty: never.
   std::vector<std::string> restart_argv = {};
-  static constexpr int kMaxRestarts = 3;
   /// Its exit, whatever its status, ends the job (rank 0, which holds
   /// it): from then on no child starts again, since one started again
   /// would wait for a job that is gone. Default: false.
   bool ends_job = false;
+  /// How many times restart_argv may start it (launch --max_restarts).
+  int max_restarts = 3;
 };
 
 struct LaunchOptions {

@@ -131,12 +131,13 @@ TEST_F(LauncherTest, ASurvivableChildsDeathStopsNobody) {
 }
 
 // restart_argv (launch --restart_servers): a survivable child that dies
-// starts again with those arguments, at most kMaxRestarts times, and its
+// starts again with those arguments, at most max_restarts times, and its
 // lines go on under its label; one that exits 0 does not.
 TEST_F(LauncherTest, ASurvivableChildThatDiesStartsAgainAtMostMaxTimes) {
   ChildSpec dies = Sh("rank 1", "echo first; kill -KILL $$");
   dies.survivable = true;
   dies.restart_argv = Sh("", "echo again; kill -KILL $$").argv;
+  dies.max_restarts = 2;
   ChildSpec done = Sh("rank 2", "echo once");
   done.survivable = true;
   done.restart_argv = Sh("", "echo never").argv;
@@ -148,14 +149,14 @@ TEST_F(LauncherTest, ASurvivableChildThatDiesStartsAgainAtMostMaxTimes) {
   for (size_t at = out.find("[rank 1] again"); at != std::string::npos;
        at = out.find("[rank 1] again", at + 1))
     ++again;
-  EXPECT_EQ(again, static_cast<size_t>(ChildSpec::kMaxRestarts)) << out;
+  EXPECT_EQ(again, 2u) << out;
   EXPECT_EQ(out.find("never"), std::string::npos) << out;
   const std::string err = err_.str();
   size_t restarts = 0;
   for (size_t at = err.find("; starting it again"); at != std::string::npos;
        at = err.find("; starting it again", at + 1))
     ++restarts;
-  EXPECT_EQ(restarts, static_cast<size_t>(ChildSpec::kMaxRestarts)) << err;
+  EXPECT_EQ(restarts, 2u) << err;
 }
 
 // Once the child that holds the job has exited, one that dies is not

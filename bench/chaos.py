@@ -165,10 +165,13 @@ def steps_per_second(a, d):
     job = Job(launch_args(a, os.path.join(d, "probe.pt"), 60))
     job.p.wait()
     steps = [e for e in job.events if e.get("event") == "step"]
-    if job.p.returncode != 0 or len(steps) < 2:
+    steps = [e for e in steps if e["rank"] == steps[0]["rank"]] if steps else []
+    if job.p.returncode != 0 or len(steps) < 4:
         sys.exit("the probe run failed: " + "\n".join(
             l for _, l in job.lines[-20:]))
-    return 60 / (steps[-1]["time"] - steps[0]["time"])
+    # The second half: the first steps pay for the start.
+    half = steps[len(steps) // 2:]
+    return (len(half) - 1) / (half[-1]["time"] - half[0]["time"])
 
 
 def versions_go_forward(events):

@@ -14,9 +14,9 @@ std::unique_ptr<Heartbeats> Heartbeats::ToServers(
     const std::vector<std::unique_ptr<PsClient>>* clients,
     std::mutex* clients_mu, const ProgressBoard* progress) {
   return std::make_unique<Heartbeats>(
-      interval, [clients, clients_mu, progress,
-                 told = std::vector<bool>(clients->size())](
-                    bool again) mutable {
+      interval,
+      [clients, clients_mu, progress,
+       told = std::vector<bool>(clients->size())](bool again) mutable {
         if (!again)
           told.assign(told.size(), false);
         const std::string json = progress->Json();

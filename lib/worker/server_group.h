@@ -179,7 +179,7 @@ class ServerGroup {
   std::unique_ptr<ParamArrivals> arrivals_;         // clients_ report to it
   std::vector<std::unique_ptr<PsClient>> clients_;  // by server rank
   std::mutex clients_mu_;  // an element of clients_ changes under it
-  ExchangeRound round_;  // the exchange under way, or the last
+  ExchangeRound round_;    // the exchange under way, or the last
   bool resent_ = false;
   // Task 1 + s: the exchange with server s; task 0, the training thread's,
   // has nothing to do: it computes meanwhile.

@@ -223,8 +223,9 @@ def main():
             rows.append(row)
             print(json.dumps(row), flush=True)
             if not row["recovered"] and row["why"] != "the job ended":
-                failures.append("%s of rank %d: %s" %
-                                (row["fault"], row["rank"], row["why"]))
+                failures.append("%s of rank %d: %s; the job's last lines:\n%s"
+                                % (row["fault"], row["rank"], row["why"],
+                                   "\n".join(l for _, l in job.lines[-40:])))
                 break
         code = job.p.wait()
         if a.log:

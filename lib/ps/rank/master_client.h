@@ -49,6 +49,10 @@ class MasterClient {
   /// Whether the last call failed on rank 0's error reply (rather than the
   /// connection).
   bool refused() const { return client_.error_from_peer(); }
+  /// Whether rank 0 ended this connection: it refused a call (its line
+  /// fencing this server, say), or closed or reset it, which may come
+  /// before its line is read.
+  bool ended() const { return refused() || !client_.connected(); }
   /// How long each later call waits for rank 0.
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   /// The job's TorchScript module, whose SHA-256 is `sha256` (the job

@@ -209,7 +209,7 @@ ServeTakeover TakeoverServer(const ServerRankOptions& o,
     Status served =
         ServeShard(taken, *shard.master, *shard.job, *shard.model, *shard.plan,
                    *shard.server, log, shard.stop, shard.applied);
-    if (!served.ok() && o.rank > 0 && shard.master->refused())
+    if (!served.ok() && o.rank > 0 && shard.master->ended())
       ExitFenced(served, log);
     return served;
   };
@@ -244,7 +244,7 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
   // generator, and a standby's first copy overwrites what it drew.
   auto standbys = HostStandbys(o, spec, TakeoverServer(o, log), log);
   Status served = ServeShard(o, master, spec, *model, plan, server, log);
-  if (!served.ok() && master.refused())
+  if (!served.ok() && master.ended())
     ExitFenced(served, log);  // not waiting for its standbys' threads
   return served;
 }

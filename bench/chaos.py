@@ -83,6 +83,10 @@ class Job:
             with self.lock:
                 self.lines.append((time.monotonic(), line.rstrip("\n")))
 
+    def summarized(self):
+        with self.lock:
+            return any(e.get("event") == "summary" for e in self.events)
+
     def steps_since(self, since):
         """Steps each worker logged after `since`, by rank."""
         counts = {}
@@ -145,7 +149,9 @@ def inject(a, job, fault, rank):
         time.sleep(3 * a.dead_after)
         os.kill(pid, signal.SIGCONT)
     while not recovered(job, rank, start):
-        if job.p.poll() is not None:  # how it ended is checked at the end
+        # Once rank 0 has its summary no step is left to recover for; how
+        # the job ended is checked at the end.
+        if job.p.poll() is not None or job.summarized():
             return {"fault": fault, "rank": rank, "recovered": False,
                     "why": "the job ended"}
         if time.monotonic() - start > RECOVERY_SECONDS:

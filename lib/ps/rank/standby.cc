@@ -173,15 +173,15 @@ Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
                            std::optional<uint64_t> version,
                            std::unique_ptr<MasterClient>* master, JobSpec* job,
                            report::EventLog* log) {
-  // Rank 0's shard is never claimed: rank 0 is the master, whose death
-  // ends the job, so its standby's copy alone broke (rank 0 dropped a
-  // standby it heard nothing from): it copies again.
-  if (o.shard == 0)
-    return Claimed::kPrimaryConnected;
   const std::string name = "standby of rank " + std::to_string(o.shard);
   *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
                                            o.connection, o.auth_token);
   PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
+  // Rank 0's shard is never claimed: rank 0 is the master, whose death
+  // ends the job, and it is alive, so its standby's copy alone broke (rank
+  // 0 dropped a standby it heard nothing from): it copies again.
+  if (o.shard == 0)
+    return Claimed::kPrimaryConnected;
   (*master)->set_timeout(o.timeout);
   auto claimed = (*master)->Claim(o.shard, spec.world_size, o.rank, version);
   if (claimed.ok()) {

@@ -218,9 +218,10 @@ def main():
         chaos = os.path.join(d, "chaos.pt")
         job = Job(launch_args(a, chaos, steps))
         began = time.monotonic()
-        while job.p.poll() is None:
+        while job.p.poll() is None and not job.summarized():
             time.sleep(chance.uniform(1, 3) * a.dead_after)
-            if job.p.poll() is not None or job.steps_since(0) == {}:
+            if (job.p.poll() is not None or job.summarized() or
+                    job.steps_since(0) == {}):
                 continue
             row = inject(a, job, chance.choice(faults), chance.choice([1, 2]))
             if row is None:

@@ -126,8 +126,11 @@ void Engine::Tick(Time now) {
   const UpdateRule& rule = steps_->rule();
   for (int w = 0; w < members_->num_workers() && rule.has_quorum(); ++w) {
     WorkerPeer* p = members_->peer(w);
+    // A worker whose get_job this rank holds (it waits for a lost server's
+    // standby to say where it listens) waits on us, as one whose reply is
+    // held does.
     if (!p || !members_->in_quorum(w) || !rule.awaits_push(w) ||
-        !watch_->Silent(*p, replies_->holds(w), now))
+        !watch_->Silent(*p, replies_->holds(w) || p->job_pending, now))
       continue;
     std::ostringstream line;
     line << "no word from rank " << p->rank << " for " << spec_.dead_after

@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -164,12 +165,16 @@ int Launch(LaunchFlags& f) {
   }
   cluster::LaunchOptions o;
   o.prefix_stdout = !f.local.json;  // JSON lines carry their rank already
+  const bool replicated = f.job.spec.replicas > 1 && w.num_servers > 1;
   for (int r = 0; r < w.num_servers; ++r) {
-    // --replicas: a server's standby takes its shard over (not rank 0's,
-    // which also holds the job); --restart_servers starts the server again
-    // as a standby (serve --rejoin), but not once rank 0 has exited.
-    const bool survivable = r > 0 && f.job.spec.replicas > 1;
+    // --replicas: a server's standby takes its shard over; rank 0's, which
+    // holds the job too, once launch names it master (--rdzv_backend
+    // launch). --restart_servers starts a server again as a standby (serve
+    // --rejoin), but not once the master has exited.
+    const bool survivable = r > 0 && replicated;
     std::vector<std::string> args = ServeArgs(f, r, threads);
+    if (replicated)
+      args.insert(args.end(), {"--rdzv_backend", "launch"});
     std::vector<std::string> again;
     if (survivable && f.restart_servers) {
       again = args;
@@ -178,6 +183,12 @@ int Launch(LaunchFlags& f) {
     o.children.push_back({std::move(args), "rank " + std::to_string(r),
                           survivable, std::move(again),
                           /*ends_job=*/r == 0, f.max_restarts});
+  }
+  // Rank 0's shard has standbys on ranks 1..R-1 (ps/rank/standby.h), each
+  // able to be the master next, in that order.
+  for (int r = 1;
+       replicated && r < std::min(f.job.spec.replicas, w.num_servers); ++r) {
+    o.children[0].successors.push_back(r);
   }
   for (int r = w.num_servers; r < w.world_size; ++r) {
     o.children.push_back(

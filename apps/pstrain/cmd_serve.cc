@@ -7,6 +7,7 @@
 #include "apps/pstrain/metrics_endpoint.h"
 #include "ps/job/interval.h"
 #include "ps/rank/server_rank.h"
+#include "ps/rank/succession.h"
 
 namespace pstrain::apps {
 
@@ -22,11 +23,16 @@ struct ServeFlags {
   std::string checkpoint_every;  // "" = only at the end
   int keep = 3;
   bool rejoin = false;
+  std::string rdzv_backend = "static";
 };
 
 Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
              std::unique_ptr<MetricsEndpoint>* endpoint) {
-  Status s = ResolveWorld(&f.world, "server");
+  // First: launch may name this rank the master at any time from now on.
+  auto succession = ps::MakeSuccession(f.rdzv_backend);
+  Status s = succession.status();
+  if (s.ok())
+    s = ResolveWorld(&f.world, "server");
   if (s.ok())
     s = CheckFlagNeeds(f.local.needs);
   if (s.ok())
@@ -57,6 +63,7 @@ Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
   o.resume = f.resume;
   o.bind_addr = f.bind_addr;
   o.rejoin = f.rejoin;
+  o.succession = succession->get();
   if (!f.checkpoint_every.empty()) {
     PS_ASSIGN_OR_RETURN(
         o.checkpoint_every,
@@ -117,6 +124,13 @@ RunFn SetupServe(CLI::App* sub) {
                 "shard, which a standby took over, and of those it kept, each "
                 "brought up to date while the job runs, and takes a shard "
                 "over when its primary dies");
+  sub->add_option("--rdzv_backend", f->rdzv_backend,
+                  "Who names the next master when rank 0 dies (--replicas 2 "
+                  "or more): static (no one: its death ends the job) or "
+                  "launch (pstrain launch, which sees it die, names the "
+                  "first live standby of its shard; launch sets this)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"static", "launch"}));
   sub->add_option("--bind_addr", f->bind_addr,
                   "Address to listen on; default: the one --master_addr "
                   "resolves to, never all interfaces unless asked (0.0.0.0)");

@@ -45,6 +45,10 @@ struct Child {
   Stream out, err;
   int restarts = 0;
   bool restart_due = false;  // died; starts again with restart_argv
+  // The spec's, until this child is named in another's place.
+  bool survivable;
+  bool ends_job;
+  std::vector<size_t> successors;
 };
 
 // Relays what the pipe holds now; at EOF or on error ends the last line and
@@ -87,7 +91,9 @@ class ChildGroup {
   int PollTimeoutMillis() const;
   Status PollOnce();
   void ReapExited();
+  void OnExit(Child& c, int status);
   void StartAgain();
+  bool NameSuccessor(Child& c, int status);
   void Say(const std::string& message);
   void Drain();
 
@@ -121,7 +127,8 @@ ChildGroup::ChildGroup(const LaunchOptions& options, SignalPipe* signals)
         Child{&spec, -1,
               Stream{Fd(), MakeRelay(options, i, false, options.out,
                                      options.prefix_stdout ? prefix : "")},
-              Stream{Fd(), MakeRelay(options, i, true, options.err, prefix)}});
+              Stream{Fd(), MakeRelay(options, i, true, options.err, prefix)}, 0,
+              false, spec.survivable, spec.ends_job, spec.successors});
   }
 }
 
@@ -220,7 +227,10 @@ Status ChildGroup::PollOnce() {
   return Status::Ok();
 }
 
+// Every child that exited is reaped before any is acted on, so that a
+// successor that died too is not named.
 void ChildGroup::ReapExited() {
+  std::vector<std::pair<Child*, int>> exited;
   for (Child& c : children_) {
     int status = 0;
     pid_t reaped = c.pid > 0 ? waitpid(c.pid, &status, WNOHANG) : 0;
@@ -229,24 +239,51 @@ void ChildGroup::ReapExited() {
     c.pid = -1;
     if (reaped < 0)
       status = 1 << 8;  // ECHILD: reaped elsewhere, status lost
-    job_over_ = job_over_ || c.spec->ends_job;
-    if (ExitCode(status) == 0 || first_failure_ != 0)
-      continue;
-    const bool survivable = c.spec->survivable;
-    if (!survivable)
-      first_failure_ = ExitCode(status);
-    const bool restartable = survivable && !c.spec->restart_argv.empty() &&
-                             c.restarts < c.spec->max_restarts && !kill_at_;
-    c.restart_due = restartable && !job_over_;
-    std::string next =
-        survivable ? "; the others go on" : "; stopping the others";
-    if (restartable)
-      next = job_over_ ? "; the job is over: not starting it again"
-                       : "; the others go on; starting it again";
-    Say("pstrain launch: " + c.spec->label + " " + Describe(status) + next);
-    if (!survivable)
-      BeginTeardown();
+    exited.emplace_back(&c, status);
   }
+  for (auto& [child, status] : exited)
+    OnExit(*child, status);
+}
+
+void ChildGroup::OnExit(Child& c, int status) {
+  if (ExitCode(status) != 0 && first_failure_ == 0 && !kill_at_ &&
+      NameSuccessor(c, status)) {
+    return;
+  }
+  job_over_ = job_over_ || c.ends_job;
+  if (ExitCode(status) == 0 || first_failure_ != 0)
+    return;
+  const bool survivable = c.survivable;
+  if (!survivable)
+    first_failure_ = ExitCode(status);
+  const bool restartable = survivable && !c.spec->restart_argv.empty() &&
+                           c.restarts < c.spec->max_restarts && !kill_at_;
+  c.restart_due = restartable && !job_over_;
+  std::string next =
+      survivable ? "; the others go on" : "; stopping the others";
+  if (restartable)
+    next = job_over_ ? "; the job is over: not starting it again"
+                     : "; the others go on; starting it again";
+  Say("pstrain launch: " + c.spec->label + " " + Describe(status) + next);
+  if (!survivable)
+    BeginTeardown();
+}
+
+// `c` died: the first of its successors still running takes its place,
+// named by SIGUSR1 (false when none runs).
+bool ChildGroup::NameSuccessor(Child& c, int status) {
+  for (size_t i = 0; i < c.successors.size(); ++i) {
+    Child& next = children_[c.successors[i]];
+    if (next.pid <= 0 || kill(next.pid, SIGUSR1) != 0)
+      continue;
+    next.survivable = false;  // never started again: it holds the job now
+    next.ends_job = true;
+    next.successors.assign(c.successors.begin() + i + 1, c.successors.end());
+    Say("pstrain launch: " + c.spec->label + " " + Describe(status) + "; " +
+        next.spec->label + " is the master now");
+    return true;
+  }
+  return false;
 }
 
 // The children that died with restart_argv start again, on new pipes,

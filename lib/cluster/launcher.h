@@ -34,6 +34,14 @@ struct ChildSpec {
   bool ends_job = false;
   /// How many times restart_argv may start it (launch --max_restarts).
   int max_restarts = 3;
+  /// The children (indices into LaunchOptions::children) that may take
+  /// this one's place when it dies (not when it exits 0), in order: the
+  /// first still running is named by SIGUSR1 (pstrain serve
+  /// --rdzv_backend launch: the master's succession), and from then on
+  /// ends the job as this one would have, with the rest as its own
+  /// successors; this one's death then stops nobody. None running: as if
+  /// empty. Empty (the default): none.
+  std::vector<size_t> successors = {};
 };
 
 struct LaunchOptions {
@@ -67,7 +75,9 @@ struct LaunchOptions {
 /// others get SIGTERM, and SIGKILL after kill_grace_seconds; err gets
 /// "pstrain launch: rank 1 exited with status 3; stopping the others". A
 /// survivable child's failure only says "pstrain launch: rank 1 was killed
-/// by signal 9; the others go on".
+/// by signal 9; the others go on", and one with a successor running says
+/// "pstrain launch: rank 0 was killed by signal 9; rank 1 is the master
+/// now".
 /// Returns the first failing child's exit status (128 + signal number when
 /// killed by a signal), or 0 when all exit 0. Returns kIOError when a child
 /// cannot be started (e.g. no such executable; those already started are

@@ -1,5 +1,7 @@
 #include "worker/exchange_round.h"
 
+#include <algorithm>
+
 namespace pstrain::worker {
 
 void ExchangeRound::Reset(int servers) {
@@ -21,6 +23,15 @@ bool ExchangeRound::End() {
 void ExchangeRound::Answer(int s, uint64_t version) {
   versions_[s] = version;
   answered_[s] = 1;
+}
+
+bool ExchangeRound::AnsweredAllBut(const std::vector<int>& lost) const {
+  for (size_t s = 0; s < answered_.size(); ++s) {
+    if (answered_[s] == 0 &&
+        std::find(lost.begin(), lost.end(), static_cast<int>(s)) == lost.end())
+      return false;
+  }
+  return true;
 }
 
 }  // namespace pstrain::worker

@@ -37,6 +37,9 @@ class ExchangeRound {
   bool answered(int s) const {
     return static_cast<size_t>(s) < answered_.size() && answered_[s] != 0;
   }
+  /// Whether every server not in `lost` answered the current (or last)
+  /// exchange: those in `lost` alone are to be asked again.
+  bool AnsweredAllBut(const std::vector<int>& lost) const;
   /// The version of server `s`'s last reply; 0 before any.
   /// REQUIRES: s < the servers Reset gave.
   uint64_t version(int s) const { return versions_[s]; }

@@ -298,15 +298,14 @@ Status ServerGroup::Reconnect(const Status& why) {
   return Status::Ok();
 }
 
-// --replicas: the servers lost are not rank 0, whose reply is in, and a
-// standby took their shards over at the version this step made or the
-// one before. This step's push goes to them again, rather than all being
-// pulled from: the step ends as if no server had died.
+// --replicas: every server not lost answered, and a standby took the
+// lost ones' shards over (rank 0's too, with the master's roles, once the
+// arbiter named it) at the version this step made or the one before.
+// This step's push goes to them again, rather than all being pulled
+// from: the step ends as if no server had died.
 bool ServerGroup::Resends(const std::vector<int>& lost) const {
-  if (spec_.replicas <= 1 || mirror_ == nullptr ||
-      round_.kind() != Exchange::kPushPull || !round_.answered(0))
-    return false;
-  return std::none_of(lost.begin(), lost.end(), [](int s) { return s == 0; });
+  return spec_.replicas > 1 && mirror_ != nullptr &&
+         round_.kind() == Exchange::kPushPull && round_.AnsweredAllBut(lost);
 }
 
 Status ServerGroup::Resend(const std::vector<int>& lost) {

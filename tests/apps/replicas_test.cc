@@ -115,8 +115,9 @@ double LongestStall(const std::string& out) {
 
 class ReplicasTest : public ::testing::TestWithParam<int> {};
 
-// Server GetParam() (1: its standby is on rank 2; 2: on rank 0) is killed
-// with SIGKILL at a random step.
+// Server GetParam() (0, the master: its standby is on rank 1, which
+// launch names the master; 1: on rank 2; 2: on rank 0) is killed with
+// SIGKILL at a random step.
 TEST_P(ReplicasTest, SyncRunOutlivesAKilledServerAsIfNoneDied) {
   const int victim = GetParam();
   ScratchDir dir;
@@ -136,14 +137,32 @@ TEST_P(ReplicasTest, SyncRunOutlivesAKilledServerAsIfNoneDied) {
   std::ofstream(go).close();
   auto r = launch.Wait(180);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("pstrain launch: rank " + std::to_string(victim) +
-                       " was killed by signal 9; the others go on"),
-            std::string::npos)
-      << r.err;
-  EXPECT_NE(r.err.find("standby of rank " + std::to_string(victim) +
-                       ": took its shard over at version"),
-            std::string::npos)
-      << r.err;
+  if (victim == 0) {
+    // Launch saw the master die and named its standby, rank 1, in its
+    // place; the run's single summary is rank 1's.
+    EXPECT_NE(r.err.find("pstrain launch: rank 0 was killed by signal 9; "
+                         "rank 1 is the master now"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("[rank 1] standby of rank 0: named the master"),
+              std::string::npos)
+        << r.err;
+    std::vector<int> masters;
+    for (const auto& e : FindEvents(r.out, "summary")) {
+      if (e["role"] == "server")
+        masters.push_back(e["rank"]);
+    }
+    EXPECT_EQ(masters, std::vector<int>{1}) << r.out;
+  } else {
+    EXPECT_NE(r.err.find("pstrain launch: rank " + std::to_string(victim) +
+                         " was killed by signal 9; the others go on"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("standby of rank " + std::to_string(victim) +
+                         ": took its shard over at version"),
+              std::string::npos)
+        << r.err;
+  }
   const auto summary = FindEvent(r.out, "summary");
   EXPECT_EQ(summary["steps"], kSteps) << summary;
   EXPECT_EQ(summary["workers_lost"], 0) << summary;
@@ -153,7 +172,7 @@ TEST_P(ReplicasTest, SyncRunOutlivesAKilledServerAsIfNoneDied) {
   EXPECT_LE(LongestStall(r.out), 2 * kDeadAfter);
 }
 
-INSTANTIATE_TEST_SUITE_P(Servers, ReplicasTest, ::testing::Values(1, 2),
+INSTANTIATE_TEST_SUITE_P(Servers, ReplicasTest, ::testing::Values(0, 1, 2),
                          [](const auto& info) {
                            return "rank_" + std::to_string(info.param);
                          });

@@ -185,6 +185,58 @@ TEST_F(LauncherTest, NoChildStartsAgainOnceTheJobHasEnded) {
   rmdir(dir_template);
 }
 
+// The master's succession (serve --rdzv_backend launch): when the child
+// that holds the job dies, the first of its successors still running is
+// named by SIGUSR1 and holds the job from then on; the dead one stops
+// nobody. Rank 1, the first successor, died before, so rank 2 is named.
+// Each child says it is ready (its trap is set) in a file the next waits
+// for, so that no signal comes before the trap on any machine.
+TEST_F(LauncherTest, ADeadMasterIsSucceededByItsFirstLiveSuccessor) {
+  char dir_template[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  auto wait_for = [&dir](const std::string& name) {
+    return "while [ ! -e " + dir + "/" + name + " ]; do sleep 0.05; done; ";
+  };
+  const std::string pid1 = dir + "/rank1";
+  ChildSpec master =
+      Sh("rank 0", wait_for("ready2") + wait_for("rank1") +
+                       "while kill -0 $(cat " + pid1 +
+                       ") 2>/dev/null; do sleep 0.05; done; kill -KILL $$");
+  master.ends_job = true;
+  master.successors = {1, 2};
+  ChildSpec first = Sh("rank 1", "echo $$ > " + pid1 + ".new; mv " + pid1 +
+                                     ".new " + pid1 + "; exit 7");
+  first.survivable = true;
+  // Named, it fails: at most 30 s without the word, then exits 0.
+  ChildSpec second =
+      Sh("rank 2", "trap 'echo named; exit 3' USR1; touch " + dir +
+                       "/ready2; i=0; while [ $i -lt 600 ]; do sleep 0.05; "
+                       "i=$((i+1)); done");
+  second.survivable = true;
+  second.restart_argv = Sh("", "echo again").argv;
+  options_.children = {master, first, second};
+  // Rank 2, once named, holds the job: its failure is the job's.
+  EXPECT_EQ(Run(), 3);
+  EXPECT_EQ(out_.str(), "[rank 2] named\n");
+  const std::string err = err_.str();
+  EXPECT_NE(err.find("pstrain launch: rank 1 exited with status 7; the "
+                     "others go on\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("pstrain launch: rank 0 was killed by signal 9; rank 2 "
+                     "is the master now\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("pstrain launch: rank 2 exited with status 3; stopping "
+                     "the others\n"),
+            std::string::npos)
+      << err;
+  std::remove((dir + "/ready2").c_str());
+  std::remove(pid1.c_str());
+  rmdir(dir_template);
+}
+
 TEST_F(LauncherTest, ChildIgnoringSigtermIsKilledAfterGrace) {
   char dir_template[] = "/tmp/launcher_test.XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);

@@ -45,5 +45,21 @@ TEST(ExchangeRoundTest, KeepsVersionsAcrossExchanges) {
   EXPECT_EQ(round.version(0), 0u);
 }
 
+// A failed exchange is resent to the lost servers only when every other
+// server's reply is in, rank 0's lost or not.
+TEST(ExchangeRoundTest, AnsweredAllButTheLost) {
+  ExchangeRound round;
+  round.Reset(3);
+  round.Start(RoundKind::kPushPull);
+  round.Answer(1, 7);
+  EXPECT_FALSE(round.AnsweredAllBut({0})) << "server 2 has not answered";
+  EXPECT_TRUE(round.AnsweredAllBut({0, 2}));
+  round.Answer(2, 7);
+  EXPECT_TRUE(round.AnsweredAllBut({0}));
+  EXPECT_FALSE(round.AnsweredAllBut({1})) << "rank 0 has not answered";
+  round.Answer(0, 7);
+  EXPECT_TRUE(round.AnsweredAllBut({}));
+}
+
 }  // namespace
 }  // namespace pstrain::worker

@@ -74,6 +74,14 @@ Status MasterClient::AnnounceServer(const std::string& address) {
   return Call(req, wire::MsgType::kAck);
 }
 
+Status MasterClient::Rejoin(const std::string& host, int port, int rank,
+                            int world_size, const std::string& address) {
+  client_.Close();
+  PS_RETURN_IF_ERROR(Connect(host, port));
+  PS_RETURN_IF_ERROR(Handshake(rank, world_size).status());
+  return AnnounceServer(address);
+}
+
 Status MasterClient::Beat() {
   if (beat_.empty()) {
     std::string meta;

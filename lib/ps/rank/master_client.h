@@ -61,6 +61,15 @@ class MasterClient {
       const std::string& sha256);
   /// Where workers reach this server ("host:port").
   Status AnnounceServer(const std::string& address);
+  /// Rank 0 is gone, and the arbiter may name a successor
+  /// (ps/rank/succession.h), which binds the job's master address
+  /// `host`:`port`: connects there afresh, retrying until the timeout, and
+  /// says hello as server `rank` and where it listens (`address`), as at
+  /// the start. Errors as Connect, Handshake and AnnounceServer: the
+  /// successor's refusal (refused() true) when another process serves
+  /// `rank` now.
+  Status Rejoin(const std::string& host, int port, int rank, int world_size,
+                const std::string& address);
   /// While serving (ps/rank/server_beats.h): reads what rank 0 sent, then
   /// sends it a heartbeat. Rank 0's error (a line naming the term it
   /// ended, when it fenced this server) as sent; kUnavailable when rank 0

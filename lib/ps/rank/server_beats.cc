@@ -12,12 +12,15 @@
 namespace pstrain::ps {
 
 ServerBeats::ServerBeats(double dead_after, MasterClient* master,
-                         std::function<void(const Status&)> on_end) {
+                         std::function<void(const Status&)> on_end,
+                         std::function<Status()> rejoin) {
   if (dead_after <= 0)
     return;
-  thread_ = std::thread(
-      [this, interval = AwaitBeats::IntervalFor(dead_after), master,
-       on_end = std::move(on_end)] { Run(interval, master, on_end); });
+  thread_ =
+      std::thread([this, interval = AwaitBeats::IntervalFor(dead_after), master,
+                   on_end = std::move(on_end), rejoin = std::move(rejoin)] {
+        Run(interval, master, on_end, rejoin);
+      });
 }
 
 ServerBeats::~ServerBeats() {
@@ -44,11 +47,15 @@ Status ServerBeats::Serving(int rank) const {
 }
 
 void ServerBeats::Run(std::chrono::nanoseconds interval, MasterClient* master,
-                      const std::function<void(const Status&)>& on_end) {
+                      const std::function<void(const Status&)>& on_end,
+                      const std::function<Status()>& rejoin) {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     lock.unlock();
     Status beat = master->Beat();
+    // Gone without a word (a refusal is a fence): its successor's, perhaps.
+    if (!beat.ok() && rejoin && !master->refused())
+      beat = rejoin();
     lock.lock();
     if (!beat.ok() && !stop_) {
       ended_ = beat;

@@ -7,7 +7,9 @@
 // Each beat first reads what rank 0 sent: a fenced server finds rank 0's
 // line naming its old term there when it runs again, and must not serve
 // one more reply, since its standby serves the shard now. A failed beat
-// (that line, or rank 0 gone) calls `on_end` once, and the beats stop.
+// (that line, or rank 0 gone) calls `on_end` once, and the beats stop;
+// but where rank 0 may be succeeded (ps/rank/succession.h), a master that
+// is gone without a word is first rejoined where its successor will be.
 //
 // Threading: beats on a thread of its own, the one user of the
 // MasterClient from construction to destruction.
@@ -33,8 +35,11 @@ class ServerBeats {
   /// Beats `master` (MasterClient::Beat) at AwaitBeats::IntervalFor(
   /// `dead_after`) until destroyed or a beat fails; then `on_end(why)`, on
   /// the beats' thread. `dead_after` <= 0 (--dead_after off): no beats.
+  /// `rejoin` set: a beat that fails without the master's refusal calls it
+  /// (MasterClient::Rejoin), and the beats go on when it succeeds.
   ServerBeats(double dead_after, MasterClient* master,
-              std::function<void(const Status&)> on_end);
+              std::function<void(const Status&)> on_end,
+              std::function<Status()> rejoin = nullptr);
   /// Stops the thread at once; `master` is the caller's again.
   ~ServerBeats();
   ServerBeats(const ServerBeats&) = delete;
@@ -48,7 +53,8 @@ class ServerBeats {
 
  private:
   void Run(std::chrono::nanoseconds interval, MasterClient* master,
-           const std::function<void(const Status&)>& on_end);
+           const std::function<void(const Status&)>& on_end,
+           const std::function<Status()>& rejoin);
 
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;

@@ -27,8 +27,9 @@
 #include "ps/job/tensor_codec.h"
 #include "ps/rank/checkpoint_rotation.h"
 #include "ps/rank/final_outcome.h"
-#include "ps/rank/live_progress.h"
 #include "ps/rank/master_client.h"
+#include "ps/rank/master_rank.h"
+#include "ps/rank/rank_setup.h"
 #include "ps/rank/server_beats.h"
 #include "ps/rank/server_metrics_feed.h"
 #include "ps/rank/server_resume.h"
@@ -46,83 +47,6 @@
 namespace pstrain::ps {
 
 namespace {
-
-// Parameters and buffers: what the servers hold and checkpoints keep.
-models::NamedTensors NamedState(models::Model& model) {
-  models::NamedTensors tensors;
-  for (auto& s : models::ModelState(model))
-    tensors.emplace_back(std::move(s.name), std::move(s.value));
-  return tensors;
-}
-
-// `corpus` set: a language model over its test split; else `test`.
-Result<ScoreFn> DefaultScorer(const JobSpec& spec,
-                              std::shared_ptr<const data::Source> test,
-                              std::shared_ptr<const data::TextCorpus> corpus,
-                              const std::vector<torch::Device>& devices) {
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
-  if (!devices.empty())
-    model->Place(devices);  // --num_gpus: the server's model on its GPUs
-  models::EvaluatorOptions options;
-  options.loss = LossOf(spec);
-  auto evaluator = corpus ? MakeLmEvaluator(model, corpus->test, spec.bptt)
-                          : MakeEvaluator(model, std::move(test), options);
-  return ScoreFn([evaluator](const models::NamedTensors& state) {
-    return evaluator->Score(state);
-  });
-}
-
-ServiceOptions ServiceOptionsFor(const ServerRankOptions& o,
-                                 const std::string& host, int port) {
-  ServiceOptions options;
-  options.host = o.bind_addr.empty() ? host : o.bind_addr;
-  options.port = port;
-  options.engine.timeout = o.timeout;
-  options.max_frame_bytes = o.max_frame_bytes;
-  options.engine.auth_token = o.auth_token;
-  options.timeline = o.timeline;
-  return options;
-}
-
-// A listen event's fields, with the port of /metrics when it is served.
-nlohmann::json WithMetricsPort(const ServerRankOptions& o,
-                               nlohmann::json fields) {
-  if (o.metrics_port >= 0)
-    fields["metrics_port"] = o.metrics_port;
-  return fields;
-}
-
-// --timeline: server `rank`'s keys (its slices) by name, "fc1.weight" or,
-// for a slice of a key's rows, "fc1.weight[0:64]".
-void NameKeys(trace::Timeline* timeline, const ShardPlan& plan, int rank,
-              const std::vector<wire::KeySpec>& model_keys) {
-  if (timeline == nullptr)
-    return;
-  std::vector<std::string> names;
-  for (int i : plan.by_server[rank]) {
-    const Slice& s = plan.slices[i];
-    names.push_back(model_keys[s.key].name);
-    if (!s.whole) {
-      names.back() += "[" + std::to_string(s.row_begin) + ":" +
-                      std::to_string(s.row_end) + "]";
-    }
-  }
-  timeline->SetKeyNames(std::move(names));
-}
-
-ShardPlan PlanOrDie(models::Model& model, const JobSpec& spec) {
-  auto plan = PlanShardsOf(Fingerprint(model), spec);
-  PS_CHECK(plan.ok()) << plan.status().message();  // the spec was validated
-  return *plan;
-}
-
-nlohmann::json CheckpointMeta(const JobSpec& spec, uint64_t version) {
-  return {{"job", ToJson(spec)},
-          {"version", version},
-          {"step", version},
-          {"model", spec.model},
-          {"dataset", spec.dataset}};
-}
 
 // Serves server `o.rank`'s shard, held in `server`, until the job ends,
 // then hands rank 0 its slices and optimizer state: server s > 0, or a
@@ -170,9 +94,20 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
     service.engine().snapshots().set_on_version(
         [&feed](uint64_t) { feed->OnVersion(); });
   // Rank 0 hears this server while it serves, and this server hears rank
-  // 0's word: once fenced (or once rank 0 is gone) it serves no more.
+  // 0's word: once fenced (or once rank 0 is gone, and no successor takes
+  // its place) it serves no more.
+  std::function<Status()> rejoin;
+  if (o.succession) {
+    rejoin = [&o, &master, &spec, &address, log] {
+      log->Info("server " + std::to_string(o.rank) +
+                ": lost rank 0 (the master); joining its successor");
+      return master.Rejoin(o.master_addr, o.master_port, o.rank,
+                           spec.world_size, address);
+    };
+  }
   auto beats = std::make_unique<ServerBeats>(
-      spec.dead_after, &master, [&io](const Status&) { io.stop(); });
+      spec.dead_after, &master, [&io](const Status&) { io.stop(); },
+      std::move(rejoin));
   PS_RETURN_IF_ERROR(service.Run());
   if (feed)
     feed->Publish();
@@ -196,10 +131,13 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
   return Status::Ok();
 }
 
-// --replicas: what a standby that takes a shard over serves it with.
+}  // namespace
+
 ServeTakeover TakeoverServer(const ServerRankOptions& o,
                              report::EventLog* log) {
   return [o, log](const TakenShard& shard) {
+    if (shard.rank == 0)
+      return SucceedMaster(o, shard, log);  // the arbiter named us master
     ServerRankOptions taken = o;
     taken.rank = shard.rank;
     taken.metrics = nullptr;
@@ -214,6 +152,8 @@ ServeTakeover TakeoverServer(const ServerRankOptions& o,
     return served;
   };
 }
+
+namespace {
 
 // Rank s in 1..S-1.
 Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
@@ -247,135 +187,6 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
   if (!served.ok() && master.ended())
     ExitFenced(served, log);  // not waiting for its standbys' threads
   return served;
-}
-
-Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
-  JobSpec spec = o.spec;
-  PS_ASSIGN_OR_RETURN(const std::vector<torch::Device> devices,
-                      ServerDevices(spec.num_gpus));
-  PS_RETURN_IF_ERROR(ReadModuleFile(&spec));
-  models::SetComputeThreads(o.threads);
-  // The test set's shape (a corpus: its vocabulary) builds the model, here
-  // and on every other rank.
-  std::shared_ptr<const data::Source> test;
-  std::shared_ptr<const data::TextCorpus> corpus;
-  if (IsTextJob(spec)) {
-    PS_ASSIGN_OR_RETURN(corpus, OpenJobCorpus(spec, o.data_dir));
-    spec.num_classes = corpus->vocab.size();
-  } else {
-    PS_ASSIGN_OR_RETURN(
-        test, OpenJobSource(spec, o.data_dir, data::Split::kTest, log));
-    SetInputShape(test->shape(), &spec);
-  }
-  CountRunVersions(&spec, o.data_dir, corpus.get(), log);
-  torch::manual_seed(spec.seed);
-  PS_ASSIGN_OR_RETURN(std::shared_ptr<models::Model> model, MakeJobModel(spec));
-  if (test) {
-    PS_RETURN_IF_ERROR(CheckModelOnData(
-        spec, *model, *test, DataName(spec, o.data_dir, data::Split::kTest)));
-  }
-  PS_ASSIGN_OR_RETURN(ScoreFn score,
-                      o.make_scorer
-                          ? o.make_scorer(spec)
-                          : DefaultScorer(spec, test, corpus, devices));
-  const ShardPlan plan = PlanOrDie(*model, spec);
-  ParameterServer server(spec,
-                         SliceLeaves(plan, 0, models::StateValues(*model)),
-                         SliceRowSparse(plan, 0, RowSparseKeys(spec, *model)));
-  const std::string resume =
-      ResolveResumePath(o.resume, o.checkpoint, o.keep, log);
-  if (!resume.empty()) {
-    PS_RETURN_IF_ERROR(
-        ResumeServer(resume, NamedState(*model), server, 0, spec.num_servers));
-    if (o.resume == "auto")
-      spec.resume_version = server.version();
-  }
-  asio::io_context io;
-  const ServiceOptions options =
-      ServiceOptionsFor(o, o.master_addr, o.master_port);
-  Service service(&io, spec, Fingerprint(*model), &server, log, options);
-  NameKeys(o.timeline, plan, 0, Fingerprint(*model));
-  if (spec.num_servers > 1)
-    service.engine().master().ExpectServers(&plan, models::StateValues(*model));
-  // Destroyed before the service, whose engine its threads post to.
-  PS_ASSIGN_OR_RETURN(std::unique_ptr<BatchCompute> batches,
-                      StartBatchCompute(spec, models::StateValues(*model),
-                                        devices, test.get(), &service));
-  if (Status l = service.Listen(); !l.ok()) {
-    return InvalidArgument(l.message() + " (--master_port)");
-  }
-  if (o.on_listen)
-    o.on_listen(service.port());
-  log->Emit("listen", WithMetricsPort(o, {{"host", options.host},
-                                          {"port", service.port()},
-                                          {"pid", getpid()},
-                                          {"world_size", spec.world_size},
-                                          {"job", ToJson(spec)}}));
-  auto feed = StartMetricsFeed(o.metrics, spec, &service, &server);
-  std::optional<LiveProgress> live;
-  if (o.on_progress) {
-    live.emplace(o.on_progress, &service, &server);
-    service.engine().handshake().set_on_progress(
-        [&live](int rank, std::string_view json) {
-          live->OnWorker(rank, json);
-        });
-  }
-  ObserverOptions observe;
-  observe.eval.steps = static_cast<uint64_t>(spec.eval_interval);
-  observe.eval.time =
-      std::chrono::milliseconds(static_cast<int64_t>(spec.eval_seconds * 1000));
-  observe.checkpoint_every = o.checkpoint_every;
-  observe.checkpoint = o.checkpoint;
-  observe.keep = o.keep;
-  observe.threads = std::max(1, o.threads);
-  // A run that stops at a target waits on its evaluations: they keep up
-  // with training rather than yield to it.
-  observe.low_priority = !HasTarget(spec);
-  observe.timeout = o.timeout;
-  observe.connection = net::ConnectionOptions{o.max_frame_bytes};
-  observe.auth_token = o.auth_token;
-  observe.aliases = models::StateAliases(*model);
-  observe.timeline = o.timeline;
-  Observer observer(observe, spec, &plan, NamedState(*model), score, &service,
-                    &io, log, server.version());
-  service.engine().snapshots().set_on_version(
-      [&observer, &feed, &live](uint64_t version) {
-        observer.OnVersion(version);
-        if (feed)
-          feed->OnVersion();
-        if (live)
-          live->OnVersion();
-      });
-  // Rank 0's standbys reach it where it listens (--master_port 0: the
-  // kernel picked the port).
-  ServerRankOptions here = o;
-  here.master_addr = options.host;
-  here.master_port = service.port();
-  auto standbys = HostStandbys(here, spec, TakeoverServer(here, log), log);
-  Status ran = service.Run();
-  if (feed)
-    feed->Publish();
-  observer.Finish();
-  PS_RETURN_IF_ERROR(ran);
-
-  PS_ASSIGN_OR_RETURN(Outcome out, FinalOutcome(spec, observer, *model, server,
-                                                service, score, log));
-  PS_RETURN_IF_ERROR(SaveJobCheckpoint(
-      o.checkpoint, WithAliases(out.state, models::StateAliases(*model)),
-      out.optimizer_states, CheckpointMeta(spec, out.version)));
-  report::ServerStats summary = service.Stats();
-  summary.test_accuracy = out.result.accuracy;
-  summary.test_loss = out.result.loss;
-  if (out.result.perplexity > 0)
-    summary.test_perplexity = out.result.perplexity;
-  summary.checkpoint = o.checkpoint;
-  summary.checkpoint_version = out.version;
-  summary.mode = ModeName(spec.mode);
-  summary.model = spec.model;
-  AddTargetFields(spec, out, observer, &summary, log);
-  summary.peak_rss_bytes = PeakRssBytes();
-  log->Emit("summary", report::ToJson(summary));
-  return Status::Ok();
 }
 
 }  // namespace

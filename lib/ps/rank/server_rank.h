@@ -31,6 +31,8 @@ class Timeline;
 
 namespace pstrain::ps {
 
+class Succession;
+
 struct ServerRankOptions {
   /// This server's rank (0..spec.num_servers-1) and the job's size.
   int rank = 0;
@@ -78,6 +80,12 @@ struct ServerRankOptions {
   /// Rank 0: receives the run's `progress` events (ps/rank/live_progress.h),
   /// on the io thread. Default: none.
   std::function<void(nlohmann::json event)> on_progress;
+  /// --rdzv_backend launch: the arbiter's word that this rank is the
+  /// master now (ps/rank/succession.h), which must outlive the call; its
+  /// standby of rank 0's shard then takes the master's roles over, and
+  /// its servers rejoin a successor when rank 0 is gone. nullptr (the
+  /// default, static): rank 0's death ends the job.
+  Succession* succession = nullptr;
   /// --timeline: where this rank's spans go (trace/timeline.h); it must
   /// outlive the call. nullptr (the default): none are recorded.
   trace::Timeline* timeline = nullptr;

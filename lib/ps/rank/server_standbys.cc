@@ -27,6 +27,7 @@ std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
   follow.connection =
       net::ConnectionOptions{o.max_frame_bytes, spec.dead_after};
   follow.auth_token = o.auth_token;
+  follow.succession = o.succession;
   return std::make_unique<StandbyHost>(o.rank, shards, spec, follow,
                                        std::move(serve), log);
 }

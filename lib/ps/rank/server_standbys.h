@@ -21,6 +21,13 @@ std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
                                           ServeTakeover serve,
                                           report::EventLog* log);
 
+/// What a standby of server rank `o` serves a shard it takes over with:
+/// server s's service (as o.rank's own, without its listen event, metrics
+/// or timeline), or, for rank 0's shard once the arbiter named this rank
+/// master, the master's run (SucceedMaster, ps/rank/master_rank.h). A rank
+/// s > 0 fenced while it serves the shard exits (ExitFenced).
+ServeTakeover TakeoverServer(const ServerRankOptions& o, report::EventLog* log);
+
 /// --rejoin (rank o.rank > 0, lost from a running job and started again):
 /// a standby serves its shard now, so this rank says hello to rank 0 as a
 /// tool for the job, and keeps standbys of its own shard and of those it

@@ -7,7 +7,9 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include "net/client.h"
 #include "ps/rank/snapshot_client.h"
+#include "ps/rank/succession.h"
 #include "ps/store/checkpoint.h"
 #include "ps/store/parameter_server.h"
 
@@ -166,6 +168,34 @@ enum class Claimed {
   kEnd,               // the run is ending, or rank 0 is gone
 };
 
+// Rank 0's shard goes with the master's roles, which only the arbiter
+// moves: whether it named this process master once rank 0 was gone (it
+// refuses connections), or rank 0 still lives (the copy alone broke).
+Claimed SucceedMaster(const StandbyOptions& o, report::EventLog* log) {
+  const std::string name = "standby of rank 0";
+  const auto deadline = Clock::now() + o.timeout;
+  while (Clock::now() < deadline) {
+    if (o.succession != nullptr && o.succession->Named(kRetry)) {
+      log->Info(name +
+                ": named the master by the arbiter; takes rank 0's "
+                "shard and roles over");
+      return Claimed::kYes;
+    }
+    // Only whether something listens there: no hello, so nothing to say.
+    net::Client probe(o.connection);
+    if (probe.Connect(o.master_addr, o.master_port, kRetry).ok())
+      return Claimed::kPrimaryConnected;
+    if (o.succession == nullptr) {
+      log->Info(name + ": rank 0 is gone; the standby ends");
+      return Claimed::kEnd;
+    }
+  }
+  log->Info(name +
+            ": rank 0 is gone and no arbiter named this rank the "
+            "master within --timeout; the standby ends");
+  return Claimed::kEnd;
+}
+
 // Claims server o.shard's shard from rank 0 with the version of the copy
 // held (nullopt: none). Rank 0 gives it to the highest copy among its
 // standbys' claims, and answers once it has chosen: up to --timeout.
@@ -174,14 +204,15 @@ Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
                            std::unique_ptr<MasterClient>* master, JobSpec* job,
                            report::EventLog* log) {
   const std::string name = "standby of rank " + std::to_string(o.shard);
+  if (o.shard == 0) {
+    Claimed claimed = SucceedMaster(o, log);
+    if (claimed == Claimed::kYes)
+      *job = spec;
+    return claimed;
+  }
   *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
                                            o.connection, o.auth_token);
   PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
-  // Rank 0's shard is never claimed: rank 0 is the master, whose death
-  // ends the job, and it is alive, so its standby's copy alone broke (rank
-  // 0 dropped a standby it heard nothing from): it copies again.
-  if (o.shard == 0)
-    return Claimed::kPrimaryConnected;
   (*master)->set_timeout(o.timeout);
   auto claimed = (*master)->Claim(o.shard, spec.world_size, o.rank, version);
   if (claimed.ok()) {

@@ -46,11 +46,13 @@
 
 namespace pstrain::ps {
 
+class Succession;
+
 /// The servers whose shards server `rank` keeps standbys of: rank - 1 down
 /// to rank - R + 1, modulo spec.num_servers, nearest first. Empty with
-/// --replicas 1. Rank 0's own shard has standbys too, but this build has
-/// no takeover of rank 0's other roles (the job, membership, the final
-/// model), so its standbys only ever copy it.
+/// --replicas 1. Rank 0's shard goes with the master's roles: its standby
+/// takes it over only once the arbiter names it master
+/// (ps/rank/succession.h), and with no arbiter only ever copies it.
 std::vector<int> StandbyShards(const JobSpec& spec, int rank);
 
 struct StandbyOptions {
@@ -61,11 +63,15 @@ struct StandbyOptions {
   std::chrono::milliseconds timeout{120000};
   net::ConnectionOptions connection;
   std::string auth_token;
+  /// Who names the next master (--rdzv_backend launch); nullptr: none, so
+  /// rank 0's shard is never claimed.
+  Succession* succession = nullptr;
 };
 
 enum class StandbyEnd {
   kPrimaryEnded,  // the run ended, or the shard has another server now
-  kTookOver,      // rank 0 let this standby be server `shard`
+  kTookOver,      // rank 0 let this standby be server `shard`, or, for
+                  // rank 0's shard, the arbiter named it master
 };
 
 /// Copies server `options.shard`'s shard into `server` (its keys, their
@@ -76,6 +82,8 @@ enum class StandbyEnd {
 /// rank 0 gave it (with where the servers listen): serve the shard, with
 /// `*applied` (by worker) the primary's applied pushes at the version held
 /// (UpdateRule::applied); `*applied` is left as it was before any copy.
+/// For rank 0's shard, kTookOver once options.succession named this
+/// process master, with `*master` null and `*job` the job `spec`.
 /// Errors: kCorruption for an optimizer state that does not load.
 Result<StandbyEnd> FollowPrimary(const StandbyOptions& options,
                                  const JobSpec& spec, ParameterServer& server,

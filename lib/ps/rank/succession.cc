@@ -1,0 +1,53 @@
+#include "ps/rank/succession.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <thread>
+
+namespace pstrain::ps {
+
+namespace {
+
+// Set by the handler: a lock-free atomic store is async-signal-safe.
+std::atomic<bool> named{false};
+
+extern "C" void OnNamed(int) {
+  named.store(true);
+}
+
+// The word from `pstrain launch`, which saw rank 0 die (it reaped it).
+class LaunchSuccession : public Succession {
+ public:
+  bool Named(std::chrono::milliseconds wait) override {
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    // A signal handler can wake no condition variable safely; the word
+    // comes once per job, so a short poll costs nothing.
+    while (!named.load()) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Succession>> MakeSuccession(const std::string& backend) {
+  if (backend == "static")
+    return std::unique_ptr<Succession>();
+  if (backend != "launch") {
+    return InvalidArgument("--rdzv_backend " + backend +
+                           ": expected static or launch");
+  }
+  struct sigaction action {};
+  action.sa_handler = OnNamed;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  if (sigaction(SIGUSR1, &action, nullptr) != 0)
+    return IOError("sigaction(SIGUSR1) failed");
+  return std::unique_ptr<Succession>(new LaunchSuccession());
+}
+
+}  // namespace pstrain::ps

@@ -7,16 +7,18 @@
 Runs `pstrain launch --world_size 5 --num_servers 3 --replicas 2
 --restart_servers`, sync, Net on Fashion-MNIST (the default data), 2
 workers of batch 32, for about --minutes, and injects one fault at a time,
-at a random server rank other than 0 and a random moment:
-  kill   SIGKILL;
-  stop   SIGSTOP for three times --dead_after, then SIGCONT.
+at a random server rank and a random moment:
+  kill   SIGKILL, of any server, the master included (rank 0, or the rank
+         launch named master in its place: launch names the next);
+  stop   SIGSTOP for three times --dead_after, then SIGCONT, of a server
+         other than the master (launch, the arbiter, sees a master die,
+         not stop: share/doc/design.md, "Replicas").
 Each fault's victim is the process launch runs as that rank now (the
 restarted one after a death), found among launch's children. The next
 fault waits until the job has recovered: the victim's rank started again
 holds a copy of each of its standbys' shards, and every worker has
 logged 10 steps since the fault. A fault whose recovery takes longer than
-two minutes fails the run. Rank 0 is never a victim: a dead rank 0 still
-ends the job (share/doc/design.md, "Replicas").
+two minutes fails the run.
 
 Then it runs the same job once more without faults and checks:
   - launch exits 0 and leaves a checkpoint;
@@ -96,6 +98,14 @@ class Job:
                     counts[e["rank"]] = counts.get(e["rank"], 0) + 1
         return counts
 
+    def master(self):
+        """The rank launch last named master, or 0."""
+        named = re.compile(r"^pstrain launch: .*; rank (\d+) is the master now")
+        with self.lock:
+            ranks = [int(m.group(1)) for m in
+                     (named.match(l) for _, l in self.lines) if m]
+        return ranks[-1] if ranks else 0
+
     def lines_since(self, since):
         with self.lock:
             return [l for t, l in self.lines if t > since]
@@ -141,6 +151,7 @@ def inject(a, job, fault, rank):
     pid = job.rank_pid(rank)
     if pid is None:
         return None
+    master = rank == job.master()
     start = time.monotonic()
     if fault == "kill":
         os.kill(pid, signal.SIGKILL)
@@ -158,7 +169,7 @@ def inject(a, job, fault, rank):
             return {"fault": fault, "rank": rank, "recovered": False,
                     "why": "no recovery within %d s" % RECOVERY_SECONDS}
         time.sleep(0.1)
-    return {"fault": fault, "rank": rank, "recovered": True,
+    return {"fault": fault, "rank": rank, "master": master, "recovered": True,
             "recovery_seconds": round(time.monotonic() - start, 2)}
 
 
@@ -223,7 +234,11 @@ def main():
             if (job.p.poll() is not None or job.summarized() or
                     job.steps_since(0) == {}):
                 continue
-            row = inject(a, job, chance.choice(faults), chance.choice([1, 2]))
+            fault = chance.choice(faults)
+            ranks = [0, 1, 2]
+            if fault == "stop":
+                ranks.remove(job.master())
+            row = inject(a, job, fault, chance.choice(ranks))
             if row is None:
                 continue
             row["at_seconds"] = round(time.monotonic() - began, 1)
@@ -252,6 +267,7 @@ def main():
             failures.append("the run without faults failed")
         row = {"steps": steps, "faults": len(rows),
                "kills": sum(r["fault"] == "kill" for r in rows),
+               "master_kills": sum(r.get("master", False) for r in rows),
                "stops": sum(r["fault"] == "stop" for r in rows),
                "minutes": round((time.monotonic() - began) / 60, 1)}
         if code == 0 and os.path.exists(chaos):

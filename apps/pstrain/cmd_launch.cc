@@ -170,13 +170,14 @@ int Launch(LaunchFlags& f) {
     // --replicas: a server's standby takes its shard over; rank 0's, which
     // holds the job too, once launch names it master (--rdzv_backend
     // launch). --restart_servers starts a server again as a standby (serve
-    // --rejoin), but not once the master has exited.
+    // --rejoin), rank 0 too once succeeded, but not once the master has
+    // exited.
     const bool survivable = r > 0 && replicated;
     std::vector<std::string> args = ServeArgs(f, r, threads);
     if (replicated)
       args.insert(args.end(), {"--rdzv_backend", "launch"});
     std::vector<std::string> again;
-    if (survivable && f.restart_servers) {
+    if (replicated && f.restart_servers) {
       again = args;
       again.push_back("--rejoin");
     }
@@ -223,9 +224,9 @@ CheckedCommand SetupLaunchChecked(CLI::App* sub) {
       ->capture_default_str();
   const CLI::Option* restart = sub->add_flag(
       "--restart_servers", f->restart_servers,
-      "--replicas 2 or more: a server other than rank 0 that dies is "
-      "started again, to rejoin the job as a standby of its shard "
-      "(at most --max_restarts times each)");
+      "--replicas 2 or more: a server that dies (rank 0 once another "
+      "is the master) is started again, to rejoin the job as a standby "
+      "of its shard (at most --max_restarts times each)");
   sub->add_option("--max_restarts", f->max_restarts,
                   "--restart_servers: how many times each server may be "
                   "started again (torchrun's max-restarts)")

@@ -270,7 +270,9 @@ void ChildGroup::OnExit(Child& c, int status) {
 }
 
 // `c` died: the first of its successors still running takes its place,
-// named by SIGUSR1 (false when none runs).
+// named by SIGUSR1 (false when none runs). `c` is then a survivable child
+// like the others, started again (as a standby) when it can be, and the
+// next in line after the named one: the successors form a ring.
 bool ChildGroup::NameSuccessor(Child& c, int status) {
   for (size_t i = 0; i < c.successors.size(); ++i) {
     Child& next = children_[c.successors[i]];
@@ -279,8 +281,17 @@ bool ChildGroup::NameSuccessor(Child& c, int status) {
     next.survivable = false;  // never started again: it holds the job now
     next.ends_job = true;
     next.successors.assign(c.successors.begin() + i + 1, c.successors.end());
+    next.successors.push_back(static_cast<size_t>(&c - children_.data()));
+    next.successors.insert(next.successors.end(), c.successors.begin(),
+                           c.successors.begin() + i);
+    c.successors.clear();
+    c.survivable = true;
+    c.ends_job = false;
+    c.restart_due = !c.spec->restart_argv.empty() &&
+                    c.restarts < c.spec->max_restarts && !job_over_;
     Say("pstrain launch: " + c.spec->label + " " + Describe(status) + "; " +
-        next.spec->label + " is the master now");
+        next.spec->label + " is the master now" +
+        (c.restart_due ? "; starting " + c.spec->label + " again" : ""));
     return true;
   }
   return false;

@@ -38,8 +38,10 @@ struct ChildSpec {
   /// this one's place when it dies (not when it exits 0), in order: the
   /// first still running is named by SIGUSR1 (pstrain serve
   /// --rdzv_backend launch: the master's succession), and from then on
-  /// ends the job as this one would have, with the rest as its own
-  /// successors; this one's death then stops nobody. None running: as if
+  /// ends the job as this one would have, never starting again, with the
+  /// rest, then this one, then those before it as its own successors (a
+  /// ring). This one's death then stops nobody: it is survivable, and
+  /// starts again with restart_argv as one would. None running: as if
   /// empty. Empty (the default): none.
   std::vector<size_t> successors = {};
 };

@@ -1,6 +1,7 @@
-// bench/chaos.py for two minutes: one fault at a time (SIGKILL, SIGSTOP
-// for three times --dead_after) at random server ranks other than 0 and
-// random moments of a sync job under launch --replicas 2
+// bench/chaos.py for two minutes: one fault at a time (SIGKILL of any
+// server, the master included; SIGSTOP for three times --dead_after of
+// one other than the master) at random server ranks and random moments
+// of a sync job under launch --replicas 2
 // --restart_servers; the job recovers from each, ends with exit 0 and a
 // checkpoint, every push is applied once, no worker sees its version go
 // back, and the final parameters equal the run without faults, bit for bit.

@@ -278,6 +278,66 @@ TEST(ReplicasChainTest, ARestartedServerRejoinsAsAStandbyAndTakesOver) {
 
 // Rank 1 and its standby's rank 2 both die: shard 1 has no copy left, and
 // rank 0 ends the job in one line naming it.
+// The master dies twice under launch --restart_servers: rank 0 is killed,
+// launch names rank 1 master and starts rank 0 again, which rejoins as a
+// standby of its own shard and of shard 2; then rank 1, master and server
+// 1 at once, is killed: launch names rank 0 master again, and rank 2's
+// claim of shard 1, which the new master holds until it knows server 1
+// died with its predecessor, wins. The run ends as one that lost no
+// server, with one summary, the last master's.
+TEST(ReplicasChainTest, TheMasterDiesTwiceAndTheRunIsUnchanged) {
+  constexpr int kLong = 200;
+  ScratchDir dir;
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  auto whole =
+      RunPstrain(LaunchArgs(dir, "whole.pt", kDeadAfter, kLong, 5), 240);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+
+  const std::string go = dir.File("go");
+  std::vector<std::string> args =
+      Held(LaunchArgs(dir, "masters.pt", kDeadAfter, kLong, 5), kLong - 10, go);
+  args.push_back("--restart_servers");
+  Process launch(args);
+  const int zero = WaitForStep(launch, 0, 20);
+  const int one = WaitForStep(launch, 1, 20);
+  ASSERT_GT(zero, 0) << launch.OutSoFar();
+  ASSERT_GT(one, 0);
+  ASSERT_EQ(kill(zero, SIGKILL), 0);
+  ASSERT_TRUE(
+      launch.WaitForErr("[rank 0] standby of rank 0: holds version", 60))
+      << launch.OutSoFar();
+  ASSERT_TRUE(
+      launch.WaitForErr("[rank 0] standby of rank 2: holds version", 60))
+      << launch.OutSoFar();
+  ASSERT_EQ(kill(one, SIGKILL), 0);
+  std::ofstream(go).close();
+
+  auto r = launch.Wait(240);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("pstrain launch: rank 0 was killed by signal 9; rank "
+                       "1 is the master now; starting rank 0 again"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("pstrain launch: rank 1 was killed by signal 9; rank "
+                       "0 is the master now; starting rank 1 again"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("[rank 2] standby of rank 1: took its shard over at "
+                       "version"),
+            std::string::npos)
+      << r.err;
+  std::vector<int> masters;
+  for (const auto& e : FindEvents(r.out, "summary")) {
+    if (e["role"] == "server")
+      masters.push_back(e["rank"]);
+  }
+  EXPECT_EQ(masters, std::vector<int>{0}) << r.out;
+  const auto summary = FindEvent(r.out, "summary");
+  EXPECT_EQ(summary["steps"], kLong) << summary;
+  EXPECT_EQ(summary["workers_lost"], 0) << summary;
+  EXPECT_LT(MaxAbsDiff(dir.File("whole.pt"), dir.File("masters.pt")), 1e-6);
+}
+
 TEST(ReplicasChainTest, AShardWithNoSurvivorEndsTheJobNamingIt) {
   ScratchDir dir;
   data::testing::WriteTinyDataset(dir.path(), 640, 100);

@@ -237,6 +237,41 @@ TEST_F(LauncherTest, ADeadMasterIsSucceededByItsFirstLiveSuccessor) {
   rmdir(dir_template);
 }
 
+// The successors form a ring: a master that died and started again
+// (restart_argv, as a standby) is next in line after the one named in its
+// place. Rank 1, named, dies once rank 0 runs again; rank 0 is named.
+TEST_F(LauncherTest, ASucceededMasterStartsAgainAndIsNextInLine) {
+  char dir_template[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  auto wait_for = [&dir](const std::string& name) {
+    return "while [ ! -e " + dir + "/" + name + " ]; do sleep 0.05; done; ";
+  };
+  const std::string loop =
+      "i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done";
+  ChildSpec master = Sh("rank 0", wait_for("ready1") + "kill -KILL $$");
+  master.ends_job = true;
+  master.successors = {1};
+  master.restart_argv = Sh("", "trap 'echo named again; exit 0' USR1; touch " +
+                                   dir + "/ready0; " + loop)
+                            .argv;
+  ChildSpec standby = Sh("rank 1", "trap 'echo named; " + wait_for("ready0") +
+                                       "kill -KILL $$' USR1; touch " + dir +
+                                       "/ready1; " + loop);
+  standby.survivable = true;
+  options_.children = {master, standby};
+  EXPECT_EQ(Run(), 0);  // rank 0, started again, holds the job at its end
+  EXPECT_EQ(out_.str(), "[rank 1] named\n[rank 0] named again\n");
+  EXPECT_EQ(err_.str(),
+            "pstrain launch: rank 0 was killed by signal 9; rank 1 is the "
+            "master now; starting rank 0 again\n"
+            "pstrain launch: rank 1 was killed by signal 9; rank 0 is the "
+            "master now\n");
+  for (const char* name : {"/ready0", "/ready1"})
+    std::remove((dir + name).c_str());
+  rmdir(dir_template);
+}
+
 TEST_F(LauncherTest, ChildIgnoringSigtermIsKilledAfterGrace) {
   char dir_template[] = "/tmp/launcher_test.XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);

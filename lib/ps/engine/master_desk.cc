@@ -165,6 +165,7 @@ void MasterDesk::Hello(ServerPeer& peer, int process, Time now) {
   // A lost shard is taken over by its claim's winner, which may be the
   // rank that first served it, started again (--rejoin): a new term.
   const bool takeover = process != peer.server() || roster_.lost(peer.server());
+  RefuseHeldClaims(peer.server());  // its server is back (Succeed)
   roster_.Hello(peer.server(), &peer);
   if (takeover)
     roster_.Claimed(peer.server(), process, now);
@@ -202,7 +203,51 @@ void MasterDesk::Disconnect(Peer& peer, bool stopping) {
     DecideClaims(s, false);  // its rank may have been waited for
 }
 
+// A successor's: s's server may yet rejoin; if it died with the old
+// master, its standby's claim is decided after TakeoverWait (DecideUnheard).
+Status MasterDesk::HoldClaim(Peer& peer, uint64_t id,
+                             const wire::Hello& hello) {
+  const int s = static_cast<int>(hello.rank);
+  const int by = static_cast<int>(hello.claimant);
+  claims_.Add(s, {peer.id, id, by, hello.version});
+  outbox_->Info(Rank(by) + "'s standby claims " + Rank(s) +
+                "'s shard at version " + std::to_string(hello.version) +
+                ", which has not rejoined this master: held up to " +
+                std::to_string(TakeoverWait().count() / 1000) + " s");
+  return Status::Ok();
+}
+
+void MasterDesk::RefuseHeldClaims(int s) {
+  if (roster_.lost(s) || !claims_.Waiting(s))
+    return;
+  for (const ShardClaims::Claim& c : claims_.Take(s)) {
+    if (Peer* p = peers_->Find(c.peer)) {
+      Refuse(*outbox_, *p, c.request_id,
+             InvalidArgument(Rank(s) + " is already connected: its server "
+                                       "rejoined this master"));
+    }
+  }
+}
+
+void MasterDesk::DecideUnheard(Time now) {
+  if (!succeeded_at_)
+    succeeded_at_ = now;
+  if (now - *succeeded_at_ <= TakeoverWait())
+    return;
+  for (int s = 1; s < spec_.num_servers; ++s) {
+    if (roster_.heard(s) || roster_.lost(s) || !claims_.Waiting(s))
+      continue;
+    outbox_->Info(Rank(s) + " did not rejoin this master within " +
+                  std::to_string(TakeoverWait().count() / 1000) +
+                  " s: it died with the old one");
+    roster_.Lose(s, now);
+    DecideClaims(s, false, /*at_deadline=*/true);
+  }
+}
+
 Status MasterDesk::CheckLost(Time now) {
+  if (succeeding_)
+    DecideUnheard(now);
   const int s = roster_.LostBefore(now - TakeoverWait());
   if (s < 0)
     return Status::Ok();
@@ -251,6 +296,8 @@ Status MasterDesk::OnClaim(Peer& peer, uint64_t id, const wire::Hello& hello,
                            std::to_string(spec_.num_servers - 1));
   }
   if (!roster_.lost(s)) {
+    if (succeeding_ && !roster_.heard(s) && hello.claim == wire::Claim::kCopy)
+      return HoldClaim(peer, id, hello);
     return InvalidArgument(Rank(s) + "'s shard is not lost: " + Rank(by) +
                            "'s standby has nothing to claim");
   }

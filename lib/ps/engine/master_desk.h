@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,14 @@ class MasterDesk {
   /// `plan` must outlive the desk. REQUIRES: before Engine::Start.
   void ExpectServers(const ShardPlan* plan,
                      std::vector<at::Tensor> model_params);
+  /// A successor of rank 0 (ps/rank/master_rank.h), whose servers come
+  /// back to it: each server s rejoins with a hello, or, when s died with
+  /// the old master, its standby claims s. A claim of a shard whose
+  /// server has not said hello here is held, and refused ("already
+  /// connected") when that server does; once TakeoverWait has passed
+  /// since the first tick, a shard still unheard of with claims is lost,
+  /// and its claims decide. REQUIRES: after ExpectServers.
+  void Succeed() { succeeding_ = true; }
   /// "host:port" where this server listens (rank 0 tells the workers).
   void set_address(std::string address) {
     roster_.set_own_address(std::move(address));
@@ -115,6 +124,9 @@ class MasterDesk {
 
  private:
   void ReplyJob(Peer& peer, uint64_t id);
+  Status HoldClaim(Peer& peer, uint64_t id, const wire::Hello& hello);
+  void RefuseHeldClaims(int s);
+  void DecideUnheard(Time now);
   void DecideClaims(int s, bool stopping, bool at_deadline = false);
   std::vector<int> AwaitedClaimants(int s) const;
   Status ShardLost(int s) const;
@@ -127,6 +139,8 @@ class MasterDesk {
   ServerRoster roster_;  // rank 0 with num_servers > 1 (ExpectServers)
   ShardClaims claims_;   // --replicas: claims on lost shards
   std::vector<Admission> admissions_;
+  bool succeeding_ = false;           // Succeed
+  std::optional<Time> succeeded_at_;  // its first tick
 };
 
 }  // namespace pstrain::ps

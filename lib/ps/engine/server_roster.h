@@ -88,6 +88,11 @@ class ServerRoster {
   /// says where it listens (Announce), so workers asking for the job wait
   /// for that address.
   void Lose(int s, Time now);
+  /// Whether server s's connection said hello, or it said where it
+  /// listens, since Expect (it is lost since, maybe).
+  bool heard(int s) const {
+    return servers_[s] != nullptr || !addresses_[s].empty();
+  }
   /// Whether server s is lost and not taken over.
   bool lost(int s) const { return lost_at_[s].has_value(); }
   /// A server lost before `deadline` whose shard nobody took over, or -1.

@@ -143,6 +143,8 @@ Status RunMaster(const ServerRankOptions& o, MasterParts& m,
   if (spec.num_servers > 1) {
     service.engine().master().ExpectServers(m.plan,
                                             models::StateValues(*m.model));
+    if (successor)
+      service.engine().master().Succeed();  // the servers come back to it
   }
   // Destroyed before the service, whose engine its threads post to.
   PS_ASSIGN_OR_RETURN(std::unique_ptr<BatchCompute> batches,

@@ -147,7 +147,9 @@ ServeTakeover TakeoverServer(const ServerRankOptions& o,
     Status served =
         ServeShard(taken, *shard.master, *shard.job, *shard.model, *shard.plan,
                    *shard.server, log, shard.stop, shard.applied);
-    if (!served.ok() && o.rank > 0 && shard.master->ended())
+    // The process that is rank 0's master keeps serving the job; any
+    // other (rank 0 too, rejoined once another was master) exits.
+    if (!served.ok() && (o.rank > 0 || o.rejoin) && shard.master->ended())
       ExitFenced(served, log);
     return served;
   };
@@ -196,8 +198,15 @@ Status RunServerRank(const ServerRankOptions& options, report::EventLog* log) {
     return options.rejoin
                ? ServeRejoin(options, TakeoverServer(options, log), log)
                : ServeSlices(options, log);
+  // Rank 0 rejoins a job whose master it was only where a successor took
+  // its place: under launch (--rdzv_backend launch).
+  if (options.rejoin && options.succession == nullptr) {
+    return InvalidArgument(
+        "--rejoin: rank 0 rejoins only where launch named a successor "
+        "(--rdzv_backend launch); without one it is the master");
+  }
   if (options.rejoin)
-    return InvalidArgument("--rejoin: rank 0 cannot rejoin; it is the master");
+    return ServeRejoin(options, TakeoverServer(options, log), log);
   return ServeMaster(options, log);
 }
 

@@ -28,8 +28,10 @@ std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
       net::ConnectionOptions{o.max_frame_bytes, spec.dead_after};
   follow.auth_token = o.auth_token;
   follow.succession = o.succession;
+  // Rank 0's, unless it rejoins: then a successor is the master.
   return std::make_unique<StandbyHost>(o.rank, shards, spec, follow,
-                                       std::move(serve), log);
+                                       std::move(serve), log,
+                                       o.rank == 0 && !o.rejoin);
 }
 
 Status ServeRejoin(const ServerRankOptions& o, ServeTakeover serve,

@@ -25,7 +25,8 @@ std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
 /// server s's service (as o.rank's own, without its listen event, metrics
 /// or timeline), or, for rank 0's shard once the arbiter named this rank
 /// master, the master's run (SucceedMaster, ps/rank/master_rank.h). A rank
-/// s > 0 fenced while it serves the shard exits (ExitFenced).
+/// fenced while it serves the shard exits (ExitFenced), unless it is rank
+/// 0 still the master.
 ServeTakeover TakeoverServer(const ServerRankOptions& o, report::EventLog* log);
 
 /// --rejoin (rank o.rank > 0, lost from a running job and started again):

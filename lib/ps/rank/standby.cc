@@ -8,6 +8,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "net/client.h"
+#include "ps/rank/server_beats.h"
 #include "ps/rank/snapshot_client.h"
 #include "ps/rank/succession.h"
 #include "ps/store/checkpoint.h"
@@ -196,6 +197,18 @@ Claimed SucceedMaster(const StandbyOptions& o, report::EventLog* log) {
   return Claimed::kEnd;
 }
 
+// One claim of server o.shard's shard from the master: connect, then the
+// claim's hello (MasterClient::Claim).
+Result<JobSpec> Claim(const StandbyOptions& o, const JobSpec& spec,
+                      std::optional<uint64_t> version,
+                      std::unique_ptr<MasterClient>* master) {
+  *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
+                                           o.connection, o.auth_token);
+  PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
+  (*master)->set_timeout(o.timeout);
+  return (*master)->Claim(o.shard, spec.world_size, o.rank, version);
+}
+
 // Claims server o.shard's shard from rank 0 with the version of the copy
 // held (nullopt: none). Rank 0 gives it to the highest copy among its
 // standbys' claims, and answers once it has chosen: up to --timeout.
@@ -206,32 +219,45 @@ Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
   const std::string name = "standby of rank " + std::to_string(o.shard);
   if (o.shard == 0) {
     Claimed claimed = SucceedMaster(o, log);
+    if (claimed == Claimed::kYes && !version) {
+      // Launch holds the job with this rank now: its exit ends it.
+      ExitFenced(Unavailable("named the master, but this rank holds no copy "
+                             "of rank 0's shard yet: the job cannot go on"),
+                 log);
+    }
     if (claimed == Claimed::kYes)
       *job = spec;
     return claimed;
   }
-  *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
-                                           o.connection, o.auth_token);
-  PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
-  (*master)->set_timeout(o.timeout);
-  auto claimed = (*master)->Claim(o.shard, spec.world_size, o.rank, version);
-  if (claimed.ok()) {
-    *job = std::move(*claimed);
-    job->module = spec.module;
-    log->Info(name + ": took its shard over at version " +
-              std::to_string(version.value_or(0)));
-    return Claimed::kYes;
+  // A master gone without a word may have a successor (o.succession),
+  // which listens where it did once named: the claim goes there.
+  const auto deadline = Clock::now() + o.timeout;
+  for (;;) {
+    auto claimed = Claim(o, spec, version, master);
+    if (claimed.ok()) {
+      *job = std::move(*claimed);
+      job->module = spec.module;
+      log->Info(name + ": took its shard over at version " +
+                std::to_string(version.value_or(0)));
+      return Claimed::kYes;
+    }
+    const std::string why = claimed.status().message();
+    if ((*master)->refused()) {
+      if (claimed.status().code() == StatusCode::kUnavailable) {
+        log->Info(name + ": " + why + "; it copies the shard from its server");
+        return Claimed::kLost;
+      }
+      if (why.find("already connected") != std::string::npos)
+        return Claimed::kPrimaryConnected;
+    } else if (o.succession != nullptr && Clock::now() < deadline) {
+      log->Info(name + ": the master is gone (" + why +
+                "); it claims the shard again from its successor");
+      std::this_thread::sleep_for(kRetry);
+      continue;
+    }
+    log->Info(name + ": ends (" + why + ")");
+    return Claimed::kEnd;
   }
-  const std::string why = claimed.status().message();
-  if ((*master)->refused() &&
-      claimed.status().code() == StatusCode::kUnavailable) {
-    log->Info(name + ": " + why + "; it copies the shard from its server");
-    return Claimed::kLost;
-  }
-  if (why.find("already connected") != std::string::npos)
-    return Claimed::kPrimaryConnected;
-  log->Info(name + ": ends (" + why + ")");
-  return Claimed::kEnd;
 }
 
 }  // namespace

@@ -179,5 +179,60 @@ TEST(MasterDeskTest, EachTakeoverOfAShardIsANewTerm) {
   EXPECT_EQ(m.desk.roster().process(1), 1);
 }
 
+// A successor of rank 0: server 1 has not rejoined it yet when its
+// standby claims shard 1. The claim is held: if server 1 says hello, it
+// is refused (the standby copies again); if server 1 stays unheard of for
+// the takeover wait (2 s) from the first tick, it died with the old
+// master, and the claim wins.
+TEST(MasterDeskTest, ASuccessorHoldsAClaimUntilTheServerRejoins) {
+  Master m;
+  m.desk.Succeed();
+  ASSERT_TRUE(m.desk.CheckLost(MasterAt(0)).ok());
+  Peer& standby = m.peers.Add(11, "s", "", MasterAt(0));
+  wire::Hello claim{wire::Role::kServer, 1, 4, wire::Claim::kCopy, 0, 9};
+  ASSERT_TRUE(m.desk.OnClaim(standby, 12, claim, false).ok());
+  EXPECT_TRUE(m.desk.claiming(11));
+  ServerPeer& server = *AsServer(m.Join(6, Peer::Role::kServer, 1));
+  m.desk.Hello(server, 1, MasterAt(1));
+  EXPECT_FALSE(m.desk.claiming(11));
+  ASSERT_EQ(m.outbox.closed.size(), 1u);
+  EXPECT_EQ(m.outbox.closed[0].peer, 11u);
+  EXPECT_EQ(m.outbox.closed[0].request_id, 12u);
+  EXPECT_EQ(m.outbox.closed[0].why.message(),
+            "rank 1 is already connected: its server rejoined this master");
+  EXPECT_TRUE(m.desk.CheckLost(MasterAt(5)).ok());
+  EXPECT_TRUE(m.desk.TakeAdmissions().empty());
+}
+
+TEST(MasterDeskTest, ASuccessorGivesAnUnheardShardToItsClaimAfterTheWait) {
+  Master m;
+  m.desk.Succeed();
+  ASSERT_TRUE(m.desk.CheckLost(MasterAt(0)).ok());
+  Peer& standby = m.peers.Add(11, "s", "", MasterAt(0));
+  wire::Hello claim{wire::Role::kServer, 1, 4, wire::Claim::kCopy, 0, 9};
+  ASSERT_TRUE(m.desk.OnClaim(standby, 12, claim, false).ok());
+  ASSERT_TRUE(m.desk.CheckLost(MasterAt(1.9)).ok());
+  EXPECT_TRUE(m.desk.TakeAdmissions().empty());  // it may yet rejoin
+  ASSERT_TRUE(m.desk.CheckLost(MasterAt(2.1)).ok());
+  const std::vector<MasterDesk::Admission> admitted = m.desk.TakeAdmissions();
+  ASSERT_EQ(admitted.size(), 1u);
+  EXPECT_EQ(admitted[0].peer, 11u);
+  EXPECT_EQ(admitted[0].rank, 1);
+  EXPECT_EQ(admitted[0].process, 0);
+  EXPECT_EQ(admitted[0].request_id, 12u);
+  EXPECT_TRUE(m.desk.roster().lost(1));  // until the winner says hello
+}
+
+// Rank 0 itself (no Succeed) refuses a claim of a shard that is not lost.
+TEST(MasterDeskTest, RankZeroRefusesAClaimOfAShardNotLost) {
+  Master m;
+  ASSERT_TRUE(m.desk.CheckLost(MasterAt(0)).ok());
+  Peer& standby = m.peers.Add(11, "s", "", MasterAt(0));
+  wire::Hello claim{wire::Role::kServer, 1, 4, wire::Claim::kCopy, 0, 9};
+  EXPECT_EQ(m.desk.OnClaim(standby, 12, claim, false).message(),
+            "rank 1's shard is not lost: rank 0's standby has nothing to "
+            "claim");
+}
+
 }  // namespace
 }  // namespace pstrain::ps

@@ -165,7 +165,7 @@ Status Engine::HandleFrame(Peer& peer, const wire::FrameHeader& header,
     case wire::MsgType::kGetModule:
       return master_->OnGetModule(peer, id);
     case wire::MsgType::kServerInfo:
-      PS_RETURN_IF_ERROR(master_->OnServerInfo(peer, id, meta));
+      PS_RETURN_IF_ERROR(master_->OnServerInfo(peer, id, meta, run_.now));
       watch_->Progress(run_.now);
       return Status::Ok();
     case wire::MsgType::kShard:

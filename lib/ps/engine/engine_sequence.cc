@@ -4,6 +4,7 @@
 // joining, finishing or lost changes the quorum, the clocks and the
 // replies that wait. No part calls another; the Engine does, here.
 
+#include <algorithm>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -164,6 +165,9 @@ void Engine::SendReply(WorkerPeer& peer, uint64_t id,
     steps_->UpdateAllKeys();  // rows are gathered from whole tables
   steps_->NoteSent(peer.worker);
   steps_->Sent(peer.id);
+  // A reply held for the others (or for the standbys' copy) was waited
+  // for: the worker's silence counts from its answer.
+  peer.last_heard = std::max(peer.last_heard, run_.now);
   replies_->SendParams(peer, id, ahead);
 }
 

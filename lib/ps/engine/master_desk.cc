@@ -1,5 +1,6 @@
 #include "ps/engine/master_desk.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -79,8 +80,8 @@ Status MasterDesk::OnGetModule(Peer& peer, uint64_t id) {
   return Status::Ok();
 }
 
-Status MasterDesk::OnServerInfo(Peer& from, uint64_t id,
-                                std::string_view meta) {
+Status MasterDesk::OnServerInfo(Peer& from, uint64_t id, std::string_view meta,
+                                Time now) {
   ServerPeer* server = AsServer(from);
   if (!server)
     return InvalidArgument("server_info from a worker");
@@ -106,6 +107,7 @@ Status MasterDesk::OnServerInfo(Peer& from, uint64_t id,
     if (!p->job_pending)
       continue;
     p->job_pending = false;
+    p->last_heard = std::max(p->last_heard, now);  // it waited on us
     ReplyJob(*p, p->job_id);
   }
   return Status::Ok();

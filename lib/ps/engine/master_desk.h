@@ -92,8 +92,10 @@ class MasterDesk {
   /// get_module: the job's TorchScript module; kInvalidArgument for a
   /// built-in model.
   Status OnGetModule(Peer& peer, uint64_t id);
-  /// server_info from a server: where it listens.
-  Status OnServerInfo(Peer& peer, uint64_t id, std::string_view meta);
+  /// server_info from a server at `now`: where it listens. Once every
+  /// server has said so, the get_jobs held are answered, and each asker
+  /// is heard as of `now`: it waited on us (PeerWatch::Silent).
+  Status OnServerInfo(Peer& peer, uint64_t id, std::string_view meta, Time now);
   /// A server's final shard: where its bytes go.
   Status PlanShard(Peer& peer, std::string_view meta, ReadPlan* plan);
   /// The shard is in.

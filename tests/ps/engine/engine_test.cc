@@ -285,6 +285,29 @@ TEST(EngineTest, ASilentSyncWorkerIsLostAfterDeadAfter) {
   EXPECT_FALSE(h.ClosedFor(a)) << "a has pushed: the step does not wait on it";
 }
 
+// A worker whose reply was held for the others longer than --dead_after
+// waited on the server: its silence counts from its answer, not from its
+// push, so it is not lost before its next word can come.
+TEST(EngineTest, AWorkerAnsweredAfterALongHoldIsHeardFromItsAnswer) {
+  JobSpec spec = Spec(Mode::kSync, 2);
+  spec.dead_after = 1;
+  EngineHarness h(spec, Params());
+  auto a = h.JoinWorker(1), b = h.JoinWorker(2);
+  ASSERT_TRUE(h.Push(a, 0, Grads(1), 10).ok());
+  for (int i = 0; i < 10; ++i) {  // two seconds; b beats, a waits
+    if (i % 3 == 0) {
+      ASSERT_TRUE(h.Feed(b, wire::Heartbeat{}, 0).ok());
+    }
+    h.Tick();
+  }
+  ASSERT_TRUE(h.Push(b, 0, Grads(1), 11).ok());
+  h.Settle();
+  ASSERT_EQ(h.ParamsTo(a).size(), 1u);
+  h.Tick();
+  EXPECT_FALSE(h.ClosedFor(a)) << "lost for the time its reply was held";
+  EXPECT_FALSE(h.ClosedFor(b));
+}
+
 TEST(EngineTest, ARegisteredWorkersHeartbeatHandsOnItsProgress) {
   JobSpec spec = Spec(Mode::kAsync, 2);
   EngineHarness h(spec, Params());

@@ -75,16 +75,18 @@ TEST(MasterDeskTest, AWorkersJobWaitsForEveryServersAddress) {
   m.desk.Hello(server, 1, MasterAt(0));
   std::string meta;
   wire::EncodeMeta(wire::ServerInfo{"h1:2"}, &meta);
-  ASSERT_TRUE(m.desk.OnServerInfo(server, 8, meta).ok());
+  ASSERT_TRUE(m.desk.OnServerInfo(server, 8, meta, MasterAt(40)).ok());
   ASSERT_EQ(m.outbox.sent.size(), 2u);
   EXPECT_EQ(m.outbox.sent[0].type, wire::MsgType::kAck);
   EXPECT_EQ(m.outbox.sent[0].request_id, 8u);
   const auto& job = m.outbox.sent[1];
   EXPECT_EQ(job.type, wire::MsgType::kJobSpec);
+  // It waited for the answer: its silence counts from it.
+  EXPECT_EQ(worker.last_heard, MasterAt(40));
   EXPECT_EQ(job.request_id, 7u);
   EXPECT_NE(job.meta.find("\"h0:1\""), std::string::npos);
   EXPECT_NE(job.meta.find("\"h1:2\""), std::string::npos);
-  EXPECT_EQ(m.desk.OnServerInfo(server, 9, meta).message(),
+  EXPECT_EQ(m.desk.OnServerInfo(server, 9, meta, MasterAt(41)).message(),
             "second server_info");
   EXPECT_EQ(m.desk.OnGetModule(worker, 10).message(),
             "get_module: the job trains the built-in model net, no module");

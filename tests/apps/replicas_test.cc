@@ -113,6 +113,36 @@ double LongestStall(const std::string& out) {
   return longest;
 }
 
+// A run of `steps` under launch --restart_servers, its workers held
+// before its last 10 steps until the file `go` exists.
+std::vector<std::string> Restarting(const ScratchDir& dir,
+                                    const std::string& checkpoint, int steps,
+                                    const std::string& go) {
+  std::vector<std::string> args =
+      Held(LaunchArgs(dir, checkpoint, kDeadAfter, steps, 5), steps - 10, go);
+  args.push_back("--restart_servers");
+  return args;
+}
+
+// The tiny data set in `dir`, and a long run of `steps` that loses no
+// server into whole.pt: what a run with faults must end as.
+void RunWhole(const ScratchDir& dir, int steps) {
+  data::testing::WriteTinyDataset(dir.path(), 640, 100);
+  auto whole =
+      RunPstrain(LaunchArgs(dir, "whole.pt", kDeadAfter, steps, 5), 240);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+}
+
+// The ranks whose server summary `out` holds: the master's at the end.
+std::vector<int> ServerSummaries(const std::string& out) {
+  std::vector<int> ranks;
+  for (const auto& e : FindEvents(out, "summary")) {
+    if (e["role"] == "server")
+      ranks.push_back(e["rank"]);
+  }
+  return ranks;
+}
+
 class ReplicasTest : public ::testing::TestWithParam<int> {};
 
 // Server GetParam() (0, the master: its standby is on rank 1, which
@@ -147,12 +177,7 @@ TEST_P(ReplicasTest, SyncRunOutlivesAKilledServerAsIfNoneDied) {
     EXPECT_NE(r.err.find("[rank 1] standby of rank 0: named the master"),
               std::string::npos)
         << r.err;
-    std::vector<int> masters;
-    for (const auto& e : FindEvents(r.out, "summary")) {
-      if (e["role"] == "server")
-        masters.push_back(e["rank"]);
-    }
-    EXPECT_EQ(masters, std::vector<int>{1}) << r.out;
+    EXPECT_EQ(ServerSummaries(r.out), std::vector<int>{1}) << r.out;
   } else {
     EXPECT_NE(r.err.find("pstrain launch: rank " + std::to_string(victim) +
                          " was killed by signal 9; the others go on"),
@@ -231,16 +256,10 @@ TEST(ReplicasStopTest, AStoppedServerIsFencedAndTheRunIsUnchanged) {
 TEST(ReplicasChainTest, ARestartedServerRejoinsAsAStandbyAndTakesOver) {
   constexpr int kLong = 200;
   ScratchDir dir;
-  data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  auto whole =
-      RunPstrain(LaunchArgs(dir, "whole.pt", kDeadAfter, kLong, 5), 240);
-  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  ASSERT_NO_FATAL_FAILURE(RunWhole(dir, kLong));
 
   const std::string go = dir.File("go");
-  std::vector<std::string> args = Held(
-      LaunchArgs(dir, "rejoined.pt", kDeadAfter, kLong, 5), kLong - 10, go);
-  args.push_back("--restart_servers");
-  Process launch(args);
+  Process launch(Restarting(dir, "rejoined.pt", kLong, go));
   const int one = WaitForStep(launch, 1, 20);
   const int two = WaitForStep(launch, 2, 20);
   ASSERT_GT(one, 0) << launch.OutSoFar();
@@ -288,16 +307,10 @@ TEST(ReplicasChainTest, ARestartedServerRejoinsAsAStandbyAndTakesOver) {
 TEST(ReplicasChainTest, TheMasterDiesTwiceAndTheRunIsUnchanged) {
   constexpr int kLong = 200;
   ScratchDir dir;
-  data::testing::WriteTinyDataset(dir.path(), 640, 100);
-  auto whole =
-      RunPstrain(LaunchArgs(dir, "whole.pt", kDeadAfter, kLong, 5), 240);
-  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  ASSERT_NO_FATAL_FAILURE(RunWhole(dir, kLong));
 
   const std::string go = dir.File("go");
-  std::vector<std::string> args =
-      Held(LaunchArgs(dir, "masters.pt", kDeadAfter, kLong, 5), kLong - 10, go);
-  args.push_back("--restart_servers");
-  Process launch(args);
+  Process launch(Restarting(dir, "masters.pt", kLong, go));
   const int zero = WaitForStep(launch, 0, 20);
   const int one = WaitForStep(launch, 1, 20);
   ASSERT_GT(zero, 0) << launch.OutSoFar();
@@ -326,12 +339,7 @@ TEST(ReplicasChainTest, TheMasterDiesTwiceAndTheRunIsUnchanged) {
                        "version"),
             std::string::npos)
       << r.err;
-  std::vector<int> masters;
-  for (const auto& e : FindEvents(r.out, "summary")) {
-    if (e["role"] == "server")
-      masters.push_back(e["rank"]);
-  }
-  EXPECT_EQ(masters, std::vector<int>{0}) << r.out;
+  EXPECT_EQ(ServerSummaries(r.out), std::vector<int>{0}) << r.out;
   const auto summary = FindEvent(r.out, "summary");
   EXPECT_EQ(summary["steps"], kLong) << summary;
   EXPECT_EQ(summary["workers_lost"], 0) << summary;

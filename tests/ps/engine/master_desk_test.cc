@@ -66,6 +66,16 @@ struct Master {
   MasterDesk desk;
 };
 
+// The claim of peer 11 (request 12), rank 0's standby, won shard 1.
+void ExpectRankZeroAdmittedAsServerOne(
+    const std::vector<MasterDesk::Admission>& admitted) {
+  ASSERT_EQ(admitted.size(), 1u);
+  EXPECT_EQ(admitted[0].peer, 11u);
+  EXPECT_EQ(admitted[0].rank, 1);
+  EXPECT_EQ(admitted[0].process, 0);
+  EXPECT_EQ(admitted[0].request_id, 12u);
+}
+
 TEST(MasterDeskTest, AWorkersJobWaitsForEveryServersAddress) {
   Master m;
   Peer& worker = m.Join(5, Peer::Role::kWorker, 2);
@@ -115,12 +125,7 @@ TEST(MasterDeskTest, AStandbysClaimIsAdmittedAsTheLostRank) {
   wire::Hello claim{wire::Role::kServer, 1, 4, wire::Claim::kCopy, 0, 9};
   ASSERT_TRUE(m.desk.OnClaim(standby, 12, claim, false).ok());
   // Rank 0 is the shard's only standby, and it claimed: decided at once.
-  const std::vector<MasterDesk::Admission> admitted = m.desk.TakeAdmissions();
-  ASSERT_EQ(admitted.size(), 1u);
-  EXPECT_EQ(admitted[0].peer, 11u);
-  EXPECT_EQ(admitted[0].rank, 1);
-  EXPECT_EQ(admitted[0].process, 0);
-  EXPECT_EQ(admitted[0].request_id, 12u);
+  ExpectRankZeroAdmittedAsServerOne(m.desk.TakeAdmissions());
   EXPECT_FALSE(m.desk.claiming(11));
   ASSERT_FALSE(m.outbox.info.empty());
   EXPECT_EQ(m.outbox.info.back(),
@@ -186,13 +191,19 @@ TEST(MasterDeskTest, EachTakeoverOfAShardIsANewTerm) {
 // is refused (the standby copies again); if server 1 stays unheard of for
 // the takeover wait (2 s) from the first tick, it died with the old
 // master, and the claim wins.
-TEST(MasterDeskTest, ASuccessorHoldsAClaimUntilTheServerRejoins) {
-  Master m;
+// A successor's first tick at 0, and rank 0's standby's claim of shard 1
+// at version 9 (peer 11, request 12), which it holds.
+void ClaimAtASuccessor(Master& m) {
   m.desk.Succeed();
   ASSERT_TRUE(m.desk.CheckLost(MasterAt(0)).ok());
   Peer& standby = m.peers.Add(11, "s", "", MasterAt(0));
   wire::Hello claim{wire::Role::kServer, 1, 4, wire::Claim::kCopy, 0, 9};
   ASSERT_TRUE(m.desk.OnClaim(standby, 12, claim, false).ok());
+}
+
+TEST(MasterDeskTest, ASuccessorHoldsAClaimUntilTheServerRejoins) {
+  Master m;
+  ASSERT_NO_FATAL_FAILURE(ClaimAtASuccessor(m));
   EXPECT_TRUE(m.desk.claiming(11));
   ServerPeer& server = *AsServer(m.Join(6, Peer::Role::kServer, 1));
   m.desk.Hello(server, 1, MasterAt(1));
@@ -208,20 +219,11 @@ TEST(MasterDeskTest, ASuccessorHoldsAClaimUntilTheServerRejoins) {
 
 TEST(MasterDeskTest, ASuccessorGivesAnUnheardShardToItsClaimAfterTheWait) {
   Master m;
-  m.desk.Succeed();
-  ASSERT_TRUE(m.desk.CheckLost(MasterAt(0)).ok());
-  Peer& standby = m.peers.Add(11, "s", "", MasterAt(0));
-  wire::Hello claim{wire::Role::kServer, 1, 4, wire::Claim::kCopy, 0, 9};
-  ASSERT_TRUE(m.desk.OnClaim(standby, 12, claim, false).ok());
+  ASSERT_NO_FATAL_FAILURE(ClaimAtASuccessor(m));
   ASSERT_TRUE(m.desk.CheckLost(MasterAt(1.9)).ok());
   EXPECT_TRUE(m.desk.TakeAdmissions().empty());  // it may yet rejoin
   ASSERT_TRUE(m.desk.CheckLost(MasterAt(2.1)).ok());
-  const std::vector<MasterDesk::Admission> admitted = m.desk.TakeAdmissions();
-  ASSERT_EQ(admitted.size(), 1u);
-  EXPECT_EQ(admitted[0].peer, 11u);
-  EXPECT_EQ(admitted[0].rank, 1);
-  EXPECT_EQ(admitted[0].process, 0);
-  EXPECT_EQ(admitted[0].request_id, 12u);
+  ExpectRankZeroAdmittedAsServerOne(m.desk.TakeAdmissions());
   EXPECT_TRUE(m.desk.roster().lost(1));  // until the winner says hello
 }
 

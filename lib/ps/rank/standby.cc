@@ -172,7 +172,7 @@ enum class Claimed {
 // Rank 0's shard goes with the master's roles, which only the arbiter
 // moves: whether it named this process master once rank 0 was gone (it
 // refuses connections), or rank 0 still lives (the copy alone broke).
-Claimed SucceedMaster(const StandbyOptions& o, report::EventLog* log) {
+Claimed AwaitSuccession(const StandbyOptions& o, report::EventLog* log) {
   const std::string name = "standby of rank 0";
   const auto deadline = Clock::now() + o.timeout;
   while (Clock::now() < deadline) {
@@ -218,7 +218,7 @@ Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
                            report::EventLog* log) {
   const std::string name = "standby of rank " + std::to_string(o.shard);
   if (o.shard == 0) {
-    Claimed claimed = SucceedMaster(o, log);
+    Claimed claimed = AwaitSuccession(o, log);
     if (claimed == Claimed::kYes && !version) {
       // Launch holds the job with this rank now: its exit ends it.
       ExitFenced(Unavailable("named the master, but this rank holds no copy "

@@ -190,7 +190,7 @@ complete -c pstrain -n '__fish_seen_subcommand_from launch' -l json -d 'JSON Lin
 complete -c pstrain -n '__fish_seen_subcommand_from launch' -l quiet -d 'No progress lines on stderr'
 complete -c pstrain -n '__fish_seen_subcommand_from launch' -l checkpoint -r -F -d 'Where rank 0 saves the model'
 complete -c pstrain -n '__fish_seen_subcommand_from launch' -l device -r -F -d 'Workers'\'' device: cpu, cuda or cuda:i'
-complete -c pstrain -n '__fish_seen_subcommand_from launch' -l restart_servers -d '--replicas 2 or more: a server other than rank 0 that dies is started again, to rejoin the job as a standby of its shard (at most --max_restarts times each)'
+complete -c pstrain -n '__fish_seen_subcommand_from launch' -l restart_servers -d '--replicas 2 or more: a server that dies (rank 0 once another is the master) is started again, to rejoin the job as a standby of its shard (at most --max_restarts times each)'
 complete -c pstrain -n '__fish_seen_subcommand_from launch' -l max_restarts -r -F -d '--restart_servers: how many times each server may be started again (torchrun'\''s max-restarts)'
 complete -c pstrain -n '__fish_seen_subcommand_from launch' -l config -r -F -d 'Read flags from this TOML or INI file (name = value); flags on the command line win'
 complete -c pstrain -n '__fish_seen_subcommand_from launch' -l print_config -d 'Print the effective flags as a --config file and exit'

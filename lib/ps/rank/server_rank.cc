@@ -2,31 +2,23 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <memory>
 #include <mutex>
-#include <optional>
-#include <thread>
 
 #include <asio/io_context.hpp>
 #include <torch/torch.h>
 
-#include "data/source.h"
 #include "models/compute_threads.h"
 #include "models/model_state.h"
 #include "models/model_zoo.h"
-#include "ps/engine/handshake.h"
-#include "ps/engine/master_desk.h"
 #include "ps/engine/snapshot_desk.h"
 #include "ps/engine/step_driver.h"
 #include "ps/job/job_data.h"
 #include "ps/job/job_module.h"
-#include "ps/job/run_length.h"
 #include "ps/job/shard_plan.h"
 #include "ps/job/sparse_keys.h"
 #include "ps/job/tensor_codec.h"
 #include "ps/rank/checkpoint_rotation.h"
-#include "ps/rank/final_outcome.h"
 #include "ps/rank/master_client.h"
 #include "ps/rank/master_rank.h"
 #include "ps/rank/rank_setup.h"
@@ -35,14 +27,9 @@
 #include "ps/rank/server_resume.h"
 #include "ps/rank/server_standbys.h"
 #include "ps/rank/standby_host.h"
-#include "ps/service/placement.h"
 #include "ps/service/service.h"
 #include "ps/store/checkpoint.h"
 #include "ps/store/parameter_server.h"
-#include "report/server_stats.h"
-#include "trace/timeline.h"
-#include "util/check.h"
-#include "util/resources.h"
 
 namespace pstrain::ps {
 

@@ -23,13 +23,18 @@ struct ServeFlags {
   std::string checkpoint_every;  // "" = only at the end
   int keep = 3;
   bool rejoin = false;
-  std::string rdzv_backend = "static";
+  RdzvFlags rdzv;
 };
 
 Status Serve(ServeFlags& f, std::unique_ptr<report::EventLog>* log,
              std::unique_ptr<MetricsEndpoint>* endpoint) {
   // First: launch may name this rank the master at any time from now on.
-  auto succession = ps::MakeSuccession(f.rdzv_backend);
+  ps::RdzvOptions rdzv;
+  rdzv.backend = f.rdzv.backend;
+  rdzv.endpoint = f.rdzv.endpoint;
+  rdzv.id = f.rdzv.id;
+  rdzv.timeout = f.local.timeout();
+  auto succession = ps::MakeSuccession(rdzv);
   Status s = succession.status();
   if (s.ok())
     s = ResolveWorld(&f.world, "server");
@@ -124,13 +129,14 @@ RunFn SetupServe(CLI::App* sub) {
                 "shard, which a standby took over, and of those it kept, each "
                 "brought up to date while the job runs, and takes a shard "
                 "over when its primary dies");
-  sub->add_option("--rdzv_backend", f->rdzv_backend,
-                  "Who names the next master when rank 0 dies (--replicas 2 "
-                  "or more): static (no one: its death ends the job) or "
-                  "launch (pstrain launch, which sees it die, names the "
-                  "first live standby of its shard; launch sets this)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"static", "launch"}));
+  AddRdzvFlags(sub, &f->rdzv, {"static", "launch", "etcd"},
+               "Who names the next master when rank 0 dies (--replicas 2 "
+               "or more): static (no one: its death ends the job), launch "
+               "(pstrain launch, which sees it die, names the first live "
+               "standby of its shard; launch sets this) or etcd (the master "
+               "holds a lease in etcd at --rdzv_endpoint; once it lapses, "
+               "the standby of rank 0's shard takes it; every rank finds the "
+               "master there)");
   sub->add_option("--bind_addr", f->bind_addr,
                   "Address to listen on; default: the one --master_addr "
                   "resolves to, never all interfaces unless asked (0.0.0.0)");

@@ -5,6 +5,7 @@
 #include "apps/pstrain/command.h"
 #include "apps/pstrain/flags.h"
 #include "apps/pstrain/metrics_endpoint.h"
+#include "rdzv/master_key.h"
 #include "worker/trainer.h"
 
 namespace pstrain::apps {
@@ -17,6 +18,7 @@ struct WorkFlags {
   std::string device = "cpu";
   std::string model;
   double reconnect_timeout = 60;
+  RdzvFlags rdzv;
   WorkHook hook;
 };
 
@@ -57,6 +59,16 @@ int Work(WorkFlags& f) {
   o.reconnect_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(f.reconnect_timeout * 1000));
   o.metrics = endpoint ? &endpoint->registry : nullptr;
+  std::unique_ptr<rdzv::MasterKey> master_key;
+  if (f.rdzv.backend == "etcd") {
+    if (f.rdzv.endpoint.empty()) {
+      return Fail(*log, InvalidArgument("--rdzv_backend etcd: expected "
+                                        "--rdzv_endpoint host:port of etcd"));
+    }
+    master_key = std::make_unique<rdzv::MasterKey>(f.rdzv.endpoint, f.rdzv.id,
+                                                   o.timeout);
+    o.master_key = master_key.get();
+  }
   f.hook(&o);
   auto timeline = MakeTimeline(f.local, o.rank, "worker");
   o.timeline = timeline.get();
@@ -87,6 +99,10 @@ RunFn SetupWork(CLI::App* sub) {
          "give up at once)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  AddRdzvFlags(sub, &f->rdzv, {"static", "etcd"},
+               "Where the master is found: static (at --master_addr and "
+               "--master_port) or etcd (where the master says in etcd at "
+               "--rdzv_endpoint, again each time the master is lost)");
   f->hook = AddWorkHooks(sub);
   return [f] { return Work(*f); };
 }

@@ -34,6 +34,22 @@ void AddWorldFlags(CLI::App* app, WorldFlags* f, bool with_rank) {
       ->check(CLI::Range(1, 4096));
 }
 
+void AddRdzvFlags(CLI::App* app, RdzvFlags* f,
+                  const std::vector<std::string>& backends,
+                  const std::string& backend_help) {
+  app->add_option("--rdzv_backend", f->backend, backend_help)
+      ->capture_default_str()
+      ->check(CLI::IsMember(backends));
+  app->add_option("--rdzv_endpoint", f->endpoint,
+                  "--rdzv_backend etcd: host:port of an etcd member's client "
+                  "URL (plain HTTP), where the master holds its lease and says "
+                  "where it listens");
+  app->add_option("--rdzv_id", f->id,
+                  "--rdzv_backend etcd: the job's name in etcd, the same on "
+                  "every rank, so that jobs can share one etcd")
+      ->capture_default_str();
+}
+
 Status ResolveWorld(WorldFlags* f, const std::string& role) {
   cluster::GivenFlags given;
   given.rank = f->rank && f->rank->count() > 0;

@@ -32,6 +32,18 @@ void AddWorldFlags(CLI::App* app, WorldFlags* flags, bool with_rank);
 /// and MASTER_PORT, then validates for `role` ("server", "worker", "launch").
 Status ResolveWorld(WorldFlags* flags, const std::string& role);
 
+/// --rdzv_backend, --rdzv_endpoint, --rdzv_id (torchrun's names): who
+/// names the master when rank 0 dies, and, for etcd, where it is and the
+/// job's name there. `backends`: those this subcommand takes.
+struct RdzvFlags {
+  std::string backend = "static";
+  std::string endpoint;
+  std::string id = "none";
+};
+void AddRdzvFlags(CLI::App* app, RdzvFlags* flags,
+                  const std::vector<std::string>& backends,
+                  const std::string& backend_help);
+
 /// A flag that only means something beside another: given (on the command
 /// line or by --config) while `met` is false, it is refused.
 struct FlagNeed {

@@ -1,5 +1,8 @@
 #include "worker/lost_servers.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "worker/ps_client.h"
 
 namespace pstrain::worker {
@@ -18,6 +21,28 @@ std::vector<int> LostServers(
       lost.push_back(static_cast<int>(s));
   }
   return lost;
+}
+
+Status JoinUntil(int s, const std::function<Status()>& join,
+                 std::chrono::steady_clock::time_point deadline,
+                 const std::string& seconds,
+                 std::chrono::milliseconds* backoff) {
+  for (;;) {
+    Status joined = join();
+    if (joined.ok())
+      return joined;
+    if (joined.code() != StatusCode::kUnavailable &&
+        joined.code() != StatusCode::kTimeout) {
+      return joined;
+    }
+    if (std::chrono::steady_clock::now() + *backoff > deadline) {
+      return Unavailable("rank " + std::to_string(s) +
+                         " did not come back within " + seconds +
+                         " s (--reconnect_timeout): " + joined.message());
+    }
+    std::this_thread::sleep_for(*backoff);
+    *backoff = std::min(2 * *backoff, std::chrono::milliseconds(5000));
+  }
 }
 
 }  // namespace pstrain::worker

@@ -7,7 +7,10 @@
 // none would be joined again then (rank 0 sent an error: not lost), or rank
 // 0 alone, and the pull from every server would fail on the dead one.
 
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "util/status.h"
@@ -26,5 +29,15 @@ class PsClient;
 /// holds every client.
 std::vector<int> LostServers(
     const std::vector<std::unique_ptr<PsClient>>& clients, const Status& why);
+
+/// Joins lost server `s` again with `join`, retrying the failures that
+/// may pass (kUnavailable, kTimeout) after `*backoff`, which doubles up to
+/// 5 s and carries over to the next server, until `deadline`; then
+/// kUnavailable naming `s` and --reconnect_timeout's `seconds`. Other
+/// errors at once.
+Status JoinUntil(int s, const std::function<Status()>& join,
+                 std::chrono::steady_clock::time_point deadline,
+                 const std::string& seconds,
+                 std::chrono::milliseconds* backoff);
 
 }  // namespace pstrain::worker

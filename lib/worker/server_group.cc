@@ -1,7 +1,6 @@
 #include "worker/server_group.h"
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
 #include <ATen/ATen.h>
@@ -18,7 +17,10 @@ namespace pstrain::worker {
 using Clock = std::chrono::steady_clock;
 
 ServerGroup::ServerGroup(const TrainerOptions& options, report::EventLog* log)
-    : options_(options), log_(log) {}
+    : options_(options),
+      log_(log),
+      master_(options.master_addr, options.master_port, options.master_key,
+              options.timeout) {}
 
 std::unique_ptr<PsClient> ServerGroup::NewClient(int server_rank) const {
   auto client = std::make_unique<PsClient>(
@@ -32,8 +34,10 @@ std::unique_ptr<PsClient> ServerGroup::NewClient(int server_rank) const {
 Result<ps::JobSpec> ServerGroup::JoinMaster() {
   clients_.push_back(NewClient(0));
   PsClient& master = *clients_.back();
-  PS_RETURN_IF_ERROR(
-      master.Connect(options_.master_addr, options_.master_port));
+  std::string host;
+  int port = 0;
+  PS_RETURN_IF_ERROR(master_.Find(false, 0, &host, &port));
+  PS_RETURN_IF_ERROR(master.Connect(host, port));
   PS_ASSIGN_OR_RETURN(spec_,
                       master.Handshake(options_.rank, options_.world_size));
   PS_RETURN_IF_ERROR(UseTransport(master, spec_.transport));
@@ -53,10 +57,12 @@ Result<ps::JobSpec> ServerGroup::JoinMaster() {
 // restarted one listens elsewhere); the rest of its job spec was taken in
 // JoinMaster.
 Status ServerGroup::ConnectTo(PsClient& client, int s, bool again) {
-  std::string host = options_.master_addr;
-  int port = options_.master_port;
+  std::string host;
+  int port = 0;
   if (s > 0)
     PS_RETURN_IF_ERROR(net::SplitAddress(spec_.server_addrs[s], &host, &port));
+  else
+    PS_RETURN_IF_ERROR(master_.Find(again, spec_.dead_after, &host, &port));
   // Joining server s > 0 again, at the address rank 0 gave: a refusal
   // there may mean that rank 0 has not yet learnt where s listens now (or
   // is gone itself), so go back and ask it rather than wait at the old one.
@@ -259,22 +265,8 @@ Status ServerGroup::Reconnect(const Status& why) {
   for (int s : lost) {
     log_->Info("lost rank " + std::to_string(s) + " (" + why.message() +
                "); reconnecting for up to " + seconds + " s");
-    for (;;) {
-      Status joined = JoinAgain(s);
-      if (joined.ok())
-        break;
-      if (joined.code() != StatusCode::kUnavailable &&
-          joined.code() != StatusCode::kTimeout) {
-        return joined;
-      }
-      if (Clock::now() + backoff > deadline) {
-        return Unavailable("rank " + std::to_string(s) +
-                           " did not come back within " + seconds +
-                           " s (--reconnect_timeout): " + joined.message());
-      }
-      std::this_thread::sleep_for(backoff);
-      backoff = std::min(2 * backoff, std::chrono::milliseconds(5000));
-    }
+    PS_RETURN_IF_ERROR(JoinUntil(
+        s, [this, s] { return JoinAgain(s); }, deadline, seconds, &backoff));
   }
   ++reconnects_;
   resent_ = false;

@@ -28,6 +28,7 @@
 #include "worker/grad_stream.h"
 #include "worker/heartbeats.h"
 #include "worker/host_mirror.h"
+#include "worker/master_address.h"
 #include "worker/param_arrivals.h"
 #include "worker/progress.h"
 #include "worker/progress_board.h"
@@ -171,6 +172,7 @@ class ServerGroup {
 
   const TrainerOptions& options_;
   report::EventLog* log_;
+  MasterAddress master_;  // where JoinMaster and ConnectTo find rank 0
   ps::JobSpec spec_;
   ps::ShardPlan plan_;
   std::vector<wire::KeySpec> fingerprint_;  // JoinServers', for JoinAgain

@@ -29,12 +29,19 @@ class Registry;
 namespace pstrain::trace {
 class Timeline;
 }  // namespace pstrain::trace
+namespace pstrain::rdzv {
+class MasterKey;
+}  // namespace pstrain::rdzv
 
 namespace pstrain::worker {
 
 struct TrainerOptions {
   std::string master_addr = "localhost";
   int master_port = 29500;
+  /// --rdzv_backend etcd: where the master says it listens instead
+  /// (rdzv/master_key.h), at the start and each time it is lost; it must
+  /// outlive the call. nullptr (the default): at master_addr:master_port.
+  rdzv::MasterKey* master_key = nullptr;
   int rank = 1;
   int world_size = 2;
   /// Directory of the data set's IDX files; "" = Debian's place for it.

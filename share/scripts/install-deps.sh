@@ -21,9 +21,10 @@ if [ "${1:-}" = "--test" ]; then
   # dashboard's JavaScript and a test reads back what the charts drew.
   # iproute2: ip and tc build the hosts joined by shaped links that the
   # across-hosts tests run on (bench/hosts.sh). prometheus: a test scrapes
-  # a running job's metrics with the real server.
+  # a running job's metrics with the real server. etcd-server: the
+  # arbiter that names the master across hosts (--rdzv_backend etcd).
   packages="$packages libgtest-dev python3-torch zsh fish mandoc groff tmux clang libclang-rt-14-dev clang-format
-    python3-torchvision python3-pil chromium iproute2 prometheus"
+    python3-torchvision python3-pil chromium iproute2 prometheus etcd-server"
 fi
 missing=""
 for p in $packages; do

@@ -30,10 +30,12 @@
 #include "ps/rank/server_metrics_feed.h"
 #include "ps/rank/server_resume.h"
 #include "ps/rank/server_standbys.h"
+#include "ps/rank/succession.h"
 #include "ps/service/placement.h"
 #include "ps/service/service.h"
 #include "ps/store/checkpoint.h"
 #include "ps/store/parameter_server.h"
+#include "rdzv/master_key.h"
 #include "report/server_stats.h"
 #include "util/resources.h"
 
@@ -155,6 +157,10 @@ Status RunMaster(const ServerRankOptions& o, MasterParts& m,
   }
   if (o.on_listen)
     o.on_listen(service.port());
+  if (o.succession) {
+    PS_RETURN_IF_ERROR(o.succession->Announce(options.host + ":" +
+                                              std::to_string(service.port())));
+  }
   if (successor) {
     log->Info("is the master now: serves rank 0's shard from version " +
               std::to_string(m.server->version()) + " at " + options.host +
@@ -220,6 +226,9 @@ Status ServeMaster(const ServerRankOptions& o, report::EventLog* log) {
   MasterParts m;
   m.spec = o.spec;
   JobSpec& spec = m.spec;
+  // Before anything is served: another master of the job may hold it.
+  if (o.succession)
+    PS_RETURN_IF_ERROR(o.succession->Lead(rdzv::LeaseFor(spec.dead_after)));
   PS_ASSIGN_OR_RETURN(m.devices, ServerDevices(spec.num_gpus));
   PS_RETURN_IF_ERROR(ReadModuleFile(&spec));
   models::SetComputeThreads(o.threads);
@@ -286,6 +295,12 @@ Status SucceedMaster(const ServerRankOptions& o, const TakenShard& shard,
   master.timeline = nullptr;
   master.on_listen = nullptr;
   master.on_progress = nullptr;
+  // Where the arbiter's master listens on a host of its own (etcd): this
+  // host's address, at a port the kernel picks, told through the arbiter.
+  if (std::optional<std::string> host = o.succession->ListenHost()) {
+    master.master_addr = *host;
+    master.master_port = 0;
+  }
   return RunMaster(master, m, log);
 }
 

@@ -27,9 +27,11 @@
 #include "ps/rank/server_resume.h"
 #include "ps/rank/server_standbys.h"
 #include "ps/rank/standby_host.h"
+#include "ps/rank/succession.h"
 #include "ps/service/service.h"
 #include "ps/store/checkpoint.h"
 #include "ps/store/parameter_server.h"
+#include "rdzv/master_key.h"
 
 namespace pstrain::ps {
 
@@ -84,12 +86,18 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
   // 0's word: once fenced (or once rank 0 is gone, and no successor takes
   // its place) it serves no more.
   std::function<Status()> rejoin;
+  std::string master_at = o.master_addr + ":" + std::to_string(o.master_port);
   if (o.succession) {
-    rejoin = [&o, &master, &spec, &address, log] {
+    rejoin = [&o, &master, &spec, &address, &master_at, log] {
       log->Info("server " + std::to_string(o.rank) +
                 ": lost rank 0 (the master); joining its successor");
-      return master.Rejoin(o.master_addr, o.master_port, o.rank,
-                           spec.world_size, address);
+      std::string host = o.master_addr;
+      int port = o.master_port;
+      PS_RETURN_IF_ERROR(FindMaster(o.succession,
+                                    2 * rdzv::LeaseFor(spec.dead_after),
+                                    master_at, &host, &port));
+      master_at = host + ":" + std::to_string(port);
+      return master.Rejoin(host, port, o.rank, spec.world_size, address);
     };
   }
   auto beats = std::make_unique<ServerBeats>(
@@ -180,7 +188,18 @@ Status ServeSlices(const ServerRankOptions& o, report::EventLog* log) {
 
 }  // namespace
 
-Status RunServerRank(const ServerRankOptions& options, report::EventLog* log) {
+Status RunServerRank(const ServerRankOptions& given, report::EventLog* log) {
+  ServerRankOptions options = given;
+  if (Succession* arbiter = options.succession) {
+    arbiter->set_on_lost([log](const Status& why) { ExitFenced(why, log); });
+    // Every rank but a starting rank 0 finds the master where the
+    // arbiter says (etcd), which rank 0 tells once it listens.
+    if (options.rank > 0 || options.rejoin) {
+      PS_RETURN_IF_ERROR(FindMaster(arbiter, options.timeout, "",
+                                    &options.master_addr,
+                                    &options.master_port));
+    }
+  }
   if (options.rank > 0)
     return options.rejoin
                ? ServeRejoin(options, TakeoverServer(options, log), log)

@@ -13,6 +13,7 @@
 #include "ps/rank/succession.h"
 #include "ps/store/checkpoint.h"
 #include "ps/store/parameter_server.h"
+#include "rdzv/master_key.h"
 
 namespace pstrain::ps {
 
@@ -32,8 +33,11 @@ constexpr std::chrono::milliseconds kClaimTimeout{10000};
 // server has said where it listens).
 Result<std::string> PrimaryAddress(const StandbyOptions& o,
                                    const JobSpec& spec) {
+  std::string host = o.master_addr;
+  int port = o.master_port;
+  PS_RETURN_IF_ERROR(FindMaster(o.succession, {}, "", &host, &port));
   MasterClient ask(o.timeout, o.connection, o.auth_token);
-  PS_RETURN_IF_ERROR(ask.Connect(o.master_addr, o.master_port));
+  PS_RETURN_IF_ERROR(ask.Connect(host, port));
   PS_ASSIGN_OR_RETURN(JobSpec job,
                       ask.Handshake(0, spec.world_size, wire::Role::kTool));
   if (static_cast<int>(job.server_addrs.size()) <= o.shard) {
@@ -172,20 +176,26 @@ enum class Claimed {
 // Rank 0's shard goes with the master's roles, which only the arbiter
 // moves: whether it named this process master once rank 0 was gone (it
 // refuses connections), or rank 0 still lives (the copy alone broke).
-Claimed AwaitSuccession(const StandbyOptions& o, report::EventLog* log) {
+Claimed AwaitSuccession(const StandbyOptions& o, const JobSpec& spec,
+                        report::EventLog* log) {
   const std::string name = "standby of rank 0";
   const auto deadline = Clock::now() + o.timeout;
   while (Clock::now() < deadline) {
-    if (o.succession != nullptr && o.succession->Named(kRetry)) {
+    if (o.succession != nullptr &&
+        o.succession->Named(kRetry, rdzv::LeaseFor(spec.dead_after))) {
       log->Info(name +
                 ": named the master by the arbiter; takes rank 0's "
                 "shard and roles over");
       return Claimed::kYes;
     }
     // Only whether something listens there: no hello, so nothing to say.
+    std::string host = o.master_addr;
+    int port = o.master_port;
     net::Client probe(o.connection);
-    if (probe.Connect(o.master_addr, o.master_port, kRetry).ok())
+    if (FindMaster(o.succession, {}, "", &host, &port).ok() &&
+        probe.Connect(host, port, kRetry).ok()) {
       return Claimed::kPrimaryConnected;
+    }
     if (o.succession == nullptr) {
       log->Info(name + ": rank 0 is gone; the standby ends");
       return Claimed::kEnd;
@@ -198,13 +208,21 @@ Claimed AwaitSuccession(const StandbyOptions& o, report::EventLog* log) {
 }
 
 // One claim of server o.shard's shard from the master: connect, then the
-// claim's hello (MasterClient::Claim).
+// claim's hello (MasterClient::Claim). `*lost`: where a master was gone
+// ("": none yet), which a successor replaces; set to where this one was.
 Result<JobSpec> Claim(const StandbyOptions& o, const JobSpec& spec,
                       std::optional<uint64_t> version,
-                      std::unique_ptr<MasterClient>* master) {
+                      std::unique_ptr<MasterClient>* master,
+                      std::string* lost) {
   *master = std::make_unique<MasterClient>(std::min(o.timeout, kClaimTimeout),
                                            o.connection, o.auth_token);
-  PS_RETURN_IF_ERROR((*master)->Connect(o.master_addr, o.master_port));
+  std::string host = o.master_addr;
+  int port = o.master_port;
+  const auto wait = lost->empty() ? std::chrono::seconds(0)
+                                  : 2 * rdzv::LeaseFor(spec.dead_after);
+  PS_RETURN_IF_ERROR(FindMaster(o.succession, wait, *lost, &host, &port));
+  *lost = host + ":" + std::to_string(port);
+  PS_RETURN_IF_ERROR((*master)->Connect(host, port));
   (*master)->set_timeout(o.timeout);
   return (*master)->Claim(o.shard, spec.world_size, o.rank, version);
 }
@@ -218,7 +236,7 @@ Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
                            report::EventLog* log) {
   const std::string name = "standby of rank " + std::to_string(o.shard);
   if (o.shard == 0) {
-    Claimed claimed = AwaitSuccession(o, log);
+    Claimed claimed = AwaitSuccession(o, spec, log);
     if (claimed == Claimed::kYes && !version) {
       // Launch holds the job with this rank now: its exit ends it.
       ExitFenced(Unavailable("named the master, but this rank holds no copy "
@@ -232,8 +250,9 @@ Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
   // A master gone without a word may have a successor (o.succession),
   // which listens where it did once named: the claim goes there.
   const auto deadline = Clock::now() + o.timeout;
+  std::string lost;
   for (;;) {
-    auto claimed = Claim(o, spec, version, master);
+    auto claimed = Claim(o, spec, version, master, &lost);
     if (claimed.ok()) {
       *job = std::move(*claimed);
       job->module = spec.module;

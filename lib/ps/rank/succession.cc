@@ -5,6 +5,9 @@
 #include <atomic>
 #include <thread>
 
+#include "net/address.h"
+#include "ps/rank/etcd_succession.h"
+
 namespace pstrain::ps {
 
 namespace {
@@ -19,7 +22,7 @@ extern "C" void OnNamed(int) {
 // The word from `pstrain launch`, which saw rank 0 die (it reaped it).
 class LaunchSuccession : public Succession {
  public:
-  bool Named(std::chrono::milliseconds wait) override {
+  bool Named(std::chrono::milliseconds wait, std::chrono::seconds) override {
     const auto deadline = std::chrono::steady_clock::now() + wait;
     // A signal handler can wake no condition variable safely; the word
     // comes once per job, so a short poll costs nothing.
@@ -34,12 +37,14 @@ class LaunchSuccession : public Succession {
 
 }  // namespace
 
-Result<std::unique_ptr<Succession>> MakeSuccession(const std::string& backend) {
-  if (backend == "static")
+Result<std::unique_ptr<Succession>> MakeSuccession(const RdzvOptions& rdzv) {
+  if (rdzv.backend == "static")
     return std::unique_ptr<Succession>();
-  if (backend != "launch") {
-    return InvalidArgument("--rdzv_backend " + backend +
-                           ": expected static or launch");
+  if (rdzv.backend == "etcd")
+    return MakeEtcdSuccession(rdzv);
+  if (rdzv.backend != "launch") {
+    return InvalidArgument("--rdzv_backend " + rdzv.backend +
+                           ": expected static, launch or etcd");
   }
   struct sigaction action {};
   action.sa_handler = OnNamed;
@@ -48,6 +53,17 @@ Result<std::unique_ptr<Succession>> MakeSuccession(const std::string& backend) {
   if (sigaction(SIGUSR1, &action, nullptr) != 0)
     return IOError("sigaction(SIGUSR1) failed");
   return std::unique_ptr<Succession>(new LaunchSuccession());
+}
+
+Status FindMaster(Succession* succession, std::chrono::milliseconds wait,
+                  const std::string& lost, std::string* host, int* port) {
+  if (succession == nullptr)
+    return Status::Ok();
+  PS_ASSIGN_OR_RETURN(std::optional<std::string> found,
+                      succession->FindMaster(wait, lost));
+  if (!found)
+    return Status::Ok();
+  return net::SplitAddress(*found, host, port);
 }
 
 }  // namespace pstrain::ps

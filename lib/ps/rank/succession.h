@@ -10,14 +10,19 @@
 //
 // On one machine that something is `pstrain launch`, the parent of every
 // rank: it reaps rank 0 and then names the next master by SIGUSR1
-// (--rdzv_backend launch). With --rdzv_backend static (the default) no
-// one is ever named, and rank 0's death ends the job.
+// (--rdzv_backend launch). Across machines it is etcd (--rdzv_backend
+// etcd): the master holds a key there under a lease (rdzv/master_key.h),
+// and whoever creates it once the lease lapsed is the next master; every
+// rank finds the master's address there too. With --rdzv_backend static
+// (the default) no one is ever named, and rank 0's death ends the job.
 //
 // Threading: Named may be called from any thread; the word itself comes
 // in a signal handler.
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "util/result.h"
@@ -29,13 +34,57 @@ class Succession {
   virtual ~Succession() = default;
   /// Whether the arbiter named this process master, waiting up to `wait`
   /// for its word (0: only whether it came already). Once true, true.
-  virtual bool Named(std::chrono::milliseconds wait) = 0;
+  /// `lease`: how long a master that stops renewing its claim stays
+  /// master (the job's --dead_after), where the arbiter has leases.
+  virtual bool Named(std::chrono::milliseconds wait,
+                     std::chrono::seconds lease) = 0;
+
+  /// Rank 0 at its start: claims the master's role for `lease` at a time.
+  /// kUnavailable where another holds it (a master of the same job runs).
+  virtual Status Lead(std::chrono::seconds /*lease*/) { return Status::Ok(); }
+  /// The master, once it listens: tells the job where ("host:port").
+  virtual Status Announce(const std::string& /*address*/) {
+    return Status::Ok();
+  }
+  /// Where a master named by this arbiter listens: nullopt where it is
+  /// the job's master address (launch: one machine), else this host's.
+  virtual std::optional<std::string> ListenHost() { return std::nullopt; }
+  /// Where the master listens now (rdzv::MasterKey::Find), preferring an
+  /// address other than `lost`; nullopt where that is always the job's
+  /// master address.
+  virtual Result<std::optional<std::string>> FindMaster(
+      std::chrono::milliseconds /*wait*/, const std::string& /*lost*/) {
+    return std::optional<std::string>();
+  }
+  /// Called once, on a thread of the arbiter's, when this process learns
+  /// it is master no more (its lease lapsed): it must stop serving. Set
+  /// it before Lead or Named.
+  virtual void set_on_lost(std::function<void(const Status&)> /*on_lost*/) {}
 };
 
-/// --rdzv_backend: "static" (nullptr: no succession) or "launch" (a
-/// Succession named by SIGUSR1 from launch; its handler is installed here,
-/// so call it before launch may send the word). kInvalidArgument naming
-/// --rdzv_backend for any other value.
-Result<std::unique_ptr<Succession>> MakeSuccession(const std::string& backend);
+/// --rdzv_backend and what goes with it.
+struct RdzvOptions {
+  std::string backend = "static";  // static, launch or etcd
+  std::string endpoint;            // etcd: "host:port" (--rdzv_endpoint)
+  std::string id = "none";         // etcd: the job's name (--rdzv_id)
+  std::chrono::milliseconds timeout{120000};  // one request to etcd
+};
+
+/// static: nullptr (no succession). launch: a Succession named by SIGUSR1
+/// from launch; its handler is installed here, so call it before launch
+/// may send the word. etcd: one that campaigns for the job's master key
+/// (ps/rank/etcd_succession.h). kInvalidArgument naming --rdzv_backend
+/// for any other value, or --rdzv_endpoint where etcd has none.
+Result<std::unique_ptr<Succession>> MakeSuccession(const RdzvOptions& rdzv);
+
+/// Where the master listens now, in `*host` and `*port`, which hold the
+/// job's master address on entry: left so where `succession` is nullptr
+/// or says it is always that (launch); else where it says (etcd), waiting
+/// up to `wait` for an address other than `lost` ("host:port" of a master
+/// that is gone; "": any). Errors: the arbiter's (kUnavailable where no
+/// master said where it listens within `wait`), kInvalidArgument for an
+/// address that is no "host:port".
+Status FindMaster(Succession* succession, std::chrono::milliseconds wait,
+                  const std::string& lost, std::string* host, int* port);
 
 }  // namespace pstrain::ps

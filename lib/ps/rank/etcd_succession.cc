@@ -36,6 +36,8 @@ class EtcdSuccession : public Succession {
     return named_;
   }
 
+  bool Campaigns() const override { return true; }
+
   Status Lead(std::chrono::seconds lease) override {
     PS_ASSIGN_OR_RETURN(const bool won, key_.Campaign(lease, on_lost_));
     if (won) {

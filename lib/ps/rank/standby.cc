@@ -176,13 +176,17 @@ enum class Claimed {
 // Rank 0's shard goes with the master's roles, which only the arbiter
 // moves: whether it named this process master once rank 0 was gone (it
 // refuses connections), or rank 0 still lives (the copy alone broke).
+// `copied`: whether this standby holds a copy; one that does not may
+// still be named (launch's word comes whatever it holds), but does not
+// put itself forward.
 Claimed AwaitSuccession(const StandbyOptions& o, const JobSpec& spec,
-                        report::EventLog* log) {
+                        bool copied, report::EventLog* log) {
   const std::string name = "standby of rank 0";
   const auto deadline = Clock::now() + o.timeout;
+  const bool may =
+      o.succession != nullptr && (copied || !o.succession->Campaigns());
   while (Clock::now() < deadline) {
-    if (o.succession != nullptr &&
-        o.succession->Named(kRetry, rdzv::LeaseFor(spec.dead_after))) {
+    if (may && o.succession->Named(kRetry, rdzv::LeaseFor(spec.dead_after))) {
       log->Info(name +
                 ": named the master by the arbiter; takes rank 0's "
                 "shard and roles over");
@@ -236,7 +240,7 @@ Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
                            report::EventLog* log) {
   const std::string name = "standby of rank " + std::to_string(o.shard);
   if (o.shard == 0) {
-    Claimed claimed = AwaitSuccession(o, spec, log);
+    Claimed claimed = AwaitSuccession(o, spec, version.has_value(), log);
     if (claimed == Claimed::kYes && !version) {
       // Launch holds the job with this rank now: its exit ends it.
       ExitFenced(Unavailable("named the master, but this rank holds no copy "

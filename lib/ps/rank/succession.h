@@ -39,6 +39,11 @@ class Succession {
   virtual bool Named(std::chrono::milliseconds wait,
                      std::chrono::seconds lease) = 0;
 
+  /// Whether a process becomes master by its own act (etcd: it takes the
+  /// key), so that only one able to serve rank 0's shard may try, rather
+  /// than by another's word (launch).
+  virtual bool Campaigns() const { return false; }
+
   /// Rank 0 at its start: claims the master's role for `lease` at a time.
   /// kUnavailable where another holds it (a master of the same job runs).
   virtual Status Lead(std::chrono::seconds /*lease*/) { return Status::Ok(); }

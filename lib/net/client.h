@@ -50,6 +50,11 @@ class Client : private Connection::Handler {
   Status Connect(const std::string& host, int port,
                  std::chrono::milliseconds timeout);
 
+  /// From the next Await on, a peer silent for `seconds` is lost
+  /// (ConnectionOptions::dead_after; <= 0: never): set once the job's own
+  /// --dead_after is known, which comes on a connection made before.
+  void set_dead_after(double seconds) { options_.dead_after = seconds; }
+
   /// The frame to fill for the next Call.
   FrameBuffers& NewRequest();
 

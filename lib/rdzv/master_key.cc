@@ -70,7 +70,8 @@ void MasterKey::Renew(std::chrono::seconds ttl,
                       std::min<std::chrono::milliseconds>(timeout_, ttl));
   auto renewed = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
-  while (!wake_.wait_for(lock, ttl / 3, [this] { return stopping_; })) {
+  const auto every = std::chrono::milliseconds(ttl) / 3;
+  while (!wake_.wait_for(lock, every, [this] { return stopping_; })) {
     lock.unlock();
     auto left = renewing.KeepAlive(lease_);
     const auto now = Clock::now();

@@ -50,6 +50,9 @@ class PsClient : private net::ReplySink {
                  std::chrono::milliseconds timeout);
   /// The --auth_token_file token; "" (the default): none.
   void set_auth_token(std::string token) { auth_token_ = std::move(token); }
+  /// The job's --dead_after, in seconds, once the handshake gave it
+  /// (net::Client::set_dead_after).
+  void set_dead_after(double seconds) { client_.set_dead_after(seconds); }
   /// Hello, then the job spec. kIncompatible / kInvalidArgument from the
   /// server for a world_size mismatch, a bad or duplicate rank;
   /// kInvalidArgument "the job spec from rank 0: ..." for a job spec that

@@ -40,6 +40,7 @@ Result<ps::JobSpec> ServerGroup::JoinMaster() {
   PS_RETURN_IF_ERROR(master.Connect(host, port));
   PS_ASSIGN_OR_RETURN(spec_,
                       master.Handshake(options_.rank, options_.world_size));
+  master.set_dead_after(spec_.dead_after);  // made before the job was known
   PS_RETURN_IF_ERROR(UseTransport(master, spec_.transport));
   if (!options_.model.empty()) {
     PS_RETURN_IF_ERROR(ps::UseOwnModuleFile(options_.model, &spec_));

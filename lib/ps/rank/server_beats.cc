@@ -13,14 +13,15 @@ namespace pstrain::ps {
 
 ServerBeats::ServerBeats(double dead_after, MasterClient* master,
                          std::function<void(const Status&)> on_end,
-                         std::function<Status()> rejoin) {
+                         std::function<Status()> rejoin,
+                         std::function<bool()> moved) {
   if (dead_after <= 0)
     return;
-  thread_ =
-      std::thread([this, interval = AwaitBeats::IntervalFor(dead_after), master,
-                   on_end = std::move(on_end), rejoin = std::move(rejoin)] {
-        Run(interval, master, on_end, rejoin);
-      });
+  thread_ = std::thread([this, interval = AwaitBeats::IntervalFor(dead_after),
+                         master, on_end = std::move(on_end),
+                         rejoin = std::move(rejoin), moved = std::move(moved)] {
+    Run(interval, master, on_end, rejoin, moved);
+  });
 }
 
 ServerBeats::~ServerBeats() {
@@ -48,11 +49,12 @@ Status ServerBeats::Serving(int rank) const {
 
 void ServerBeats::Run(std::chrono::nanoseconds interval, MasterClient* master,
                       const std::function<void(const Status&)>& on_end,
-                      const std::function<Status()>& rejoin) {
+                      const std::function<Status()>& rejoin,
+                      const std::function<bool()>& moved) {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     lock.unlock();
-    Status beat = master->Beat();
+    Status beat = rejoin && moved && moved() ? rejoin() : master->Beat();
     // Gone without a word (a refusal is a fence): its successor's, perhaps.
     if (!beat.ok() && rejoin && !master->refused())
       beat = rejoin();

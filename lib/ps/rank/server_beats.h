@@ -36,10 +36,13 @@ class ServerBeats {
   /// `dead_after`) until destroyed or a beat fails; then `on_end(why)`, on
   /// the beats' thread. `dead_after` <= 0 (--dead_after off): no beats.
   /// `rejoin` set: a beat that fails without the master's refusal calls it
-  /// (MasterClient::Rejoin), and the beats go on when it succeeds.
+  /// (MasterClient::Rejoin), and the beats go on when it succeeds; so does
+  /// a beat that finds `moved` true (the arbiter names another master: a
+  /// stopped one takes the beats' bytes without a word).
   ServerBeats(double dead_after, MasterClient* master,
               std::function<void(const Status&)> on_end,
-              std::function<Status()> rejoin = nullptr);
+              std::function<Status()> rejoin = nullptr,
+              std::function<bool()> moved = nullptr);
   /// Stops the thread at once; `master` is the caller's again.
   ~ServerBeats();
   ServerBeats(const ServerBeats&) = delete;
@@ -54,7 +57,8 @@ class ServerBeats {
  private:
   void Run(std::chrono::nanoseconds interval, MasterClient* master,
            const std::function<void(const Status&)>& on_end,
-           const std::function<Status()>& rejoin);
+           const std::function<Status()>& rejoin,
+           const std::function<bool()>& moved);
 
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;

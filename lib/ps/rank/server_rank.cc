@@ -100,9 +100,17 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
       return master.Rejoin(host, port, o.rank, spec.world_size, address);
     };
   }
+  // Where the arbiter says where the master is (etcd), a master named in
+  // another's place is joined at once: a stopped one is silent.
+  const auto moved = [&o, &master_at] {
+    std::string host = o.master_addr;
+    int port = o.master_port;
+    return FindMaster(o.succession, {}, "", &host, &port).ok() &&
+           host + ":" + std::to_string(port) != master_at;
+  };
   auto beats = std::make_unique<ServerBeats>(
       spec.dead_after, &master, [&io](const Status&) { io.stop(); },
-      std::move(rejoin));
+      std::move(rejoin), moved);
   PS_RETURN_IF_ERROR(service.Run());
   if (feed)
     feed->Publish();

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <asio/io_context.hpp>
 #include <torch/torch.h>
@@ -36,6 +37,18 @@
 namespace pstrain::ps {
 
 namespace {
+
+// Where the arbiter names the master now ("host:port"): nullopt where it
+// names none (launch, static: the job's master address), or none yet.
+std::optional<std::string> NamedMaster(const ServerRankOptions& o) {
+  std::string host;
+  int port = 0;
+  if (o.succession == nullptr || !o.succession->Campaigns() ||
+      !FindMaster(o.succession, {}, "", &host, &port).ok()) {
+    return std::nullopt;
+  }
+  return host + ":" + std::to_string(port);
+}
 
 // Serves server `o.rank`'s shard, held in `server`, until the job ends,
 // then hands rank 0 its slices and optimizer state: server s > 0, or a
@@ -86,7 +99,11 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
   // 0's word: once fenced (or once rank 0 is gone, and no successor takes
   // its place) it serves no more.
   std::function<Status()> rejoin;
-  std::string master_at = o.master_addr + ":" + std::to_string(o.master_port);
+  // The master `master` joined: the one the arbiter names now (a standby
+  // that took a shard over joined a master named after this process
+  // started), else the job's master address.
+  std::string master_at = NamedMaster(o).value_or(
+      o.master_addr + ":" + std::to_string(o.master_port));
   if (o.succession) {
     rejoin = [&o, &master, &spec, &address, &master_at, log] {
       log->Info("server " + std::to_string(o.rank) +
@@ -103,10 +120,8 @@ Status ServeShard(const ServerRankOptions& o, MasterClient& master,
   // Where the arbiter says where the master is (etcd), a master named in
   // another's place is joined at once: a stopped one is silent.
   const auto moved = [&o, &master_at] {
-    std::string host = o.master_addr;
-    int port = o.master_port;
-    return FindMaster(o.succession, {}, "", &host, &port).ok() &&
-           host + ":" + std::to_string(port) != master_at;
+    const std::optional<std::string> named = NamedMaster(o);
+    return named && *named != master_at;
   };
   auto beats = std::make_unique<ServerBeats>(
       spec.dead_after, &master, [&io](const Status&) { io.stop(); },
@@ -202,10 +217,10 @@ Status RunServerRank(const ServerRankOptions& given, report::EventLog* log) {
     arbiter->set_on_lost([log](const Status& why) { ExitFenced(why, log); });
     // Every rank but a starting rank 0 finds the master where the
     // arbiter says (etcd), which rank 0 tells once it listens.
-    if (options.rank > 0 || options.rejoin) {
-      PS_RETURN_IF_ERROR(FindMaster(arbiter, options.timeout, "",
-                                    &options.master_addr,
-                                    &options.master_port));
+    if (arbiter->Campaigns() && (options.rank > 0 || options.rejoin)) {
+      PS_RETURN_IF_ERROR(FindLiveMaster(arbiter, options.timeout,
+                                        &options.master_addr,
+                                        &options.master_port));
     }
   }
   if (options.rank > 0)

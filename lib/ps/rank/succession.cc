@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "net/address.h"
+#include "net/client.h"
 #include "ps/rank/etcd_succession.h"
 
 namespace pstrain::ps {
@@ -64,6 +65,33 @@ Status FindMaster(Succession* succession, std::chrono::milliseconds wait,
   if (!found)
     return Status::Ok();
   return net::SplitAddress(*found, host, port);
+}
+
+Status FindLiveMaster(Succession* succession, std::chrono::milliseconds timeout,
+                      std::string* host, int* port) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + timeout;
+  std::string lost;
+  for (;;) {
+    std::string h = *host;
+    int p = *port;
+    // Asked again each second while the address is a dead master's.
+    PS_RETURN_IF_ERROR(FindMaster(
+        succession, lost.empty() ? timeout : std::chrono::milliseconds(1000),
+        lost, &h, &p));
+    // Only whether something listens there: no hello, so nothing to say.
+    net::Client probe;
+    if (probe.Connect(h, p, std::chrono::milliseconds(1000)).ok()) {
+      *host = h;
+      *port = p;
+      return Status::Ok();
+    }
+    lost = h + ":" + std::to_string(p);
+    if (Clock::now() >= deadline) {
+      return Unavailable("no master listens at " + lost +
+                         ", where the arbiter says, within --timeout");
+    }
+  }
 }
 
 }  // namespace pstrain::ps

@@ -92,4 +92,11 @@ Result<std::unique_ptr<Succession>> MakeSuccession(const RdzvOptions& rdzv);
 Status FindMaster(Succession* succession, std::chrono::milliseconds wait,
                   const std::string& lost, std::string* host, int* port);
 
+/// FindMaster, for a rank that starts (or starts again) while a master may
+/// have just died: an address where nothing listens (a dead master's, its
+/// lease not yet lapsed) is passed over for the next the arbiter names,
+/// until `timeout`. kUnavailable naming the last address tried then.
+Status FindLiveMaster(Succession* succession, std::chrono::milliseconds timeout,
+                      std::string* host, int* port);
+
 }  // namespace pstrain::ps

@@ -53,6 +53,30 @@ void Client::WatchGate(SendGate* gate) {
   });
 }
 
+// One attempt, given up at `deadline`: a host that went silent (its link
+// down) answers no SYN, and the kernel's own retries of one would take
+// about two minutes.
+void Client::ConnectBy(asio::ip::tcp::socket& socket,
+                       const asio::ip::tcp::resolver::results_type& endpoints,
+                       Clock::time_point deadline, std::error_code* ec) {
+  bool done = false;
+  asio::async_connect(socket, endpoints,
+                      [&](const std::error_code& e, const auto&) {
+                        *ec = e;
+                        done = true;
+                      });
+  io_.restart();
+  while (!done && Clock::now() < deadline)
+    io_.run_one_for(deadline - Clock::now());
+  if (done)
+    return;
+  std::error_code ignored;
+  socket.close(ignored);  // the handler runs, aborted: wait for it
+  while (!done)
+    io_.run_one();
+  *ec = asio::error::timed_out;
+}
+
 Status Client::Connect(const std::string& host, int port,
                        std::chrono::milliseconds timeout) {
   asio::ip::tcp::resolver resolver(io_);
@@ -65,7 +89,10 @@ Status Client::Connect(const std::string& host, int port,
   std::string last_error;
   for (;;) {
     asio::ip::tcp::socket socket(io_);
-    asio::connect(socket, endpoints, ec);
+    // Each attempt has a moment at least, as a blocking one had.
+    ConnectBy(socket, endpoints,
+              std::max(deadline, Clock::now() + std::chrono::milliseconds(100)),
+              &ec);
     if (!ec) {
       conn_ = std::make_shared<Connection>(
           std::move(socket), static_cast<Connection::Handler*>(this), options_);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
 
 #include "net/connection.h"
 #include "net/handler_memory.h"
@@ -131,6 +132,10 @@ class Client : private Connection::Handler {
   void Close();
 
  private:
+  void ConnectBy(asio::ip::tcp::socket& socket,
+                 const asio::ip::tcp::resolver::results_type& endpoints,
+                 std::chrono::steady_clock::time_point deadline,
+                 std::error_code* ec);
   Status OnMeta(Connection& conn, const wire::FrameHeader& header,
                 std::string_view meta, uint64_t data_bytes,
                 std::vector<asio::mutable_buffer>* dst) override;

@@ -31,12 +31,12 @@ constexpr std::chrono::milliseconds kClaimTimeout{10000};
 
 // Where server `shard` listens now, from rank 0 (which answers once every
 // server has said where it listens).
-Result<std::string> PrimaryAddress(const StandbyOptions& o,
-                                   const JobSpec& spec) {
+Result<std::string> PrimaryAddress(const StandbyOptions& o, const JobSpec& spec,
+                                   std::chrono::milliseconds timeout) {
   std::string host = o.master_addr;
   int port = o.master_port;
   PS_RETURN_IF_ERROR(FindMaster(o.succession, {}, "", &host, &port));
-  MasterClient ask(o.timeout, o.connection, o.auth_token);
+  MasterClient ask(timeout, o.connection, o.auth_token);
   PS_RETURN_IF_ERROR(ask.Connect(host, port));
   PS_ASSIGN_OR_RETURN(JobSpec job,
                       ask.Handshake(0, spec.world_size, wire::Role::kTool));
@@ -142,7 +142,14 @@ Result<bool> Copy(const StandbyOptions& o, const JobSpec& spec,
 // rank 0 is gone.
 bool FindPrimary(const StandbyOptions& o, const JobSpec& spec,
                  std::string* address, report::EventLog* log) {
-  auto asked = PrimaryAddress(o, spec);
+  // Asked again: rank 0 may have lost the primary too, and answers no one
+  // where the servers listen until a standby's claim decides who serves
+  // the shard, which may be this one's: keep the address, and claim when
+  // it fails again.
+  const bool again = !address->empty();
+  auto asked = PrimaryAddress(o, spec, again ? kConnectTimeout : o.timeout);
+  if (again && asked.status().code() == StatusCode::kTimeout)
+    return true;
   if (!asked.ok()) {
     log->Info("standby of rank " + std::to_string(o.shard) +
               ": rank 0 is gone (" + asked.status().message() +

@@ -193,6 +193,34 @@ TEST(ClientTest, SilentServerTimesOut) {
   EXPECT_LT(waited, milliseconds(3000));
 }
 
+// A host that answers no SYN (its link down) costs a connect its timeout,
+// not the kernel's two minutes of retries. A listener whose accept queue
+// is full and that never accepts drops each further SYN, as such a host
+// does.
+TEST(ClientTest, AConnectToAHostThatAnswersNoSynEndsAtItsTimeout) {
+  asio::io_context io;
+  asio::ip::tcp::acceptor full(io, {asio::ip::make_address("127.0.0.1"), 0});
+  full.listen(0);
+  const auto at = full.local_endpoint();
+  // Fill the queue; each of these completes its handshake and waits.
+  std::vector<std::unique_ptr<asio::ip::tcp::socket>> queued;
+  for (int i = 0; i < 4; ++i) {
+    queued.push_back(std::make_unique<asio::ip::tcp::socket>(io));
+    std::error_code ec;
+    queued.back()->non_blocking(false, ec);
+    auto& socket = *queued.back();
+    socket.async_connect(at, [](const std::error_code&) {});
+  }
+  io.run_for(milliseconds(200));
+  Client client;
+  auto start = std::chrono::steady_clock::now();
+  const Status s = client.Connect("127.0.0.1", at.port(), milliseconds(500));
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+  EXPECT_GE(waited, milliseconds(500));
+  EXPECT_LT(waited, milliseconds(30000));
+}
+
 // --dead_after: a server that says nothing at all for that long while a
 // reply is awaited is given up on, long before the call's timeout, and
 // named; the connection is closed.

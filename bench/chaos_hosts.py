@@ -139,9 +139,14 @@ class Job:
     def serve(self, rank):
         return [self.a.pstrain, "serve", "--rank", str(rank)] + self.rdzv
 
-    def summarized(self):
+    def summaries(self):
+        """The master's summaries (a worker's has role worker)."""
         with self.lock:
-            return any(e.get("event") == "summary" for e in self.events)
+            return [e for e in self.events if e.get("event") == "summary" and
+                    e.get("role") != "worker"]
+
+    def summarized(self):
+        return bool(self.summaries())
 
     def _supervise(self):
         """A server that exits before the job ended starts again, as a
@@ -286,7 +291,7 @@ def run(a, d, etcd_addr):
            "links": sum(r["fault"] == "link" for r in rows),
            "master_faults": sum(r.get("master", False) for r in rows),
            "minutes": round((time.monotonic() - began) / 60, 1)}
-    summaries = [e for e in job.events if e.get("event") == "summary"]
+    summaries = job.summaries()
     if summaries and os.path.exists(job.checkpoint):
         s = summaries[-1]
         row.update(test_accuracy=s["test_accuracy"],

@@ -90,13 +90,8 @@ class Job:
             return any(e.get("event") == "summary" for e in self.events)
 
     def steps_since(self, since):
-        """Steps each worker logged after `since`, by rank."""
-        counts = {}
         with self.lock:
-            for e in self.events:
-                if e.get("event") == "step" and e["seen"] > since:
-                    counts[e["rank"]] = counts.get(e["rank"], 0) + 1
-        return counts
+            return steps_after(self.events, since)
 
     def master(self):
         """The rank launch last named master, or 0."""
@@ -123,6 +118,15 @@ class Job:
                 if i + 1 < len(argv) and argv[i + 1] == str(rank).encode():
                     return pid
         return None
+
+
+def steps_after(events, since):
+    """Steps each worker logged after `since` (time.monotonic), by rank."""
+    counts = {}
+    for e in events:
+        if e.get("event") == "step" and e["seen"] > since:
+            counts[e["rank"]] = counts.get(e["rank"], 0) + 1
+    return counts
 
 
 def children(pid):
@@ -211,16 +215,21 @@ def same_parameters(a, b):
     return all(za.read(n) == zb.read(n) for n in names)
 
 
-def main():
+def parse_args(faults):
+    """The flags of a chaos run; `faults`: the default of --faults."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--pstrain", default=os.path.join(
         HERE, "..", "build", "bin", "pstrain"))
     ap.add_argument("--minutes", type=float, default=10)
     ap.add_argument("--dead_after", type=float, default=3)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--faults", default="kill,stop")
+    ap.add_argument("--faults", default=faults)
     ap.add_argument("--log", help="write the faulted job's output here")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    a = parse_args("kill,stop")
     faults = a.faults.split(",")
     chance = random.Random(a.seed)
     failures, rows = [], []

@@ -36,7 +36,6 @@ bit for bit. Prints one JSON line per fault, then the summary line;
 exits 1 when an invariant fails, naming it. Needs root (network
 namespaces) and etcd (Debian's etcd-server).
 """
-import argparse
 import json
 import os
 import random
@@ -180,12 +179,8 @@ class Job:
         return codes
 
     def steps_since(self, since):
-        counts = {}
         with self.lock:
-            for e in self.events:
-                if e.get("event") == "step" and e["seen"] > since:
-                    counts[e["rank"]] = counts.get(e["rank"], 0) + 1
-        return counts
+            return chaos.steps_after(self.events, since)
 
     def master(self):
         """The rank that last said it is the master, or 0."""
@@ -320,15 +315,7 @@ def run(a, d, etcd_addr):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pstrain", default=os.path.join(
-        HERE, "..", "build", "bin", "pstrain"))
-    ap.add_argument("--minutes", type=float, default=10)
-    ap.add_argument("--dead_after", type=float, default=3)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--faults", default="kill,stop,link")
-    ap.add_argument("--log", help="write the faulted job's lines here")
-    a = ap.parse_args()
+    a = chaos.parse_args("kill,stop,link")
     a.pstrain = os.path.abspath(a.pstrain)
     os.environ["PSTRAIN_HOSTS_PREFIX"] = "pstchaos%d" % os.getpid()
     hosts("up", SERVERS + 2, "1gbit")

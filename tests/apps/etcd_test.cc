@@ -168,19 +168,29 @@ class EtcdTest : public ::testing::Test {
     EXPECT_EQ(MaxAbsDiff(whole.checkpoint, faulted.checkpoint), 0.0);
   }
 
+  // In `hosts`, with etcd in the third: the run without a fault, then
+  // the run `id` with `fault`. Fails the test where the first fails.
+  Outcome WholeThen(const NetHosts& hosts, const std::string& id, Fault fault) {
+    Process etcd(Etcd(hosts));
+    EXPECT_TRUE(etcd.WaitForErr("ready to serve client requests", kWait));
+    whole_ = Run(hosts, "whole", Fault::kNone);
+    EXPECT_EQ(whole_.master.exit_code, 0) << whole_.master.err;
+    Outcome faulted = Run(hosts, id, fault);
+    etcd.Signal(SIGTERM);
+    etcd.Wait(kWait);
+    return faulted;
+  }
+
   ScratchDir dir_;
+  Outcome whole_;  // WholeThen's run without a fault
 };
 
 TEST_F(EtcdTest, AKilledMasterIsSucceededOnAnotherHostAndTheRunIsUnchanged) {
   NetHosts hosts(3);
   ASSERT_TRUE(hosts.ok());
-  Process etcd(Etcd(hosts));
-  ASSERT_TRUE(etcd.WaitForErr("ready to serve client requests", kWait));
-  const Outcome whole = Run(hosts, "whole", Fault::kNone);
-  ASSERT_EQ(whole.master.exit_code, 0) << whole.master.err;
-  const Outcome killed = Run(hosts, "killed", Fault::kKill);
+  const Outcome killed = WholeThen(hosts, "killed", Fault::kKill);
   EXPECT_EQ(killed.master.exit_code, 128 + SIGKILL);
-  ExpectTheSameRun(whole, killed);
+  ExpectTheSameRun(whole_, killed);
   // Found in etcd: the successor listens on its own host.
   EXPECT_NE(killed.server.err.find("is the master now: serves rank 0's shard "
                                    "from version"),
@@ -188,8 +198,6 @@ TEST_F(EtcdTest, AKilledMasterIsSucceededOnAnotherHostAndTheRunIsUnchanged) {
   EXPECT_NE(killed.server.err.find(" at " + hosts.Addr(kServerHost) + ":"),
             std::string::npos)
       << killed.server.err;
-  etcd.Signal(SIGTERM);
-  etcd.Wait(kWait);
 }
 
 // A master stopped past its lease is fenced by etcd: once it resumes, its
@@ -198,18 +206,12 @@ TEST_F(EtcdTest, AKilledMasterIsSucceededOnAnotherHostAndTheRunIsUnchanged) {
 TEST_F(EtcdTest, AStoppedMasterExitsOnResumingNamingItsTerm) {
   NetHosts hosts(3);
   ASSERT_TRUE(hosts.ok());
-  Process etcd(Etcd(hosts));
-  ASSERT_TRUE(etcd.WaitForErr("ready to serve client requests", kWait));
-  const Outcome whole = Run(hosts, "whole", Fault::kNone);
-  ASSERT_EQ(whole.master.exit_code, 0) << whole.master.err;
-  const Outcome stopped = Run(hosts, "stopped", Fault::kStop);
+  const Outcome stopped = WholeThen(hosts, "stopped", Fault::kStop);
   EXPECT_EQ(stopped.master.exit_code, 1) << stopped.master.err;
   EXPECT_NE(stopped.master.err.find("lost the master's lease in etcd (term "),
             std::string::npos)
       << stopped.master.err;
-  ExpectTheSameRun(whole, stopped);
-  etcd.Signal(SIGTERM);
-  etcd.Wait(kWait);
+  ExpectTheSameRun(whole_, stopped);
 }
 
 }  // namespace

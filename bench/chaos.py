@@ -163,10 +163,17 @@ def inject(a, job, fault, rank):
         os.kill(pid, signal.SIGSTOP)
         time.sleep(3 * a.dead_after)
         os.kill(pid, signal.SIGCONT)
-    while not recovered(job, rank, start):
-        # Once rank 0 has its summary no step is left to recover for; how
-        # the job ended is checked at the end.
-        if job.p.poll() is not None or job.summarized():
+    return await_recovery(
+        fault, rank, master, start, lambda: recovered(job, rank, start),
+        lambda: job.p.poll() is not None or job.summarized())
+
+
+def await_recovery(fault, rank, master, start, recovered, ended):
+    """The row of a fault done at `start`, once `recovered()`, or once
+    `ended()` (the master has its summary: no step is left to recover
+    for; how the job ended is checked at the end), or RECOVERY_SECONDS."""
+    while not recovered():
+        if ended():
             return {"fault": fault, "rank": rank, "recovered": False,
                     "why": "the job ended"}
         if time.monotonic() - start > RECOVERY_SECONDS:

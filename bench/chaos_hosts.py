@@ -53,7 +53,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 HOSTS_SH = os.path.join(HERE, "hosts.sh")
 SERVERS, WORKERS, BATCH = 3, 2, 32
 WORKER_HOST, ETCD_HOST = 3, 4
-RECOVERY_SECONDS = 120
 ETCD = "/usr/bin/etcd"
 
 
@@ -215,20 +214,13 @@ def inject(a, job, fault, rank):
         hosts("exec", rank, "ip", "link", "set", "eth0", "down")
         time.sleep(3 * a.dead_after)
         hosts("exec", rank, "ip", "link", "set", "eth0", "up")
-    while True:
+    def recovered():
         steps = job.steps_since(start)
-        if (job.copies_since(rank, start) >= 2 and len(steps) == WORKERS and
-                min(steps.values()) >= 10):
-            break
-        if job.summarized():
-            return {"fault": fault, "rank": rank, "recovered": False,
-                    "why": "the job ended"}
-        if time.monotonic() - start > RECOVERY_SECONDS:
-            return {"fault": fault, "rank": rank, "recovered": False,
-                    "why": "no recovery within %d s" % RECOVERY_SECONDS}
-        time.sleep(0.1)
-    return {"fault": fault, "rank": rank, "master": master, "recovered": True,
-            "recovery_seconds": round(time.monotonic() - start, 2)}
+        return (job.copies_since(rank, start) >= 2 and
+                len(steps) == WORKERS and min(steps.values()) >= 10)
+
+    return chaos.await_recovery(fault, rank, master, start, recovered,
+                                job.summarized)
 
 
 def steps_per_second(a, d, etcd_addr):

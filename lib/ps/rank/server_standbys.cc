@@ -29,9 +29,9 @@ std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
   follow.auth_token = o.auth_token;
   follow.succession = o.succession;
   // Rank 0's, unless it rejoins: then a successor is the master.
+  follow.in_master = o.rank == 0 && !o.rejoin;
   return std::make_unique<StandbyHost>(o.rank, shards, spec, follow,
-                                       std::move(serve), log,
-                                       o.rank == 0 && !o.rejoin);
+                                       std::move(serve), log, follow.in_master);
 }
 
 Status ServeRejoin(const ServerRankOptions& o, ServeTakeover serve,

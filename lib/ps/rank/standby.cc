@@ -279,7 +279,8 @@ Result<Claimed> ClaimShard(const StandbyOptions& o, const JobSpec& spec,
       }
       if (why.find("already connected") != std::string::npos)
         return Claimed::kPrimaryConnected;
-    } else if (o.succession != nullptr && Clock::now() < deadline) {
+    } else if (o.succession != nullptr && !o.in_master &&
+               Clock::now() < deadline) {
       log->Info(name + ": the master is gone (" + why +
                 "); it claims the shard again from its successor");
       std::this_thread::sleep_for(kRetry);

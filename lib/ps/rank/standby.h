@@ -66,6 +66,10 @@ struct StandbyOptions {
   /// Who names the next master (--rdzv_backend launch); nullptr: none, so
   /// rank 0's shard is never claimed.
   Succession* succession = nullptr;
+  /// This standby runs in the master's own process (rank 0, not started
+  /// again): a master gone from under it has no successor to claim from,
+  /// as the process is ending.
+  bool in_master = false;
 };
 
 enum class StandbyEnd {

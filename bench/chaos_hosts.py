@@ -155,7 +155,9 @@ class Job:
                 self.ended = True
                 return
             for r in self.ranks[:SERVERS]:
-                if r.p.poll() is not None and not self.summarized():
+                # Exit 0 is the job's end, which a server may reach before
+                # the master's summary is read here.
+                if r.p.poll() not in (None, 0) and not self.summarized():
                     time.sleep(1)  # its host's link may still be down
                     r.start(self.serve(r.rank) + [
                         "--world_size", str(SERVERS + WORKERS),

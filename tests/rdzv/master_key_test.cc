@@ -4,6 +4,7 @@
 
 #include "rdzv/master_key.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>

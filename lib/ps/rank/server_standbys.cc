@@ -31,7 +31,7 @@ std::unique_ptr<StandbyHost> HostStandbys(const ServerRankOptions& o,
   // Rank 0's, unless it rejoins: then a successor is the master.
   follow.in_master = o.rank == 0 && !o.rejoin;
   return std::make_unique<StandbyHost>(o.rank, shards, spec, follow,
-                                       std::move(serve), log, follow.in_master);
+                                       std::move(serve), log);
 }
 
 Status ServeRejoin(const ServerRankOptions& o, ServeTakeover serve,

@@ -40,9 +40,8 @@ Status RunStandby(const JobSpec& spec, StandbyOptions follow,
 
 StandbyHost::StandbyHost(int rank, const std::vector<int>& shards,
                          const JobSpec& spec, const StandbyOptions& follow,
-                         ServeTakeover serve, report::EventLog* log,
-                         bool master)
-    : stop_at_end_(master) {
+                         ServeTakeover serve, report::EventLog* log)
+    : stop_at_end_(follow.in_master) {
   for (int shard : shards) {
     stops_.push_back(std::make_unique<TakeoverStop>());
     StandbyOptions mine = follow;

@@ -57,11 +57,11 @@ class StandbyHost {
   /// rank), and a rejoining rank's own), with `follow`'s rank 0 address,
   /// timeout and connection (its `shard` is set per standby). Errors end a
   /// standby with a line in `log`.
-  /// `master`: the host is rank 0's, the master's, whose end ends the
-  /// services of the shards its standbys took over.
+  /// `follow.in_master`: the host is rank 0's, the master's, whose end
+  /// ends the services of the shards its standbys took over.
   StandbyHost(int rank, const std::vector<int>& shards, const JobSpec& spec,
               const StandbyOptions& follow, ServeTakeover serve,
-              report::EventLog* log, bool master);
+              report::EventLog* log);
   ~StandbyHost();
   StandbyHost(const StandbyHost&) = delete;
   StandbyHost& operator=(const StandbyHost&) = delete;

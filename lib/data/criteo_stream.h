@@ -57,7 +57,7 @@ struct CriteoBatch {
 
 /// What a stream has met, over every pass.
 struct CriteoCounts {
-  int64_t lines = 0;  // read, this worker's and the others'
+  int64_t lines = 0;    // read, this worker's and the others'
   int64_t samples = 0;  // this worker's, trained on
   /// This worker's lines skipped, by CriteoBad (index 0 unused).
   std::array<int64_t, kCriteoBadKinds> bad{};
@@ -70,9 +70,11 @@ class CriteoStream {
   /// Reads `split`'s lines of worker `worker` of `num_workers` (>= 1) into
   /// batches of `batch_size` (>= 1), hashing into `rows`. Checks every
   /// file first: kNotFound or kInvalidArgument (empty) naming it.
-  static Result<std::unique_ptr<CriteoStream>> Open(
-      CriteoSplit split, const CriteoTableRows& rows, int64_t batch_size,
-      int worker, int num_workers);
+  static Result<std::unique_ptr<CriteoStream>> Open(CriteoSplit split,
+                                                    const CriteoTableRows& rows,
+                                                    int64_t batch_size,
+                                                    int worker,
+                                                    int num_workers);
   ~CriteoStream();
 
   /// The next batch into `*batch`; false once the pass is over (the next
@@ -98,11 +100,11 @@ class CriteoStream {
   int64_t batch_size_;
   int worker_;
   int num_workers_;
-  size_t file_ = 0;                  // the file being read
-  std::unique_ptr<LineFile> open_;   // it, once opened
-  int64_t index_ = 0;                // lines of this pass so far
-  int64_t split_index_ = 0;          // of them, the split's
-  bool pass_over_ = false;           // the pass ended after the last batch
+  size_t file_ = 0;                 // the file being read
+  std::unique_ptr<LineFile> open_;  // it, once opened
+  int64_t index_ = 0;               // lines of this pass so far
+  int64_t split_index_ = 0;         // of them, the split's
+  bool pass_over_ = false;          // the pass ended after the last batch
   CriteoCounts counts_;
 };
 

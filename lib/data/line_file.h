@@ -43,7 +43,7 @@ class LineFile {
   gzFile_s* file_;
   std::string buffer_;  // read, not yet returned, from begin_
   size_t begin_ = 0;
-  std::string line_;    // a line cut across two reads
+  std::string line_;  // a line cut across two reads
   bool eof_ = false;
   std::string broken_;  // zlib's word when the gzip stream ended early
   int64_t lines_ = 0;

@@ -24,7 +24,8 @@ CriteoTableRows Rows(int64_t n) {
 
 // A good line: label `label`, integer j = `i` + j, categorical t = `c` + t
 // in hex; the integer and categorical features in `missing` are empty.
-std::string Line(int label, int i, int c, const std::vector<int>& missing = {}) {
+std::string Line(int label, int i, int c,
+                 const std::vector<int>& missing = {}) {
   std::string s = std::to_string(label);
   auto is_missing = [&missing](int field) {
     return std::find(missing.begin(), missing.end(), field) != missing.end();
@@ -122,7 +123,8 @@ std::vector<int> LinesOf(CriteoStream& stream, int64_t* batches = nullptr) {
   }
 }
 
-TEST(CriteoStreamTest, EveryTenthLineOfTrainTxtIsHeldOutAndWorkersSplitTheRest) {
+TEST(CriteoStreamTest,
+     EveryTenthLineOfTrainTxtIsHeldOutAndWorkersSplitTheRest) {
   ScratchDir dir;
   WriteGz(dir.File("train.txt.gz"), TrainText(40));
   auto test = CriteoSplitOf(dir.path(), /*test=*/true);
@@ -159,9 +161,9 @@ TEST(CriteoStreamTest, EveryTenthLineOfTrainTxtIsHeldOutAndWorkersSplitTheRest) 
 
 TEST(CriteoStreamTest, BadLinesAreSkippedAndCountedByKind) {
   ScratchDir dir;
-  std::string text = Line(0, 0, 0) + "\n" + "garbage\n" +
-                     Line(0, 2, 2) + "\tmore\n" + "7" + Line(1, 3, 3).substr(1) +
-                     "\n" + Line(0, 4, 4) + "\n";
+  std::string text = Line(0, 0, 0) + "\n" + "garbage\n" + Line(0, 2, 2) +
+                     "\tmore\n" + "7" + Line(1, 3, 3).substr(1) + "\n" +
+                     Line(0, 4, 4) + "\n";
   WritePlain(dir.File("day_0"), text);
   WritePlain(dir.File("day_1"), Line(0, 100, 1) + "\n");
   auto train = CriteoSplitOf(dir.path(), false);

@@ -1,6 +1,6 @@
 // A process test: a pstrain dlrm's checkpoint loads with strict=True into
 // Debian's python3-torch DLRM built as the reference's DLRM_Net is
-// (dlrm_torch.py beside this file), and both give the same click
+// (bench/dlrm_torch.py), and both give the same click
 // probabilities for one input.
 
 #include <string>
@@ -48,7 +48,7 @@ TEST(DlrmTorchTest, CheckpointLoadsStrictlyAndOutputsMatch) {
       ps::SaveCheckpoint(in, {{"dense", dense}, {"rows", rows}}, {}).ok());
   auto r = pstrain::testing::Process(
                {"/usr/bin/python3",
-                std::string(PSTRAIN_SOURCE_DIR) + "/tests/models/dlrm_torch.py",
+                std::string(PSTRAIN_SOURCE_DIR) + "/bench/dlrm_torch.py",
                 "13-8-4", "16-1", "3-5-7-11", ckpt, in, out})
                .Wait(300);
   ASSERT_EQ(r.exit_code, 0) << "load failed?\n" << r.err;

@@ -1,7 +1,8 @@
-"""Loads a pstrain dlrm checkpoint into a python3-torch DLRM built as the
-reference's DLRM_Net is for Criteo (Naumov et al., 2019, arXiv:1906.00091:
-bottom MLP, one EmbeddingBag a feature, dot-product interactions without
-self-interaction, top MLP ending in a Sigmoid) and runs it on an input, for
+"""DLRM_Net, a python3-torch DLRM built as the reference's is for Criteo
+(Naumov et al., 2019, arXiv:1906.00091: bottom MLP, one EmbeddingBag a
+feature, dot-product interactions without self-interaction, top MLP ending
+in a Sigmoid), for bench/ctr_torch.py to train; and, run as a script, a
+check that a pstrain dlrm checkpoint loads into it, for
 tests/models/dlrm_torch_test.cc.
 
 usage: dlrm_torch.py BOTTOM TOP TABLES CHECKPOINT INPUT OUTPUT
@@ -11,8 +12,8 @@ BOTTOM and TOP are the reference's --arch-mlp-bot and --arch-mlp-top
 set), TABLES the tables' rows ("3-5-7"). Loads CHECKPOINT with strict=True
 (exit 1 with Python's message when it does not load), reads {"dense":
 float [B, 13], "rows": int64 [B, T]} from INPUT, writes {"output": the
-click probabilities [B], "dense": the input's} to OUTPUT with torch.save, and prints the model's
-state_dict keys in order, one a line.
+click probabilities [B], "dense": the input's} to OUTPUT with torch.save,
+and prints the model's state_dict keys in order, one a line.
 """
 
 import sys

@@ -4,7 +4,7 @@ planted model itself scores on the held-out lines: the ceiling a model
 trained on the log can reach.
 
   bench/criteo_generate.py --out DIR [--lines 2000000] [--seed 1] [--gz]
-      [--vocab 100000] [--zipf 1.15] [--missing 0.05]
+      [--vocab 100000] [--zipf 1.15] [--missing 0.05] [--decay 0.5]
 
 Writes DIR/train.txt (DIR/train.txt.gz with --gz): per line a label, 13
 integer features and 26 categorical ones as 8 hex digits, tab-separated, a
@@ -14,7 +14,9 @@ IDs are drawn from a Zipf law (exponent --zipf), as in real click logs a few
 IDs are most of the traffic. The planted model's logit is a bias, a weight
 per ID of each feature, a weight per log(1 + integer), and the dot products
 of 4-dimensional vectors of the IDs of features 0..7 (the pairwise
-interactions DLRM models); the label is drawn with that probability.
+interactions DLRM models); the label is drawn with that probability. An
+ID's weight and vector shrink with its rank in frequency, as (1 +
+rank)^-decay, so that the signal sits in the IDs a log shows often.
 
 Prints one JSON object: lines, positives, held_out (the lines pstrain's
 --dataset criteo holds out of train.txt: i % 10 == 9), auc_ceiling and
@@ -43,6 +45,8 @@ def parse_args():
                    help="the largest feature's vocabulary")
     p.add_argument("--zipf", type=float, default=1.15)
     p.add_argument("--missing", type=float, default=0.05)
+    p.add_argument("--decay", type=float, default=0.5,
+                   help="an ID's effect scales as (1 + its rank)^-decay")
     a = p.parse_args()
     if a.lines < 1 or a.vocab < 4 or a.zipf <= 1 or not 0 <= a.missing < 1:
         p.error("expected --lines >= 1, --vocab >= 4, --zipf > 1 and "
@@ -53,13 +57,18 @@ def parse_args():
 class Planted:
     """The model the labels come from, and the strings its inputs print as."""
 
-    def __init__(self, rng, vocab):
+    def __init__(self, rng, vocab, decay):
         # Vocabularies from 4 to `vocab`, spread on a log scale.
         self.vocabs = np.unique(np.geomspace(4, vocab, SPARSE).astype(np.int64))
         self.vocabs = np.resize(self.vocabs, SPARSE)
-        self.id_weights = [rng.normal(0, 0.25, v) for v in self.vocabs]
-        self.vectors = [rng.normal(0, 0.3, (v, DIM))
-                        for v in self.vocabs[:INTERACT]]
+        # An ID's effect shrinks with its rank (rank 0 the most frequent),
+        # as (1 + rank)^-decay: the signal sits where data is, as in real
+        # logs, where an ID seen twice tells little.
+        scale = [(1.0 + np.arange(v)) ** -decay for v in self.vocabs]
+        self.id_weights = [rng.normal(0, 0.5, v) * scale[t]
+                           for t, v in enumerate(self.vocabs)]
+        self.vectors = [rng.normal(0, 0.45, (v, DIM)) * scale[t][:, None]
+                        for t, v in enumerate(self.vocabs[:INTERACT])]
         self.dense_weights = rng.normal(0, 0.15, DENSE)
         self.dense_means = rng.uniform(0, 4, DENSE)
         self.bias = -2.3
@@ -124,7 +133,7 @@ def auc(p, y):
 def main():
     a = parse_args()
     rng = np.random.default_rng(a.seed)
-    model = Planted(rng, a.vocab)
+    model = Planted(rng, a.vocab, a.decay)
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "train.txt.gz" if a.gz else "train.txt")
     opener = (lambda: gzip.open(path, "wt", compresslevel=3)) if a.gz else (
@@ -146,6 +155,7 @@ def main():
     print(json.dumps({"file": os.path.basename(path), "lines": a.lines,
                       "positives": positives, "held_out": int(len(y)),
                       "seed": a.seed, "vocab": a.vocab, "zipf": a.zipf,
+                      "decay": a.decay,
                       "table_vocabs": [int(v) for v in model.vocabs],
                       "auc_ceiling": auc(p, y),
                       "log_loss_ceiling": log_loss}))

@@ -216,7 +216,7 @@ TEST(MembershipTest, SilentWorkerIsLostAfterDeadAfter) {
   EXPECT_EQ(workers[0]->Wait(30).exit_code, 0);
   auto summary = FindEvent(rs.out, "summary");
   EXPECT_EQ(summary["steps"], 52);
-  EXPECT_EQ(summary["workers_lost"], 1);
+  EXPECT_EQ(summary["workers_lost"], 1) << rs.err;
   EXPECT_NE(rs.err.find("no word from rank 3 for 1"), std::string::npos)
       << rs.err;
 }

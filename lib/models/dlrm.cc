@@ -61,6 +61,9 @@ Dlrm::Dlrm(const DlrmOptions& options) : options_(options) {
   const auto vectors = static_cast<int64_t>(options.table_rows.size()) + 1;
   top_l_ = register_module(
       "top_l", MakeMlp(d + vectors * (vectors - 1) / 2, options.top, true));
+  // Pairs (i, j), j < i, i ascending: the reference's order. Not a buffer:
+  // no state_dict entry.
+  pairs_ = torch::tril_indices(vectors, vectors, -1);
 }
 
 torch::Tensor Dlrm::Interact(const torch::Tensor& x,
@@ -70,20 +73,9 @@ torch::Tensor Dlrm::Interact(const torch::Tensor& x,
   const int64_t b = x.size(0), d = x.size(1);
   const torch::Tensor t = torch::cat(all, 1).view({b, -1, d});
   const torch::Tensor z = torch::bmm(t, t.transpose(1, 2));
-  // Pairs (i, j), j < i, i ascending: the reference's order.
-  const int64_t n = z.size(1);
-  std::vector<int64_t> li, lj;
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < i; ++j) {
-      li.push_back(i);
-      lj.push_back(j);
-    }
-  }
-  const auto index = [&x](const std::vector<int64_t>& v) {
-    return torch::tensor(v, torch::kLong).to(x.device());
-  };
+  const torch::Tensor pairs = pairs_.to(x.device());
   const torch::Tensor flat =
-      z.index({torch::indexing::Slice(), index(li), index(lj)});
+      z.index({torch::indexing::Slice(), pairs[0], pairs[1]});
   return torch::cat({x, flat}, 1);
 }
 

@@ -70,6 +70,7 @@ class Dlrm : public Model {
   torch::nn::Sequential bot_l_;
   torch::nn::ModuleList emb_l_;
   torch::nn::Sequential top_l_;
+  torch::Tensor pairs_;  // int64 [2, pairs]: Interact's (i, j), CPU
 };
 
 }  // namespace pstrain::models

@@ -38,27 +38,21 @@ Result<bool> LineFile::Fill() {
   buffer_.resize(kReadBytes);
   begin_ = 0;
   const int n = gzread(file_, buffer_.data(), kReadBytes);
-  if (n < 0) {
-    int zerr = 0;
-    const char* msg = gzerror(file_, &zerr);
-    if (zerr == Z_ERRNO)
-      return IOError(path_ + ": cannot read: " + std::strerror(errno));
-    return Corruption(path_ + ": gzip stream truncated or corrupt after " +
-                      std::to_string(lines_) + " lines: " + msg);
-  }
-  buffer_.resize(static_cast<size_t>(n));
   // A gzip stream that ends early gives what it holds, with Z_BUF_ERROR
-  // set: its lines are returned, and the cut one is not.
+  // set (a corrupt one fails, n < 0): its lines are returned, and the cut
+  // one is not.
   int zerr = Z_OK;
   const char* msg = gzerror(file_, &zerr);
+  if (zerr == Z_ERRNO)
+    return IOError(path_ + ": cannot read: " + std::strerror(errno));
   if (zerr != Z_OK && broken_.empty())
     broken_ = msg;
+  buffer_.resize(static_cast<size_t>(n > 0 ? n : 0));
   return n > 0;
 }
 
 Result<bool> LineFile::Next(std::string_view* line) {
-  line_.clear();
-  bool cut = false;  // line_ holds its start
+  line_.clear();  // a line cut across two reads: its start
   for (;;) {
     if (begin_ < buffer_.size()) {
       const char* start = buffer_.data() + begin_;
@@ -67,7 +61,7 @@ Result<bool> LineFile::Next(std::string_view* line) {
         const size_t len = static_cast<const char*>(nl) - start;
         begin_ += len + 1;
         ++lines_;
-        if (!cut) {
+        if (line_.empty()) {
           *line = std::string_view(start, len);
           return true;
         }
@@ -76,7 +70,6 @@ Result<bool> LineFile::Next(std::string_view* line) {
         return true;
       }
       line_.append(start, buffer_.size() - begin_);
-      cut = true;
       begin_ = buffer_.size();
     }
     if (eof_)
@@ -88,7 +81,7 @@ Result<bool> LineFile::Next(std::string_view* line) {
     return Corruption(path_ + ": gzip stream truncated or corrupt after " +
                       std::to_string(lines_) + " lines: " + broken_);
   }
-  if (!cut || line_.empty())
+  if (line_.empty())
     return false;
   ++lines_;
   *line = line_;

@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from criteo_generate import auc  # noqa: E402
 from dlrm_torch import DLRM_Net  # noqa: E402
 
 DENSE, SPARSE = 13, 26
@@ -90,22 +91,6 @@ def forward(model, dense, rows):
     return model(dense, offsets, indices).view(-1)
 
 
-def auc(scores, labels):
-    order = np.argsort(scores, kind="mergesort")
-    s, y = scores[order], labels[order]
-    ranks = np.empty(len(s))
-    i = 0
-    while i < len(s):
-        j = i
-        while j < len(s) and s[j] == s[i]:
-            j += 1
-        ranks[i:j] = (i + 1 + j) / 2
-        i = j
-    pos = y.sum()
-    return float((ranks[y == 1].sum() - pos * (pos + 1) / 2)
-                 / (pos * (len(y) - pos)))
-
-
 def main():
     a = parse_args()
     if a.threads > 0:
@@ -137,7 +122,7 @@ def main():
     print(json.dumps({
         "train_samples": int(n), "seconds": seconds,
         "samples_per_second": n / seconds, "test_samples": int(len(y)),
-        "auc": auc(p, y),
+        "auc": auc(p, y.astype(np.int64)),
         "log_loss": float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))),
         "batch_size": a.batch_size, "lr": a.lr, "optimizer": a.optimizer, "table_rows": a.table_rows}))
 

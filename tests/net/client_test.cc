@@ -206,10 +206,7 @@ TEST(ClientTest, AConnectToAHostThatAnswersNoSynEndsAtItsTimeout) {
   std::vector<std::unique_ptr<asio::ip::tcp::socket>> queued;
   for (int i = 0; i < 4; ++i) {
     queued.push_back(std::make_unique<asio::ip::tcp::socket>(io));
-    std::error_code ec;
-    queued.back()->non_blocking(false, ec);
-    auto& socket = *queued.back();
-    socket.async_connect(at, [](const std::error_code&) {});
+    queued.back()->async_connect(at, [](const std::error_code&) {});
   }
   io.run_for(milliseconds(200));
   Client client;
